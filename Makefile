@@ -1,0 +1,72 @@
+# gpubtree: PGXS build.
+#
+#   make [USE_CUDA=auto|1|0] [CUDA_HOME=/usr/local/cuda] [CUDA_ARCH="sm_90 ..."]
+#   make install
+#   make demo        build, install and run a demo on a throwaway cluster
+#   make test-all    every test (what CI runs)
+#
+# src/*.c and cuda/*.c are compiled with the C compiler; cuda/*.cu with nvcc
+# when CUDA is enabled.  USE_CUDA=auto enables it when nvcc is on PATH.  The
+# CUDA runtime is linked statically, so the installed library needs only the
+# NVIDIA driver at run time, and works (CPU only) without it.
+
+EXTENSION = gpubtree
+MODULE_big = gpubtree
+DATA = sql/gpubtree--0.1.0.sql
+PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
+
+REGRESS = types am_basics btree_parity ordering constraints maintenance \
+	parallel partition device errors
+REGRESS_OPTS = --load-extension=gpubtree
+
+PG_CONFIG ?= pg_config
+
+USE_CUDA ?= auto
+CUDA_HOME ?= /usr/local/cuda
+CUDA_ARCH ?= sm_90
+
+NVCC_ON_PATH := $(shell command -v nvcc 2>/dev/null)
+ifeq ($(USE_CUDA),auto)
+override USE_CUDA := $(if $(NVCC_ON_PATH),1,0)
+endif
+NVCC ?= $(or $(NVCC_ON_PATH),$(CUDA_HOME)/bin/nvcc)
+
+C_SOURCES = $(sort $(wildcard src/*.c) $(wildcard cuda/*.c))
+OBJS = $(C_SOURCES:.c=.o)
+PG_CPPFLAGS = -I$(CURDIR)/src -I$(CURDIR)/cuda
+
+ifeq ($(USE_CUDA),1)
+CU_SOURCES = $(sort $(wildcard cuda/*.cu))
+OBJS += $(CU_SOURCES:.cu=.o)
+PG_CPPFLAGS += -DUSE_CUDA
+SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
+NVCC_GENCODE = $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(subst sm_,,$(a)),code=$(a))
+NVCCFLAGS ?= -O3
+NVCCFLAGS += -std=c++17 -Xcompiler -fPIC,-Wall $(NVCC_GENCODE) \
+	-DGBT_CUDA_ARCHS='"$(subst $(eval) ,$(comma),$(strip $(CUDA_ARCH)))"' -Icuda
+endif
+comma := ,
+
+# nvcc objects have no C source to make LLVM bitcode from; JIT inlining of
+# this module is of no use anyway.
+override with_llvm = no
+
+EXTRA_CLEAN = cuda/*.o src/*.o results regression.diffs regression.out \
+	test/tmp_check
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+ifeq ($(USE_CUDA),1)
+cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+endif
+
+$(OBJS): $(wildcard src/*.h cuda/*.h)
+
+.PHONY: demo test-all
+demo:
+	scripts/demo.sh
+
+test-all:
+	test/run_all.sh

@@ -1,0 +1,68 @@
+/*
+ * gbt_device.cu
+ *	  CUDA device discovery (see gbt_device.h).
+ */
+#include <cstdio>
+#include <cstring>
+
+#include <cuda_runtime.h>
+
+#include "gbt_device.h"
+
+#ifndef GBT_CUDA_ARCHS
+#define GBT_CUDA_ARCHS "unknown"
+#endif
+
+static int
+report(cudaError_t err, char *errbuf, size_t errlen)
+{
+	if (err != cudaSuccess && errbuf != NULL && errlen > 0)
+		snprintf(errbuf, errlen, "%s (%s)", cudaGetErrorString(err),
+				 cudaGetErrorName(err));
+	return (int) err;
+}
+
+extern "C" int
+gbt_cuda_build_version(void)
+{
+	return CUDART_VERSION;
+}
+
+extern "C" const char *
+gbt_cuda_build_archs(void)
+{
+	return GBT_CUDA_ARCHS;
+}
+
+extern "C" int
+gbt_cuda_device_count(int *count, char *errbuf, size_t errlen)
+{
+	cudaError_t err;
+
+	*count = 0;
+	err = cudaGetDeviceCount(count);
+	if (err != cudaSuccess)
+		*count = 0;
+	return report(err, errbuf, errlen);
+}
+
+extern "C" int
+gbt_cuda_device_props(int id, gbt_device_props *props,
+					  char *errbuf, size_t errlen)
+{
+	cudaDeviceProp p;
+	cudaError_t err;
+
+	memset(props, 0, sizeof(*props));
+	err = cudaGetDeviceProperties(&p, id);
+	if (err != cudaSuccess)
+		return report(err, errbuf, errlen);
+
+	props->id = id;
+	snprintf(props->name, sizeof(props->name), "%s", p.name);
+	props->total_memory = p.totalGlobalMem;
+	props->sm_count = p.multiProcessorCount;
+	props->cc_major = p.major;
+	props->cc_minor = p.minor;
+	return 0;
+}

@@ -1,0 +1,217 @@
+/* gpubtree--0.1.0.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION gpubtree" to load this file. \quit
+
+CREATE FUNCTION gpubtree_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+
+CREATE ACCESS METHOD gpubtree TYPE INDEX HANDLER gpubtree_handler;
+COMMENT ON ACCESS METHOD gpubtree IS 'B-tree with a GPU mirror';
+
+-- What this build and this backend can see of CUDA devices.  One row per
+-- device, or one row with NULL device columns and the reason in "status".
+CREATE FUNCTION gpubtree_device_info(
+	OUT built_with_cuda boolean,
+	OUT cuda_version text,
+	OUT cuda_archs text,
+	OUT device_id integer,
+	OUT device_name text,
+	OUT device_memory bigint,
+	OUT device_sms integer,
+	OUT compute_capability text,
+	OUT status text)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- Rejects CREATE INDEX ... USING gpubtree on an unsupported key type with an
+-- error that names the supported types, before PostgreSQL's generic
+-- "no default operator class" message.
+CREATE FUNCTION gpubtree_check_create_index() RETURNS event_trigger
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+
+CREATE EVENT TRIGGER gpubtree_check_create_index ON ddl_command_start
+	WHEN TAG IN ('CREATE INDEX')
+	EXECUTE FUNCTION gpubtree_check_create_index();
+
+-- Operator classes: the types the GPU mirror holds as order-preserving 64-bit
+-- keys.  Each family carries btree's cross-type operators, so that
+-- int4col < 10::int8 or datecol >= now() can use the index as with btree.
+
+-- integer_ops: same operators and support functions as btree's integer_ops
+CREATE OPERATOR FAMILY integer_ops USING gpubtree;
+CREATE OPERATOR CLASS int2_ops DEFAULT FOR TYPE smallint USING gpubtree FAMILY integer_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 btint2cmp(smallint,smallint),
+	FUNCTION 2 btint2sortsupport(internal),
+	FUNCTION 3 in_range(smallint,smallint,smallint,boolean,boolean),
+	FUNCTION 4 btequalimage(oid);
+CREATE OPERATOR CLASS int4_ops DEFAULT FOR TYPE integer USING gpubtree FAMILY integer_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 btint4cmp(integer,integer),
+	FUNCTION 2 btint4sortsupport(internal),
+	FUNCTION 3 in_range(integer,integer,integer,boolean,boolean),
+	FUNCTION 4 btequalimage(oid);
+CREATE OPERATOR CLASS int8_ops DEFAULT FOR TYPE bigint USING gpubtree FAMILY integer_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 btint8cmp(bigint,bigint),
+	FUNCTION 2 btint8sortsupport(internal),
+	FUNCTION 3 in_range(bigint,bigint,bigint,boolean,boolean),
+	FUNCTION 4 btequalimage(oid);
+ALTER OPERATOR FAMILY integer_ops USING gpubtree ADD
+	OPERATOR 1 <(bigint,integer),
+	OPERATOR 2 <=(bigint,integer),
+	OPERATOR 3 =(bigint,integer),
+	OPERATOR 4 >=(bigint,integer),
+	OPERATOR 5 >(bigint,integer),
+	OPERATOR 1 <(bigint,smallint),
+	OPERATOR 2 <=(bigint,smallint),
+	OPERATOR 3 =(bigint,smallint),
+	OPERATOR 4 >=(bigint,smallint),
+	OPERATOR 5 >(bigint,smallint),
+	OPERATOR 1 <(integer,bigint),
+	OPERATOR 2 <=(integer,bigint),
+	OPERATOR 3 =(integer,bigint),
+	OPERATOR 4 >=(integer,bigint),
+	OPERATOR 5 >(integer,bigint),
+	OPERATOR 1 <(integer,smallint),
+	OPERATOR 2 <=(integer,smallint),
+	OPERATOR 3 =(integer,smallint),
+	OPERATOR 4 >=(integer,smallint),
+	OPERATOR 5 >(integer,smallint),
+	OPERATOR 1 <(smallint,bigint),
+	OPERATOR 2 <=(smallint,bigint),
+	OPERATOR 3 =(smallint,bigint),
+	OPERATOR 4 >=(smallint,bigint),
+	OPERATOR 5 >(smallint,bigint),
+	OPERATOR 1 <(smallint,integer),
+	OPERATOR 2 <=(smallint,integer),
+	OPERATOR 3 =(smallint,integer),
+	OPERATOR 4 >=(smallint,integer),
+	OPERATOR 5 >(smallint,integer),
+	FUNCTION 1 (bigint, integer) btint84cmp(bigint,integer),
+	FUNCTION 1 (bigint, smallint) btint82cmp(bigint,smallint),
+	FUNCTION 1 (integer, bigint) btint48cmp(integer,bigint),
+	FUNCTION 3 (integer, bigint) in_range(integer,integer,bigint,boolean,boolean),
+	FUNCTION 1 (integer, smallint) btint42cmp(integer,smallint),
+	FUNCTION 3 (integer, smallint) in_range(integer,integer,smallint,boolean,boolean),
+	FUNCTION 1 (smallint, bigint) btint28cmp(smallint,bigint),
+	FUNCTION 3 (smallint, bigint) in_range(smallint,smallint,bigint,boolean,boolean),
+	FUNCTION 1 (smallint, integer) btint24cmp(smallint,integer),
+	FUNCTION 3 (smallint, integer) in_range(smallint,smallint,integer,boolean,boolean);
+
+-- float_ops: same operators and support functions as btree's float_ops
+CREATE OPERATOR FAMILY float_ops USING gpubtree;
+CREATE OPERATOR CLASS float4_ops DEFAULT FOR TYPE real USING gpubtree FAMILY float_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 btfloat4cmp(real,real),
+	FUNCTION 2 btfloat4sortsupport(internal);
+CREATE OPERATOR CLASS float8_ops DEFAULT FOR TYPE double precision USING gpubtree FAMILY float_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 btfloat8cmp(double precision,double precision),
+	FUNCTION 2 btfloat8sortsupport(internal),
+	FUNCTION 3 in_range(double precision,double precision,double precision,boolean,boolean);
+ALTER OPERATOR FAMILY float_ops USING gpubtree ADD
+	OPERATOR 1 <(double precision,real),
+	OPERATOR 2 <=(double precision,real),
+	OPERATOR 3 =(double precision,real),
+	OPERATOR 4 >=(double precision,real),
+	OPERATOR 5 >(double precision,real),
+	OPERATOR 1 <(real,double precision),
+	OPERATOR 2 <=(real,double precision),
+	OPERATOR 3 =(real,double precision),
+	OPERATOR 4 >=(real,double precision),
+	OPERATOR 5 >(real,double precision),
+	FUNCTION 1 (double precision, real) btfloat84cmp(double precision,real),
+	FUNCTION 1 (real, double precision) btfloat48cmp(real,double precision),
+	FUNCTION 3 (real, double precision) in_range(real,real,double precision,boolean,boolean);
+
+-- datetime_ops: same operators and support functions as btree's datetime_ops
+CREATE OPERATOR FAMILY datetime_ops USING gpubtree;
+CREATE OPERATOR CLASS date_ops DEFAULT FOR TYPE date USING gpubtree FAMILY datetime_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 date_cmp(date,date),
+	FUNCTION 2 date_sortsupport(internal),
+	FUNCTION 4 btequalimage(oid);
+CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp without time zone USING gpubtree FAMILY datetime_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 timestamp_cmp(timestamp without time zone,timestamp without time zone),
+	FUNCTION 2 timestamp_sortsupport(internal),
+	FUNCTION 4 btequalimage(oid);
+CREATE OPERATOR CLASS timestamptz_ops DEFAULT FOR TYPE timestamp with time zone USING gpubtree FAMILY datetime_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 timestamptz_cmp(timestamp with time zone,timestamp with time zone),
+	FUNCTION 2 timestamp_sortsupport(internal),
+	FUNCTION 4 btequalimage(oid);
+ALTER OPERATOR FAMILY datetime_ops USING gpubtree ADD
+	OPERATOR 1 <(date,timestamp with time zone),
+	OPERATOR 2 <=(date,timestamp with time zone),
+	OPERATOR 3 =(date,timestamp with time zone),
+	OPERATOR 4 >=(date,timestamp with time zone),
+	OPERATOR 5 >(date,timestamp with time zone),
+	OPERATOR 1 <(date,timestamp without time zone),
+	OPERATOR 2 <=(date,timestamp without time zone),
+	OPERATOR 3 =(date,timestamp without time zone),
+	OPERATOR 4 >=(date,timestamp without time zone),
+	OPERATOR 5 >(date,timestamp without time zone),
+	OPERATOR 1 <(timestamp with time zone,date),
+	OPERATOR 2 <=(timestamp with time zone,date),
+	OPERATOR 3 =(timestamp with time zone,date),
+	OPERATOR 4 >=(timestamp with time zone,date),
+	OPERATOR 5 >(timestamp with time zone,date),
+	OPERATOR 1 <(timestamp with time zone,timestamp without time zone),
+	OPERATOR 2 <=(timestamp with time zone,timestamp without time zone),
+	OPERATOR 3 =(timestamp with time zone,timestamp without time zone),
+	OPERATOR 4 >=(timestamp with time zone,timestamp without time zone),
+	OPERATOR 5 >(timestamp with time zone,timestamp without time zone),
+	OPERATOR 1 <(timestamp without time zone,date),
+	OPERATOR 2 <=(timestamp without time zone,date),
+	OPERATOR 3 =(timestamp without time zone,date),
+	OPERATOR 4 >=(timestamp without time zone,date),
+	OPERATOR 5 >(timestamp without time zone,date),
+	OPERATOR 1 <(timestamp without time zone,timestamp with time zone),
+	OPERATOR 2 <=(timestamp without time zone,timestamp with time zone),
+	OPERATOR 3 =(timestamp without time zone,timestamp with time zone),
+	OPERATOR 4 >=(timestamp without time zone,timestamp with time zone),
+	OPERATOR 5 >(timestamp without time zone,timestamp with time zone),
+	FUNCTION 3 (date, interval) in_range(date,date,interval,boolean,boolean),
+	FUNCTION 1 (date, timestamp with time zone) date_cmp_timestamptz(date,timestamp with time zone),
+	FUNCTION 1 (date, timestamp without time zone) date_cmp_timestamp(date,timestamp without time zone),
+	FUNCTION 1 (timestamp with time zone, date) timestamptz_cmp_date(timestamp with time zone,date),
+	FUNCTION 3 (timestamp with time zone, interval) in_range(timestamp with time zone,timestamp with time zone,interval,boolean,boolean),
+	FUNCTION 1 (timestamp with time zone, timestamp without time zone) timestamptz_cmp_timestamp(timestamp with time zone,timestamp without time zone),
+	FUNCTION 1 (timestamp without time zone, date) timestamp_cmp_date(timestamp without time zone,date),
+	FUNCTION 3 (timestamp without time zone, interval) in_range(timestamp without time zone,timestamp without time zone,interval,boolean,boolean),
+	FUNCTION 1 (timestamp without time zone, timestamp with time zone) timestamp_cmp_timestamptz(timestamp without time zone,timestamp with time zone);

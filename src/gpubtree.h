@@ -1,0 +1,29 @@
+/*
+ * gpubtree.h
+ *	  Declarations shared by the backend modules of gpubtree.
+ *
+ * The index's durable storage is PostgreSQL's own nbtree: gpubtree_handler
+ * hands out nbtree's routines, wrapping the callbacks where the GPU mirror
+ * will hook in (build, insert, bulk delete, vacuum cleanup, bitmap scan,
+ * cost estimate).
+ */
+#ifndef GPUBTREE_H
+#define GPUBTREE_H
+
+#include "postgres.h"
+
+/* Values of gpubtree.device */
+typedef enum GpubtreeDeviceMode
+{
+	GPUBTREE_DEVICE_AUTO,		/* GPU when one is usable, else CPU engine */
+	GPUBTREE_DEVICE_GPU,		/* prefer the GPU; still falls back, counted */
+	GPUBTREE_DEVICE_CPU,		/* the CPU engine (Harmonia's CPU twin) */
+	GPUBTREE_DEVICE_OFF			/* no mirror: plain nbtree paths only */
+} GpubtreeDeviceMode;
+
+extern int	gpubtree_device_mode;
+
+/* device.c */
+extern const char *gpubtree_device_mode_name(int mode);
+
+#endif							/* GPUBTREE_H */

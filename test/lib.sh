@@ -1,0 +1,56 @@
+# test/lib.sh: helpers shared by the test and demo scripts (sourced, not run).
+#
+# A throwaway PostgreSQL cluster under $GBT_TMP, owned by an unprivileged
+# user: initdb refuses to run as root, so when we are root we run the server
+# as $GBT_OS_USER (created if missing).
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+GBT_OS_USER=${GBT_OS_USER:-gpubtree}
+
+if [ "$(id -u)" = 0 ]; then
+	if ! id "$GBT_OS_USER" >/dev/null 2>&1; then
+		useradd --system --no-create-home --shell /bin/sh "$GBT_OS_USER" ||
+			{ echo "cannot create user $GBT_OS_USER" >&2; exit 1; }
+	fi
+	as_pg() { su "$GBT_OS_USER" -s /bin/sh -c "$*"; }
+	export PGUSER=$GBT_OS_USER
+else
+	as_pg() { sh -c "$*"; }
+	export PGUSER=$(id -un)
+fi
+
+# cluster_init DIR PORT: initdb into DIR, listen only on a socket in DIR.
+cluster_init() {
+	local dir=$1 port=$2
+	mkdir -p "$dir"
+	[ "$(id -u)" = 0 ] && chown "$GBT_OS_USER" "$dir"
+	as_pg "'$PGBIN/initdb' -D '$dir/data' -A trust -E UTF8 --locale=C.UTF-8 --no-sync" >"$dir/initdb.log" 2>&1 ||
+		{ cat "$dir/initdb.log" >&2; return 1; }
+	cat >>"$dir/data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+fsync = off
+shared_buffers = 128MB
+max_parallel_maintenance_workers = 2
+max_prepared_transactions = 10
+log_min_messages = warning
+CONF
+}
+
+cluster_start() {
+	local dir=$1
+	as_pg "'$PGBIN/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 start" >/dev/null ||
+		{ tail -20 "$dir/server.log" >&2; return 1; }
+}
+
+cluster_stop() {
+	local dir=$1 mode=${2:-fast}
+	as_pg "'$PGBIN/pg_ctl' -D '$dir/data' -m $mode -w -t 60 stop" >/dev/null 2>&1
+}
+
+# cluster_env DIR PORT: point libpq clients at the cluster.
+cluster_env() {
+	export PGHOST=$1 PGPORT=$2 PGDATABASE=postgres
+}
