@@ -43,6 +43,8 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpubtree");
+
+	gpubtree_speculative_init();
 }
 
 const char *

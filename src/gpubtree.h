@@ -23,6 +23,13 @@ typedef enum GpubtreeDeviceMode
 
 extern int	gpubtree_device_mode;
 
+/* handler.c */
+struct RelationData;
+extern bool gpubtree_is_gpubtree_index(struct RelationData *index);
+
+/* speculative.c */
+extern void gpubtree_speculative_init(void);
+
 /* device.c */
 extern const char *gpubtree_device_mode_name(int mode);
 

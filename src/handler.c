@@ -132,6 +132,17 @@ gpubtree_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				   indexSelectivity, indexCorrelation, indexPages);
 }
 
+/*
+ * Is this index a gpubtree index?  Judged by its routines, not by relam,
+ * which speculative.c may label as btree for the length of a statement.
+ */
+bool
+gpubtree_is_gpubtree_index(Relation index)
+{
+	return index->rd_indam != NULL &&
+		index->rd_indam->aminsert == gpubtree_insert;
+}
+
 Datum
 gpubtree_handler(PG_FUNCTION_ARGS)
 {
