@@ -1,0 +1,39 @@
+-- What differs from btree, because PostgreSQL 15 checks for BTREE_AM_OID.
+-- Each case here is listed in the README under "Differences from btree".
+CREATE TABLE d (k int4 NOT NULL, k2 int4, v int4);
+INSERT INTO d SELECT g, g % 10, g FROM generate_series(1, 1000) g;
+CREATE UNIQUE INDEX d_k ON d USING gpubtree (k);
+CREATE INDEX d_k2_k ON d USING gpubtree (k2, k);
+VACUUM ANALYZE d;
+SET enable_seqscan = off;
+
+-- 1. Row comparisons are not index conditions (match_rowcompare_to_indexcol).
+EXPLAIN (COSTS OFF) SELECT * FROM d WHERE (k2, k) > (8, 990);
+SELECT count(*) FROM d WHERE (k2, k) > (8, 990);
+RESET enable_seqscan;
+
+-- 2. A foreign key cannot reference a column whose unique index is gpubtree.
+CREATE TABLE d_ref (k int4 REFERENCES d (k));
+
+-- 3. A constraint cannot adopt a gpubtree index (UNIQUE / PRIMARY KEY USING INDEX).
+ALTER TABLE d ADD PRIMARY KEY USING INDEX d_k;
+
+-- 4. amcheck and pageinspect's btree functions accept only btree indexes.
+CREATE EXTENSION amcheck;
+SELECT bt_index_check('d_k');
+DROP EXTENSION amcheck;
+CREATE EXTENSION pageinspect;
+SELECT * FROM bt_metap('d_k');
+DROP EXTENSION pageinspect;
+
+-- What stays the same: the same operators, so btree-only planner features
+-- that look at operators (not at the index) still apply.
+-- Merge-joinable and hashable equality, and btree ordering operators:
+SELECT oprname, oprcanmerge, oprcanhash FROM pg_operator
+WHERE oid = (SELECT amopopr FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+			 JOIN pg_am a ON a.oid = f.opfmethod
+			 WHERE a.amname = 'gpubtree' AND f.opfname = 'integer_ops'
+			   AND amoplefttype = 'int4'::regtype AND amoprighttype = 'int4'::regtype
+			   AND amopstrategy = 3);
+
+DROP TABLE d;

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Every test of gpubtree: what `make test-all` and CI run.
+#
+#   test/run_all.sh
+#
+# Builds and installs the extension (so run it as root, or as a user who can
+# write to PostgreSQL's directories), then runs, each on its own throwaway
+# cluster: warning-free builds with and without CUDA, the Harmonia CPU unit
+# tests, the pg_regress suite, the randomized differential test against
+# btree, the crash test and the progress-reporting test.  GPU tests print
+# SKIPPED without a GPU and are never counted as passed.
+#
+# GPUBTREE_DEVICE=gpu|cpu|off|auto runs the SQL suites with that
+# gpubtree.device setting (for the GPU machine).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+. test/lib.sh
+
+passed=0
+failed=0
+skipped=0
+failures=()
+
+# record NAME STATUS: count one test result (STATUS 0 = passed).
+record() {
+	if [ "$2" = 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("$1")
+	fi
+}
+
+# add_counts NAME LOGFILE STATUS: add a sub-suite's "N passed, N failed" line.
+add_counts() {
+	local line p f
+	line=$(grep -E '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed' "$2" | tail -1)
+	if [ -z "$line" ]; then
+		record "$1 (no summary line)" 1
+		return
+	fi
+	p=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ "$f" -gt 0 ] || [ "$3" != 0 ] && failures+=("$1")
+	[ "$3" != 0 ] && [ "$f" = 0 ] && failed=$((failed + 1))
+	return 0
+}
+
+section() { printf '\n=== %s ===\n' "$1"; }
+
+export PGOPTIONS="${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
+
+section "build (warning-free, with and without CUDA)"
+for variant in 0 1; do
+	if [ $variant = 1 ] && ! command -v nvcc >/dev/null; then
+		echo "build USE_CUDA=1: SKIPPED (nvcc not on PATH)"
+		skipped=$((skipped + 1))
+		continue
+	fi
+	tmp=$(mktemp -d)
+	git ls-files -z | xargs -0 cp --parents -t "$tmp" 2>/dev/null || cp -r . "$tmp"
+	if make -C "$tmp" USE_CUDA=$variant >"$tmp/build.log" 2>&1 &&
+		! grep -iE 'warning' "$tmp/build.log"; then
+		echo "build USE_CUDA=$variant: ok"
+		record "build USE_CUDA=$variant" 0
+	else
+		tail -20 "$tmp/build.log"
+		echo "build USE_CUDA=$variant: FAILED"
+		record "build USE_CUDA=$variant" 1
+	fi
+	rm -rf "$tmp"
+done
+
+section "install"
+if ! { make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+	cat /tmp/gpubtree-install.log
+	echo "install failed: nothing else can run"
+	echo "$passed passed, $((failed + 1)) failed"
+	exit 1
+fi
+echo "installed into $("$PG_CONFIG" --pkglibdir)"
+
+if [ -f test/harmonia/Makefile ]; then
+	section "Harmonia CPU twin unit tests"
+	log=$(mktemp)
+	make -s -C test/harmonia check 2>&1 | tee "$log"
+	add_counts harmonia "$log" "${PIPESTATUS[0]}"
+	rm -f "$log"
+fi
+
+section "pg_regress"
+DIR=$(mktemp -d /tmp/gpubtree-regress.XXXXXX)
+PORT=54400
+if cluster_init "$DIR" $PORT && cluster_start "$DIR"; then
+	(cluster_env "$DIR" $PORT; make -s installcheck) 2>&1 | tee "$DIR/regress.log"
+	summary=$(grep -E 'tests? (passed|failed)|failed \(ignored\)' "$DIR/regress.log" | tail -1)
+	total=$(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ' "$DIR/regress.log")
+	nfail=$(grep -cE '^test .* \.\.\. FAILED' "$DIR/regress.log")
+	passed=$((passed + total - nfail))
+	failed=$((failed + nfail))
+	[ "$nfail" = 0 ] || { failures+=("pg_regress"); cat regression.diffs 2>/dev/null | head -100; }
+	[ -n "$summary" ] || { record "pg_regress (did not run)" 1; }
+	cluster_stop "$DIR"
+else
+	record "pg_regress (cluster did not start)" 1
+fi
+rm -rf "$DIR"
+
+for t in differential/run.sh crash/run.sh progress.sh; do
+	[ -x "test/$t" ] || continue
+	section "$t"
+	log=$(mktemp)
+	"test/$t" 2>&1 | tee "$log"
+	add_counts "$t" "$log" "${PIPESTATUS[0]}"
+	rm -f "$log"
+done
+
+section "summary"
+[ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
