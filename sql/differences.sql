@@ -18,13 +18,50 @@ CREATE TABLE d_ref (k int4 REFERENCES d (k));
 -- 3. A constraint cannot adopt a gpubtree index (UNIQUE / PRIMARY KEY USING INDEX).
 ALTER TABLE d ADD PRIMARY KEY USING INDEX d_k;
 
--- 4. amcheck and pageinspect's btree functions accept only btree indexes.
+-- 4. amcheck and pageinspect's btree functions accept only btree indexes;
+-- gpubtree_index_check() runs amcheck's verification on a gpubtree index.
+SELECT gpubtree_index_check('d_k');
 CREATE EXTENSION amcheck;
+SELECT bt_index_check('d_k');
+SELECT gpubtree_index_check('d_k');
+SELECT gpubtree_index_check('d_k2_k', heapallindexed => true);
+SELECT gpubtree_index_check('d_k', true, parent => true);
+CREATE INDEX d_v_btree ON d USING btree (v);
+SELECT gpubtree_index_check('d_v_btree');
+SELECT gpubtree_index_check('d');
+-- Only those who may run amcheck may run it through gpubtree.
+CREATE ROLE regress_gpubtree_nobody;
+GRANT SELECT ON d TO regress_gpubtree_nobody;
+SET ROLE regress_gpubtree_nobody;
+SELECT gpubtree_index_check('d_k');
+RESET ROLE;
+REVOKE SELECT ON d FROM regress_gpubtree_nobody;
+DROP ROLE regress_gpubtree_nobody;
+-- The label is gone after the check: amcheck itself still refuses.
 SELECT bt_index_check('d_k');
 DROP EXTENSION amcheck;
 CREATE EXTENSION pageinspect;
 SELECT * FROM bt_metap('d_k');
 DROP EXTENSION pageinspect;
+
+-- 5. REFRESH MATERIALIZED VIEW CONCURRENTLY needs a unique btree index.
+CREATE MATERIALIZED VIEW d_mv AS SELECT k, v FROM d;
+CREATE UNIQUE INDEX d_mv_k ON d_mv USING gpubtree (k);
+REFRESH MATERIALIZED VIEW CONCURRENTLY d_mv;
+REFRESH MATERIALIZED VIEW d_mv;
+DROP MATERIALIZED VIEW d_mv;
+
+-- 6. ON CONFLICT (col opclass) names btree operator classes only.
+INSERT INTO d VALUES (1, 1, 1) ON CONFLICT (k) DO NOTHING;
+INSERT INTO d VALUES (1, 1, 1) ON CONFLICT (k int4_ops) DO NOTHING;
+
+-- 7. The planner's cost estimate is btree's, tree height included.
+SET enable_seqscan = off;
+EXPLAIN SELECT * FROM d WHERE k = 5;
+CREATE INDEX d_k_btree ON d USING btree (k);
+EXPLAIN SELECT * FROM d WHERE k = 5;
+DROP INDEX d_k_btree;
+RESET enable_seqscan;
 
 -- What stays the same: the same operators, so btree-only planner features
 -- that look at operators (not at the index) still apply.

@@ -215,3 +215,11 @@ ALTER OPERATOR FAMILY datetime_ops USING gpubtree ADD
 	FUNCTION 1 (timestamp without time zone, date) timestamp_cmp_date(timestamp without time zone,date),
 	FUNCTION 3 (timestamp without time zone, interval) in_range(timestamp without time zone,timestamp without time zone,interval,boolean,boolean),
 	FUNCTION 1 (timestamp without time zone, timestamp with time zone) timestamp_cmp_timestamptz(timestamp without time zone,timestamp with time zone);
+
+-- amcheck's B-tree verification on a gpubtree index (needs CREATE EXTENSION
+-- amcheck, and the right to execute its bt_index_check functions).
+CREATE FUNCTION gpubtree_index_check(index regclass,
+									 heapallindexed boolean DEFAULT false,
+									 parent boolean DEFAULT false)
+	RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;

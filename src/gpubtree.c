@@ -44,7 +44,7 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("gpubtree");
 
-	gpubtree_speculative_init();
+	gpubtree_btree_label_init();
 }
 
 const char *

@@ -27,8 +27,10 @@ extern int	gpubtree_device_mode;
 struct RelationData;
 extern bool gpubtree_is_gpubtree_index(struct RelationData *index);
 
-/* speculative.c */
-extern void gpubtree_speculative_init(void);
+/* btree_label.c */
+extern void gpubtree_btree_label_init(void);
+extern void gpubtree_label_as_btree(struct RelationData *index, const void *owner);
+extern void gpubtree_unlabel(const void *owner);
 
 /* device.c */
 extern const char *gpubtree_device_mode_name(int mode);

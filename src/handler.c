@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "access/amapi.h"
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -128,6 +129,20 @@ gpubtree_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 					  Selectivity *indexSelectivity, double *indexCorrelation,
 					  double *indexPages)
 {
+	IndexOptInfo *index = path->indexinfo;
+
+	/*
+	 * The planner reads the tree height only for btree (plancat.c); read it
+	 * here too so that our descent costs are btree's.
+	 */
+	if (index->tree_height < 0)
+	{
+		Relation	irel = index_open(index->indexoid, NoLock);
+
+		index->tree_height = _bt_getrootheight(irel);
+		index_close(irel, NoLock);
+	}
+
 	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
 				   indexSelectivity, indexCorrelation, indexPages);
 }

@@ -1,17 +1,24 @@
 /*
- * speculative.c
- *	  INSERT ... ON CONFLICT on tables that have a UNIQUE gpubtree index.
+ * btree_label.c
+ *	  Let code that insists on relam = BTREE_AM_OID work on a gpubtree index.
  *
- * PostgreSQL 15's executor prepares speculative insertion only for unique
- * indexes whose relcache entry says relam = BTREE_AM_OID
- * (BuildSpeculativeIndexInfo), although all it needs from the index is the
- * btree equality strategy of its operator families, which gpubtree's have:
- * the index is an nbtree.  So for the length of each ON CONFLICT statement
- * we hold the unique gpubtree indexes of its target tables (partitions
- * included) open and label their relcache entries as btree, in this backend
- * only.  The label is put back after relcache reloads (relcache callback)
- * and removed at ExecutorEnd or when the (sub)transaction aborts.  The
- * catalog is never changed.
+ * A gpubtree index is an nbtree, but some PostgreSQL 15 code accepts only
+ * relcache entries whose rd_rel->relam is BTREE_AM_OID.  Two of them matter
+ * to users and are handled here by labelling the relcache entry as btree, in
+ * this backend only, for as long as the caller needs it:
+ *
+ * - INSERT ... ON CONFLICT: the executor prepares speculative insertion only
+ *   for btree unique indexes (BuildSpeculativeIndexInfo), although all it
+ *   needs is the btree equality strategy of the operator families, which
+ *   gpubtree's have.  For each such statement the unique gpubtree indexes of
+ *   its target tables (partitions included) are labelled from ExecutorStart
+ *   to ExecutorEnd.
+ * - amcheck: gpubtree_index_check() labels the index while amcheck's
+ *   bt_index_check() or bt_index_parent_check() verifies it.
+ *
+ * A labelled index is held open.  The label is put back after relcache
+ * reloads (relcache callback) and removed by the owner, or when the
+ * (sub)transaction aborts.  The catalog is never changed.
  */
 #include "postgres.h"
 
@@ -35,7 +42,7 @@ typedef struct LabelledIndex
 {
 	Relation	index;			/* held open while labelled */
 	Oid			gpubtree_am;	/* the real relam, to put back */
-	QueryDesc  *owner;			/* statement that labelled it */
+	const void *owner;			/* who labelled it (a QueryDesc, say) */
 	SubTransactionId subxid;	/* subtransaction that opened it */
 } LabelledIndex;
 
@@ -43,6 +50,29 @@ static List *labelled = NIL;	/* of LabelledIndex *, in TopMemoryContext */
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+
+/*
+ * Label an open gpubtree index as btree until unlabelled by owner; takes over
+ * the caller's reference to the relation.
+ */
+void
+gpubtree_label_as_btree(Relation index, const void *owner)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	LabelledIndex *li;
+
+	Assert(gpubtree_is_gpubtree_index(index));
+
+	li = palloc(sizeof(LabelledIndex));
+	li->index = index;
+	li->gpubtree_am = index->rd_rel->relam;
+	li->owner = owner;
+	li->subxid = GetCurrentSubTransactionId();
+	labelled = lappend(labelled, li);
+	MemoryContextSwitchTo(oldcxt);
+
+	index->rd_rel->relam = BTREE_AM_OID;
+}
 
 static void
 label_unique_gpubtree_indexes(Oid relid, QueryDesc *owner)
@@ -61,27 +91,13 @@ label_unique_gpubtree_indexes(Oid relid, QueryDesc *owner)
 		foreach(ilc, indexes)
 		{
 			Relation	index = index_open(lfirst_oid(ilc), RowExclusiveLock);
-			LabelledIndex *li;
-			MemoryContext oldcxt;
 
-			if (!index->rd_index->indisunique ||
-				!gpubtree_is_gpubtree_index(index) ||
-				index->rd_rel->relam == BTREE_AM_OID)
-			{
+			if (index->rd_index->indisunique &&
+				gpubtree_is_gpubtree_index(index) &&
+				index->rd_rel->relam != BTREE_AM_OID)
+				gpubtree_label_as_btree(index, owner);
+			else
 				index_close(index, NoLock);
-				continue;
-			}
-
-			oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-			li = palloc(sizeof(LabelledIndex));
-			li->index = index;
-			li->gpubtree_am = index->rd_rel->relam;
-			li->owner = owner;
-			li->subxid = GetCurrentSubTransactionId();
-			labelled = lappend(labelled, li);
-			MemoryContextSwitchTo(oldcxt);
-
-			index->rd_rel->relam = BTREE_AM_OID;
 		}
 		list_free(indexes);
 		table_close(heap, NoLock);
@@ -91,7 +107,7 @@ label_unique_gpubtree_indexes(Oid relid, QueryDesc *owner)
 
 /* Drop labels matching owner (or subxid when owner is NULL). */
 static void
-unlabel(QueryDesc *owner, SubTransactionId subxid, bool close)
+unlabel(const void *owner, SubTransactionId subxid, bool close)
 {
 	ListCell   *lc;
 
@@ -154,8 +170,15 @@ gpubtree_ExecutorEnd(QueryDesc *queryDesc)
 	else
 		standard_ExecutorEnd(queryDesc);
 
+	gpubtree_unlabel(queryDesc);
+}
+
+/* Remove owner's labels and close the indexes. */
+void
+gpubtree_unlabel(const void *owner)
+{
 	if (labelled != NIL)
-		unlabel(queryDesc, InvalidSubTransactionId, true);
+		unlabel(owner, InvalidSubTransactionId, true);
 }
 
 /* A relcache reload re-reads pg_class into rd_rel: label it again. */
@@ -197,7 +220,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 void
-gpubtree_speculative_init(void)
+gpubtree_btree_label_init(void)
 {
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = gpubtree_ExecutorStart;
