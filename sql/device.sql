@@ -2,7 +2,7 @@
 -- The parameters exist once the library is loaded: by shared_preload_libraries,
 -- by LOAD, or by the first use of a gpubtree index in the session.
 LOAD 'gpubtree';
-SHOW gpubtree.device;
+SELECT name, boot_val, vartype, enumvals, context FROM pg_settings WHERE name = 'gpubtree.device';
 SET gpubtree.device = gpu;
 SHOW gpubtree.device;
 SET gpubtree.device = cpu;

@@ -1,0 +1,9 @@
+# Sourced on the GPU machine (no PostgreSQL, no package registry there):
+# unpacks the PostgreSQL 15 bundle carried in .gpu/ (copy it there from
+# ../shared/gpu/pg15-bundle.tar.gz; the folder is git-ignored) and puts it on
+# PATH.  Its binaries expect to live under /tmp/pgbundle/pg15.
+if [ ! -x /tmp/pgbundle/pg15/bin/postgres ]; then
+	mkdir -p /tmp/pgbundle && tar xzf .gpu/pg15-bundle.tar.gz -C /tmp/pgbundle || return 1
+fi
+export PATH=/tmp/pgbundle/pg15/bin:$PATH
+export PG_CONFIG=/tmp/pgbundle/pg15/bin/pg_config
