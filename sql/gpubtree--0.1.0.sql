@@ -223,3 +223,31 @@ CREATE FUNCTION gpubtree_index_check(index regclass,
 									 parent boolean DEFAULT false)
 	RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+
+-- The GPU service (needs shared_preload_libraries = 'gpubtree').
+CREATE FUNCTION gpubtree_status(
+	OUT running boolean,
+	OUT pid integer,
+	OUT gpu boolean,
+	OUT device_name text,
+	OUT mirror_bytes bigint,
+	OUT requests bigint,
+	OUT mirror_builds bigint,
+	OUT fallbacks bigint,
+	OUT status text)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- The mirrors the service holds, in every database.
+CREATE FUNCTION gpubtree_mirrors(
+	OUT database oid,
+	OUT index oid,
+	OUT relfilenode oid,
+	OUT engine text,
+	OUT entries bigint,
+	OUT bytes bigint,
+	OUT build_ms double precision,
+	OUT hits bigint,
+	OUT current boolean)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

@@ -9,13 +9,21 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "gpubtree.h"
+#include "gpuscan.h"
+#include "service.h"
 
 PG_MODULE_MAGIC;
 
 int			gpubtree_device_mode = GPUBTREE_DEVICE_AUTO;
+int			gpubtree_gpu_memory_limit = 4096;
+int			gpubtree_batch_window = 0;
+int			gpubtree_service_timeout = 5000;
+int			gpubtree_min_gpu_batch = 1024;
+bool		gpubtree_build_on_scan = true;
 
 static const struct config_enum_entry device_mode_options[] = {
 	{"auto", GPUBTREE_DEVICE_AUTO, false},
@@ -42,9 +50,62 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpubtree.gpu_memory_limit",
+							"Memory all mirrors together may use on the device (or in the service, on the CPU).",
+							"Least recently used mirrors are evicted to stay under it.",
+							&gpubtree_gpu_memory_limit,
+							4096, 1, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.batch_window",
+							"How long the service waits for more requests before a launch.",
+							"Requests from several sessions within the window share one batched launch.",
+							&gpubtree_batch_window,
+							0, 0, 100000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.service_timeout",
+							"How long a scan waits for the service before using nbtree instead.",
+							NULL,
+							&gpubtree_service_timeout,
+							5000, 1, 3600 * 1000,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.min_gpu_batch",
+							"Fewest keys (= ANY elements) for which an = ANY bitmap scan goes to the service.",
+							"Smaller batches, and single-key lookups, stay on nbtree, which is faster for them.",
+							&gpubtree_min_gpu_batch,
+							1024, 1, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.build_on_scan",
+							 "Build or refresh a mirror when a bitmap scan finds none that is current.",
+							 NULL,
+							 &gpubtree_build_on_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("gpubtree");
 
+	/* The service needs shared memory, which only preloading can give. */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		gbt_service_shmem_init();
+		gbt_service_register();
+	}
+
 	gpubtree_btree_label_init();
+	gbt_explain_init();
 }
 
 const char *

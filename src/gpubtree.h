@@ -22,6 +22,11 @@ typedef enum GpubtreeDeviceMode
 } GpubtreeDeviceMode;
 
 extern int	gpubtree_device_mode;
+extern int	gpubtree_gpu_memory_limit;	/* MB */
+extern int	gpubtree_batch_window;	/* microseconds */
+extern int	gpubtree_service_timeout;	/* milliseconds */
+extern int	gpubtree_min_gpu_batch;
+extern bool gpubtree_build_on_scan;
 
 /* handler.c */
 struct RelationData;

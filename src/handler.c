@@ -31,6 +31,8 @@
 #include "utils/syscache.h"
 
 #include "gpubtree.h"
+#include "gpuscan.h"
+#include "service.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_handler);
 
@@ -100,6 +102,7 @@ gpubtree_insert(Relation rel, Datum *values, bool *isnull,
 				bool indexUnchanged,
 				IndexInfo *indexInfo)
 {
+	gbt_bump_change_counter(rel);
 	return btinsert(rel, values, isnull, ht_ctid, heapRel, checkUnique,
 					indexUnchanged, indexInfo);
 }
@@ -108,6 +111,8 @@ static IndexBulkDeleteResult *
 gpubtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					IndexBulkDeleteCallback callback, void *callback_state)
 {
+	/* Line pointers freed after this pass may be reused by other keys. */
+	gbt_bump_change_counter(info->index);
 	return btbulkdelete(info, stats, callback, callback_state);
 }
 
@@ -115,12 +120,6 @@ static IndexBulkDeleteResult *
 gpubtree_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	return btvacuumcleanup(info, stats);
-}
-
-static int64
-gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
-{
-	return btgetbitmap(scan, tbm);
 }
 
 static void

@@ -37,6 +37,11 @@ max_parallel_maintenance_workers = 2
 max_prepared_transactions = 10
 log_min_messages = warning
 CONF
+	# Preloading starts the GPU service, as on a production server;
+	# GBT_PRELOAD=0 tests the extension without it.
+	if [ "${GBT_PRELOAD:-1}" = 1 ]; then
+		echo "shared_preload_libraries = 'gpubtree'" >>"$dir/data/postgresql.conf"
+	fi
 }
 
 cluster_start() {

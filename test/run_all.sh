@@ -94,11 +94,7 @@ fi
 section "pg_regress"
 DIR=$(mktemp -d /tmp/gpubtree-regress.XXXXXX)
 PORT=54400
-# This cluster preloads the library, as production servers will; the other
-# suites' clusters load it on first use.
-if cluster_init "$DIR" $PORT &&
-	echo "shared_preload_libraries = 'gpubtree'" >>"$DIR/data/postgresql.conf" &&
-	cluster_start "$DIR"; then
+if cluster_init "$DIR" $PORT && cluster_start "$DIR"; then
 	(cluster_env "$DIR" $PORT; make -s installcheck) 2>&1 | tee "$DIR/regress.log"
 	summary=$(grep -E 'tests? (passed|failed)|failed \(ignored\)' "$DIR/regress.log" | tail -1)
 	total=$(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ' "$DIR/regress.log")

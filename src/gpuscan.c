@@ -1,0 +1,435 @@
+/*
+ * gpuscan.c
+ *	  Bitmap scans answered by the GPU service.
+ *
+ * amgetbitmap comes here first.  When the scan's conditions are ranges or
+ * one large = ANY(array) on the leading key column, we turn them into
+ * inclusive ranges of order-preserving 64-bit keys and ask the service for
+ * the TIDs of the mirror's entries in them.  The answer is exact for those
+ * conditions, and the bitmap heap scan above still checks every tuple's
+ * visibility, so dead entries in the mirror do no harm; a missing entry
+ * would, which is what the change counter in service.h rules out.  Anything
+ * else, and every failure, goes to nbtree's btgetbitmap: same answer.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gpubtree.h"
+#include "gpuscan.h"
+#include "keys.h"
+#include "service.h"
+
+/* What this backend's GPU scans did, for EXPLAIN ANALYZE. */
+GbtScanStats gbt_scan_stats;
+
+/* The key families the mirror holds; cross-type only within a family. */
+typedef enum KeyFamily
+{
+	FAMILY_NONE,
+	FAMILY_INTEGER,
+	FAMILY_FLOAT,
+	FAMILY_DATE,
+	FAMILY_TIMESTAMP
+} KeyFamily;
+
+static KeyFamily
+key_family(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			return FAMILY_INTEGER;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return FAMILY_FLOAT;
+		case DATEOID:
+			return FAMILY_DATE;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return FAMILY_TIMESTAMP;
+		default:
+			return FAMILY_NONE;
+	}
+}
+
+/*
+ * The 64-bit key of a value of type typid.  Integers share one encoding and
+ * so do floats (float4 is widened exactly to float8), so integer and float
+ * cross-type comparisons need no conversion.  timestamp and timestamptz
+ * share the microsecond encoding but compare differently across types
+ * (time zone), so callers allow those only within one type.
+ */
+static uint64
+encode_datum(Datum value, Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			return gbt_key_int64(DatumGetInt16(value));
+		case INT4OID:
+			return gbt_key_int64(DatumGetInt32(value));
+		case INT8OID:
+			return gbt_key_int64(DatumGetInt64(value));
+		case FLOAT4OID:
+			return gbt_key_float8((double) DatumGetFloat4(value));
+		case FLOAT8OID:
+			return gbt_key_float8(DatumGetFloat8(value));
+		case DATEOID:
+			return gbt_key_int64(DatumGetDateADT(value));
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return gbt_key_int64(DatumGetInt64(value));
+	}
+	elog(ERROR, "gpubtree: unexpected key type %u", typid);
+	return 0;					/* keep compiler quiet */
+}
+
+/* Can the first key column's type be mirrored?  Returns its type, or 0. */
+static Oid
+mirror_key_type(Relation index)
+{
+	Oid			typid = index->rd_opcintype[0];
+
+	return key_family(typid) != FAMILY_NONE ? typid : InvalidOid;
+}
+
+/*
+ * Turn the scan's keys into inclusive key ranges: an intersection of bounds,
+ * times the elements of at most one = ANY array.  Returns false when the
+ * keys are not all of that shape (then nbtree answers), or when the scan is
+ * small enough that nbtree is the faster choice.
+ */
+static bool
+scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out,
+			   int64 *n_out)
+{
+	uint64		lo = 0;
+	uint64		hi = PG_UINT64_MAX;
+	ScanKey		array_key = NULL;
+	bool		empty = false;
+	bool		has_range = false;
+	int			i;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		Oid			argtype = OidIsValid(key->sk_subtype) ? key->sk_subtype : keytype;
+		uint64		k;
+
+		if (key->sk_attno != 1 ||
+			(key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL |
+							  SK_ROW_HEADER | SK_ROW_MEMBER)))
+			return false;
+		if (key_family(argtype) != key_family(keytype) ||
+			(key_family(keytype) != FAMILY_INTEGER &&
+			 key_family(keytype) != FAMILY_FLOAT && argtype != keytype))
+			return false;
+
+		if (key->sk_flags & SK_SEARCHARRAY)
+		{
+			if (array_key != NULL || key->sk_strategy != BTEqualStrategyNumber)
+				return false;
+			array_key = key;
+			continue;
+		}
+
+		k = encode_datum(key->sk_argument, argtype);
+		switch (key->sk_strategy)
+		{
+			case BTLessStrategyNumber:
+				if (k == 0)
+					empty = true;
+				else
+					hi = Min(hi, k - 1);
+				break;
+			case BTLessEqualStrategyNumber:
+				hi = Min(hi, k);
+				break;
+			case BTEqualStrategyNumber:
+				lo = Max(lo, k);
+				hi = Min(hi, k);
+				break;
+			case BTGreaterEqualStrategyNumber:
+				lo = Max(lo, k);
+				break;
+			case BTGreaterStrategyNumber:
+				if (k == PG_UINT64_MAX)
+					empty = true;
+				else
+					lo = Max(lo, k + 1);
+				break;
+			default:
+				return false;
+		}
+		if (key->sk_strategy != BTEqualStrategyNumber)
+			has_range = true;
+	}
+	if (lo > hi)
+		empty = true;
+
+	if (array_key != NULL)
+	{
+		ArrayType  *arr = DatumGetArrayTypeP(array_key->sk_argument);
+		Oid			elemtype = ARR_ELEMTYPE(arr);
+		int16		elmlen;
+		bool		elmbyval;
+		char		elmalign;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nelems;
+		int64		n = 0;
+
+		if (key_family(elemtype) != key_family(keytype) ||
+			(key_family(keytype) != FAMILY_INTEGER &&
+			 key_family(keytype) != FAMILY_FLOAT && elemtype != keytype))
+			return false;
+		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+		deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+						  &elems, &nulls, &nelems);
+		if (nelems < gpubtree_min_gpu_batch)
+			return false;		/* small: nbtree's descents are cheaper */
+
+		*lo_out = palloc(sizeof(uint64) * Max(nelems, 1));
+		*hi_out = palloc(sizeof(uint64) * Max(nelems, 1));
+		for (i = 0; i < nelems && !empty; i++)
+		{
+			uint64		k;
+
+			if (nulls[i])
+				continue;		/* = NULL matches nothing */
+			k = encode_datum(elems[i], elemtype);
+			if (k < lo || k > hi)
+				continue;
+			(*lo_out)[n] = k;
+			(*hi_out)[n] = k;
+			n++;
+		}
+		*n_out = n;
+		return true;
+	}
+
+	/* A single-key lookup stays on nbtree: one descent beats a round trip. */
+	if (!has_range)
+		return false;
+
+	*lo_out = palloc(sizeof(uint64));
+	*hi_out = palloc(sizeof(uint64));
+	(*lo_out)[0] = lo;
+	(*hi_out)[0] = hi;
+	*n_out = empty ? 0 : 1;
+	return true;
+}
+
+/*
+ * Read every non-NULL entry of the index, in key order, as (key, TID).
+ * With SnapshotAny the index scan returns entries regardless of their
+ * tuples' visibility; only entries already known dead (LP_DEAD) are skipped.
+ */
+static int64
+export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
+			 ItemPointerData **tids_out)
+{
+	IndexScanDesc iscan;
+	int64		cap = 1024;
+	int64		n = 0;
+	uint64	   *keys = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * cap, MCXT_ALLOC_HUGE);
+	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
+
+	iscan = index_beginscan(heap, index, SnapshotAny, 0, 0);
+	iscan->xs_want_itup = true;
+	index_rescan(iscan, NULL, 0, NULL, 0);
+	while (index_getnext_tid(iscan, ForwardScanDirection) != NULL)
+	{
+		bool		isnull;
+		Datum		value = index_getattr(iscan->xs_itup, 1, iscan->xs_itupdesc, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			continue;
+		if (n == cap)
+		{
+			cap *= 2;
+			keys = repalloc_huge(keys, sizeof(uint64) * cap);
+			tids = repalloc_huge(tids, sizeof(ItemPointerData) * cap);
+		}
+		keys[n] = encode_datum(value, keytype);
+		tids[n] = iscan->xs_heaptid;
+		n++;
+	}
+	index_endscan(iscan);
+
+	/* A DESC leading column comes out in descending order. */
+	if (desc)
+	{
+		int64		i;
+
+		for (i = 0; i < n / 2; i++)
+		{
+			uint64		k = keys[i];
+			ItemPointerData t = tids[i];
+
+			keys[i] = keys[n - 1 - i];
+			tids[i] = tids[n - 1 - i];
+			keys[n - 1 - i] = k;
+			tids[n - 1 - i] = t;
+		}
+	}
+	*keys_out = keys;
+	*tids_out = tids;
+	return n;
+}
+
+static void
+fill_key(GbtMirrorKey *key, Relation index)
+{
+	key->dbid = MyDatabaseId;
+	key->indexrelid = RelationGetRelid(index);
+	key->relfilenode = index->rd_node.relNode;
+}
+
+/* Export the index and have the service build its mirror. */
+static bool
+build_mirror(Relation index, Oid keytype)
+{
+	uint64		version = gbt_change_counter(MyDatabaseId, RelationGetRelid(index));
+	uint64	   *keys;
+	ItemPointerData *tids;
+	int64		n;
+	Relation	heap;
+	dsm_segment *seg;
+	GbtRequest *req;
+	bool		ok;
+
+	/* A bitmap scan has no heap relation open; the query holds its lock. */
+	heap = table_open(index->rd_index->indrelid, NoLock);
+	n = export_index(heap, index, keytype, &keys, &tids);
+	table_close(heap, NoLock);
+
+	req = gbt_request_create(&seg, n * (sizeof(uint64) + sizeof(ItemPointerData)), 0);
+	if (req == NULL)
+		return false;
+	req->kind = GBT_REQ_BUILD;
+	fill_key(&req->key, index);
+	req->version = version;
+	req->nitems = n;
+	memcpy(GBT_REQUEST_DATA(req), keys, sizeof(uint64) * n);
+	memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * n, tids, sizeof(ItemPointerData) * n);
+	pfree(keys);
+	pfree(tids);
+
+	ok = gbt_request_send(seg) && req->status == GBT_REPLY_OK;
+	if (ok)
+		gbt_scan_stats.build_ms += req->device_ms;
+	dsm_detach(seg);
+	return ok;
+}
+
+/* One SCAN round trip; fills tbm on success.  *status tells what happened. */
+static bool
+scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
+		  Size result_room, TIDBitmap *tbm, int64 *ntids, GbtReplyStatus *status)
+{
+	dsm_segment *seg;
+	GbtRequest *req;
+	bool		ok;
+
+	req = gbt_request_create(&seg, 2 * sizeof(uint64) * n, result_room);
+	if (req == NULL)
+		return false;
+	req->kind = GBT_REQ_SCAN;
+	fill_key(&req->key, index);
+	req->version = gbt_change_counter(MyDatabaseId, RelationGetRelid(index));
+	req->nitems = n;
+	memcpy(GBT_REQUEST_DATA(req), lo, sizeof(uint64) * n);
+	memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * n, hi, sizeof(uint64) * n);
+
+	ok = gbt_request_send(seg);
+	if (ok)
+	{
+		*status = req->status;
+		*ntids = req->nresults;
+		if (req->status == GBT_REPLY_OK)
+		{
+			ItemPointerData *tids = (ItemPointerData *)
+			(GBT_REQUEST_DATA(req) + MAXALIGN(2 * sizeof(uint64) * n));
+			int64		done;
+
+			/* tbm_add_tuples takes an int count: feed it in pieces. */
+			for (done = 0; done < req->nresults; done += 1 << 20)
+				tbm_add_tuples(tbm, tids + done,
+							   (int) Min(req->nresults - done, 1 << 20), false);
+			gbt_scan_stats.gpu_scans++;
+			gbt_scan_stats.keys += n;
+			gbt_scan_stats.entries += req->nresults;
+			gbt_scan_stats.device_ms += req->device_ms;
+			gbt_scan_stats.on_gpu = req->on_gpu;
+		}
+	}
+	dsm_detach(seg);
+	return ok;
+}
+
+int64
+gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	Relation	index = scan->indexRelation;
+	Oid			keytype;
+	uint64	   *lo;
+	uint64	   *hi;
+	int64		n;
+	int64		ntids = 0;
+	Size		room;
+	GbtReplyStatus status = GBT_REPLY_ERROR;
+	int			attempt;
+
+	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
+		gbt_shared == NULL || RecoveryInProgress() ||
+		!OidIsValid(keytype = mirror_key_type(index)) ||
+		!scan_to_ranges(scan, keytype, &lo, &hi, &n))
+		return btgetbitmap(scan, tbm);
+
+	if (n == 0)
+		return 0;				/* contradictory conditions: nothing matches */
+
+	/* Guess room for the answer; the service says when it needs more. */
+	room = sizeof(ItemPointerData) * Max(n * 4, 1024);
+	for (attempt = 0; attempt < 3; attempt++)
+	{
+		if (!scan_once(index, lo, hi, n, room, tbm, &ntids, &status))
+			break;
+		if (status == GBT_REPLY_OK)
+			return ntids;
+		if (status == GBT_REPLY_NO_ROOM)
+			room = sizeof(ItemPointerData) * ntids;
+		else if (status == GBT_REPLY_NO_MIRROR && gpubtree_build_on_scan && attempt == 0)
+		{
+			if (!build_mirror(index, keytype))
+				break;
+		}
+		else
+			break;
+	}
+
+	gbt_count_fallback();
+	gbt_scan_stats.fallbacks++;
+	return btgetbitmap(scan, tbm);
+}

@@ -1,0 +1,33 @@
+/*
+ * gpuscan.h
+ *	  Bitmap scans answered by the GPU service, and what they did.
+ */
+#ifndef GPUBTREE_GPUSCAN_H
+#define GPUBTREE_GPUSCAN_H
+
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "nodes/tidbitmap.h"
+
+/* This backend's GPU-scan activity, accumulated; EXPLAIN shows deltas. */
+typedef struct GbtScanStats
+{
+	int64		gpu_scans;		/* bitmap scans the service answered */
+	int64		fallbacks;		/* scans that tried the service, got nbtree */
+	int64		keys;			/* ranges / keys probed */
+	int64		entries;		/* TIDs returned */
+	double		device_ms;		/* engine time, as the service measured it */
+	double		build_ms;		/* mirror builds this backend asked for */
+	bool		on_gpu;			/* some answer came from the GPU */
+} GbtScanStats;
+
+extern GbtScanStats gbt_scan_stats;
+
+extern int64 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+
+/* explain.c */
+extern void gbt_explain_init(void);
+
+#endif							/* GPUBTREE_GPUSCAN_H */

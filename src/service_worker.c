@@ -1,0 +1,501 @@
+/*
+ * service_worker.c
+ *	  The GPU service's background worker: owns the CUDA context and every
+ *	  mirror, and answers backends' requests in batches.
+ *
+ * It is started by the postmaster when gpubtree is in
+ * shared_preload_libraries.  It is the only process that initialises CUDA
+ * for mirrors (the postmaster never does), so one context and one copy of
+ * each mirror serve every connection.  It connects to no database: backends
+ * export an index's entries to it, and it only ever sees keys and TIDs.
+ *
+ * Requests that arrive within gpubtree.batch_window microseconds of each
+ * other are answered together: all ranges asked of one mirror, from any
+ * number of sessions, go to the engine in one batched call, where equal
+ * keys are searched once.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "gpubtree.h"
+#include "mirror.h"
+#include "service.h"
+
+typedef struct ServiceMirror
+{
+	bool		in_use;
+	GbtMirrorKey key;
+	uint64		version;
+	GbtMirror  *mirror;
+	TimestampTz last_used;
+	double		build_ms;
+	uint64		hits;
+} ServiceMirror;
+
+/* A request taken from a slot for this round. */
+typedef struct TakenRequest
+{
+	int			slotno;
+	dsm_segment *seg;
+	GbtRequest *req;
+} TakenRequest;
+
+static ServiceMirror mirrors[GBT_MAX_MIRRORS];
+static bool gpu_usable = false;
+
+void
+gbt_service_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_name, BGW_MAXLEN, "gpubtree service");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "gpubtree service");
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpubtree");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "gpubtree_service_main");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Publish the mirror table for gpubtree_status(). */
+static void
+publish_mirrors(void)
+{
+	int64		total = 0;
+	int			i;
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		GbtMirrorInfo *info = &gbt_shared->mirrors[i];
+		ServiceMirror *sm = &mirrors[i];
+
+		info->in_use = sm->in_use;
+		if (!sm->in_use)
+			continue;
+		info->key = sm->key;
+		info->version = sm->version;
+		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);
+		info->entries = gbt_mirror_entries(sm->mirror);
+		info->bytes = gbt_mirror_bytes(sm->mirror);
+		info->build_ms = sm->build_ms;
+		info->hits = sm->hits;
+		total += info->bytes;
+	}
+	gbt_shared->mirror_bytes = total;
+	SpinLockRelease(&gbt_shared->mutex);
+}
+
+static void
+drop_mirror(ServiceMirror *sm)
+{
+	gbt_mirror_free(sm->mirror);
+	memset(sm, 0, sizeof(ServiceMirror));
+}
+
+static ServiceMirror *
+find_mirror(const GbtMirrorKey *key)
+{
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		if (mirrors[i].in_use && memcmp(&mirrors[i].key, key, sizeof(GbtMirrorKey)) == 0)
+			return &mirrors[i];
+	return NULL;
+}
+
+/*
+ * Make room for a mirror of the given size: drop this index's older
+ * mirrors (other storage), then the least recently used ones while the total
+ * would exceed gpubtree.gpu_memory_limit.  Returns a free entry, or NULL
+ * when the mirror cannot fit at all.
+ */
+static ServiceMirror *
+make_room(const GbtMirrorKey *key, int64 bytes)
+{
+	int64		limit = (int64) gpubtree_gpu_memory_limit * 1024 * 1024;
+	int64		total = 0;
+	int			i;
+
+	if (bytes > limit)
+		return NULL;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		ServiceMirror *sm = &mirrors[i];
+
+		if (sm->in_use && sm->key.dbid == key->dbid &&
+			sm->key.indexrelid == key->indexrelid)
+			drop_mirror(sm);
+		else if (sm->in_use)
+			total += gbt_mirror_bytes(sm->mirror);
+	}
+
+	for (;;)
+	{
+		ServiceMirror *lru = NULL;
+		ServiceMirror *free_entry = NULL;
+
+		for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		{
+			ServiceMirror *sm = &mirrors[i];
+
+			if (!sm->in_use)
+				free_entry = free_entry ? free_entry : sm;
+			else if (lru == NULL || sm->last_used < lru->last_used)
+				lru = sm;
+		}
+		if (free_entry != NULL && total + bytes <= limit)
+			return free_entry;
+		if (lru == NULL)
+			return NULL;
+		total -= gbt_mirror_bytes(lru->mirror);
+		drop_mirror(lru);
+	}
+}
+
+static void
+reply(GbtRequest *req, GbtReplyStatus status, const char *message)
+{
+	req->status = status;
+	if (message != NULL)
+		strlcpy(req->message, message, GBT_ERRMSG_LEN);
+}
+
+static void
+handle_build(GbtRequest *req)
+{
+	const uint64 *keys = (const uint64 *) GBT_REQUEST_DATA(req);
+	const ItemPointerData *tids = (const ItemPointerData *) (keys + req->nitems);
+	ServiceMirror *sm;
+	GbtMirror  *m;
+	char		err[GBT_ERRMSG_LEN];
+	instr_time	start,
+				duration;
+	int64		estimate = req->nitems * (int64) (sizeof(uint64) + sizeof(ItemPointerData)) * 2;
+
+	sm = make_room(&req->key, estimate);
+	if (sm == NULL)
+	{
+		reply(req, GBT_REPLY_ERROR, "mirror would exceed gpubtree.gpu_memory_limit");
+		return;
+	}
+
+	INSTR_TIME_SET_CURRENT(start);
+	m = gbt_mirror_build(keys, tids, req->nitems, gpu_usable, err, sizeof(err));
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	if (m == NULL)
+	{
+		reply(req, GBT_REPLY_ERROR, err);
+		return;
+	}
+
+	sm->in_use = true;
+	sm->key = req->key;
+	sm->version = req->version;
+	sm->mirror = m;
+	sm->last_used = GetCurrentTimestamp();
+	sm->build_ms = INSTR_TIME_GET_MILLISEC(duration);
+	sm->hits = 0;
+	req->device_ms = sm->build_ms;
+	req->on_gpu = gbt_mirror_on_gpu(m);
+	pg_atomic_fetch_add_u64(&gbt_shared->builds, 1);
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/*
+ * Answer every SCAN request in taken[] that asks mirror sm, with one batched
+ * engine call over all their ranges.
+ */
+static void
+handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
+{
+	int64		nranges = 0;
+	uint64	   *lo;
+	uint64	   *hi;
+	int64	   *start;
+	int64	   *end;
+	int64		off;
+	int			i;
+	char		err[GBT_ERRMSG_LEN];
+	instr_time	t0,
+				t1;
+	bool		ok;
+
+	for (i = 0; i < ntaken; i++)
+		nranges += taken[i].req->nitems;
+
+	lo = palloc(sizeof(uint64) * Max(nranges, 1));
+	hi = palloc(sizeof(uint64) * Max(nranges, 1));
+	start = palloc(sizeof(int64) * Max(nranges, 1));
+	end = palloc(sizeof(int64) * Max(nranges, 1));
+	off = 0;
+	for (i = 0; i < ntaken; i++)
+	{
+		GbtRequest *req = taken[i].req;
+		const uint64 *rlo = (const uint64 *) GBT_REQUEST_DATA(req);
+
+		memcpy(lo + off, rlo, sizeof(uint64) * req->nitems);
+		memcpy(hi + off, rlo + req->nitems, sizeof(uint64) * req->nitems);
+		off += req->nitems;
+	}
+
+	INSTR_TIME_SET_CURRENT(t0);
+	ok = gbt_mirror_ranges(sm->mirror, lo, hi, nranges, start, end,
+						   err, sizeof(err));
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+
+	off = 0;
+	for (i = 0; i < ntaken; i++)
+	{
+		GbtRequest *req = taken[i].req;
+		Size		used = MAXALIGN(sizeof(GbtRequest)) +
+			MAXALIGN(2 * sizeof(uint64) * req->nitems);
+		ItemPointerData *out = (ItemPointerData *) ((char *) req + used);
+		int64		room = (req->capacity - used) / sizeof(ItemPointerData);
+		int64		n = 0;
+		int64		r;
+
+		if (!ok)
+		{
+			reply(req, GBT_REPLY_ERROR, err);
+			continue;
+		}
+		for (r = off; r < off + req->nitems; r++)
+			n += Max(end[r] - start[r], 0);
+		req->nresults = n;
+		req->device_ms = INSTR_TIME_GET_MILLISEC(t1);
+		req->on_gpu = gbt_mirror_on_gpu(sm->mirror);
+		if (n > room)
+			reply(req, GBT_REPLY_NO_ROOM, NULL);
+		else
+		{
+			for (r = off; r < off + req->nitems; r++)
+			{
+				if (end[r] <= start[r])
+					continue;
+				gbt_mirror_tids(sm->mirror, start[r], end[r], out);
+				out += end[r] - start[r];
+			}
+			reply(req, GBT_REPLY_OK, NULL);
+		}
+		off += req->nitems;
+	}
+	sm->hits += ntaken;
+	sm->last_used = GetCurrentTimestamp();
+
+	pfree(lo);
+	pfree(hi);
+	pfree(start);
+	pfree(end);
+}
+
+/* Hand the answer back, unless the backend gave up meanwhile. */
+static void
+finish(TakenRequest *t)
+{
+	GbtSlot    *slot = &gbt_shared->slots[t->slotno];
+	uint32		expected = GBT_SLOT_RUNNING;
+
+	if (t->seg != NULL)
+		dsm_detach(t->seg);
+	pg_write_barrier();
+	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GBT_SLOT_DONE))
+		SetLatch(&ProcGlobal->allProcs[slot->client_procno].procLatch);
+	else
+		pg_atomic_write_u32(&slot->state, GBT_SLOT_FREE);	/* abandoned */
+	pg_atomic_fetch_add_u64(&gbt_shared->requests, 1);
+}
+
+static int
+take_requests(TakenRequest *taken)
+{
+	int			ntaken = 0;
+	int			i;
+
+	for (i = 0; i < gbt_shared->nslots; i++)
+	{
+		GbtSlot    *slot = &gbt_shared->slots[i];
+		uint32		expected = GBT_SLOT_SUBMITTED;
+
+		if (pg_atomic_read_u32(&slot->state) != GBT_SLOT_SUBMITTED ||
+			!pg_atomic_compare_exchange_u32(&slot->state, &expected, GBT_SLOT_RUNNING))
+			continue;
+		pg_read_barrier();
+		taken[ntaken].slotno = i;
+		taken[ntaken].seg = dsm_attach(slot->handle);
+		taken[ntaken].req = taken[ntaken].seg ? dsm_segment_address(taken[ntaken].seg) : NULL;
+		ntaken++;
+	}
+	return ntaken;
+}
+
+static void
+serve_round(void)
+{
+	TakenRequest *taken = palloc(sizeof(TakenRequest) * gbt_shared->nslots);
+	TakenRequest *group = palloc(sizeof(TakenRequest) * gbt_shared->nslots);
+	int			ntaken = take_requests(taken);
+	int			i;
+	int			j;
+
+	/* Builds first, so scans in the same round can use the new mirror. */
+	for (i = 0; i < ntaken; i++)
+		if (taken[i].req != NULL && taken[i].req->kind == GBT_REQ_BUILD)
+			handle_build(taken[i].req);
+
+	for (i = 0; i < ntaken; i++)
+	{
+		GbtRequest *req = taken[i].req;
+		ServiceMirror *sm;
+		int			ngroup = 0;
+
+		if (req == NULL || req->kind != GBT_REQ_SCAN || req->status != GBT_REPLY_OK ||
+			req->nresults < 0)
+			continue;
+		sm = find_mirror(&req->key);
+		if (sm == NULL || sm->version != req->version)
+		{
+			reply(req, GBT_REPLY_NO_MIRROR, NULL);
+			req->nresults = -1;	/* handled */
+			continue;
+		}
+		/* Every request of this round for the same mirror goes in one call. */
+		for (j = i; j < ntaken; j++)
+		{
+			GbtRequest *other = taken[j].req;
+
+			if (other != NULL && other->kind == GBT_REQ_SCAN &&
+				other->nresults >= 0 && other->version == sm->version &&
+				memcmp(&other->key, &sm->key, sizeof(GbtMirrorKey)) == 0)
+			{
+				group[ngroup++] = taken[j];
+				other->nresults = -1;	/* handled below */
+			}
+		}
+		handle_scans(sm, group, ngroup);
+	}
+
+	for (i = 0; i < ntaken; i++)
+		finish(&taken[i]);
+
+	if (ntaken > 0)
+		publish_mirrors();
+	pfree(taken);
+	pfree(group);
+}
+
+static bool
+any_submitted(void)
+{
+	int			i;
+
+	for (i = 0; i < gbt_shared->nslots; i++)
+		if (pg_atomic_read_u32(&gbt_shared->slots[i].state) == GBT_SLOT_SUBMITTED)
+			return true;
+	return false;
+}
+
+static void
+service_exit(int code, Datum arg)
+{
+	int			i;
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	gbt_shared->service_pid = 0;
+	gbt_shared->gpu_usable = false;
+	strlcpy(gbt_shared->status, "stopped", GBT_ERRMSG_LEN);
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		gbt_shared->mirrors[i].in_use = false;
+	gbt_shared->mirror_bytes = 0;
+	SpinLockRelease(&gbt_shared->mutex);
+
+	/*
+	 * Requests we held will never be answered: free their slots.  Their
+	 * backends notice that we are gone and use nbtree.
+	 */
+	for (i = 0; i < gbt_shared->nslots; i++)
+	{
+		uint32		state = pg_atomic_read_u32(&gbt_shared->slots[i].state);
+
+		if (state == GBT_SLOT_RUNNING || state == GBT_SLOT_ABANDONED)
+			pg_atomic_write_u32(&gbt_shared->slots[i].state, GBT_SLOT_FREE);
+	}
+}
+
+void
+gpubtree_service_main(Datum arg)
+{
+	MemoryContext round_cxt;
+	char		name[64] = "";
+	char		why[GBT_ERRMSG_LEN] = "";
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	/* Decide the engine: the service's own gpubtree.device (postgresql.conf). */
+	if (gpubtree_device_mode == GPUBTREE_DEVICE_AUTO ||
+		gpubtree_device_mode == GPUBTREE_DEVICE_GPU)
+		gpu_usable = gbt_engine_gpu_usable(name, sizeof(name), why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "gpubtree.device = %s",
+				 gpubtree_device_mode_name(gpubtree_device_mode));
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	gbt_shared->service_pid = MyProcPid;
+	gbt_shared->service_procno = MyProc->pgprocno;
+	gbt_shared->gpu_usable = gpu_usable;
+	strlcpy(gbt_shared->device_name, name, sizeof(gbt_shared->device_name));
+	if (gpu_usable)
+		strlcpy(gbt_shared->status, "running on the GPU", GBT_ERRMSG_LEN);
+	else
+		snprintf(gbt_shared->status, GBT_ERRMSG_LEN,
+				 "running on the CPU engine: %s", why);
+	SpinLockRelease(&gbt_shared->mutex);
+	before_shmem_exit(service_exit, (Datum) 0);
+
+	round_cxt = AllocSetContextCreate(TopMemoryContext, "gpubtree service round",
+									  ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		MemoryContext oldcxt;
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (!any_submitted())
+			continue;
+
+		/* Let requests from other sessions join this round. */
+		if (gpubtree_batch_window > 0)
+			pg_usleep(gpubtree_batch_window);
+
+		oldcxt = MemoryContextSwitchTo(round_cxt);
+		serve_round();
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(round_cxt);
+	}
+}

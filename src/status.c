@@ -1,0 +1,96 @@
+/*
+ * status.c
+ *	  gpubtree_status() and gpubtree_mirrors(): what the GPU service holds.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "gpubtree.h"
+#include "service.h"
+
+PG_FUNCTION_INFO_V1(gpubtree_status);
+PG_FUNCTION_INFO_V1(gpubtree_mirrors);
+
+Datum
+gpubtree_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[9];
+	bool		nulls[9];
+
+	InitMaterializedSRF(fcinfo, 0);
+	memset(nulls, false, sizeof(nulls));
+
+	if (gbt_shared == NULL)
+	{
+		memset(nulls, true, sizeof(nulls));
+		values[0] = BoolGetDatum(false);
+		nulls[0] = false;
+		values[8] = CStringGetTextDatum("no GPU service: add gpubtree to shared_preload_libraries");
+		nulls[8] = false;
+	}
+	else
+	{
+		SpinLockAcquire(&gbt_shared->mutex);
+		values[0] = BoolGetDatum(gbt_shared->service_pid != 0);
+		values[1] = Int32GetDatum(gbt_shared->service_pid);
+		values[2] = BoolGetDatum(gbt_shared->gpu_usable);
+		values[3] = CStringGetTextDatum(gbt_shared->device_name);
+		values[4] = Int64GetDatum(gbt_shared->mirror_bytes);
+		values[8] = CStringGetTextDatum(gbt_shared->status);
+		SpinLockRelease(&gbt_shared->mutex);
+		nulls[1] = DatumGetInt32(values[1]) == 0;
+		nulls[3] = !DatumGetBool(values[2]);
+		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->requests));
+		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->builds));
+		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->fallbacks));
+	}
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+Datum
+gpubtree_mirrors(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GbtMirrorInfo *copy;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (gbt_shared == NULL)
+		return (Datum) 0;
+
+	copy = palloc(sizeof(gbt_shared->mirrors));
+	SpinLockAcquire(&gbt_shared->mutex);
+	memcpy(copy, gbt_shared->mirrors, sizeof(gbt_shared->mirrors));
+	SpinLockRelease(&gbt_shared->mutex);
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		GbtMirrorInfo *m = &copy[i];
+		Datum		values[9];
+		bool		nulls[9];
+
+		if (!m->in_use)
+			continue;
+		memset(nulls, false, sizeof(nulls));
+		values[0] = ObjectIdGetDatum(m->key.dbid);
+		values[1] = ObjectIdGetDatum(m->key.indexrelid);
+		values[2] = ObjectIdGetDatum(m->key.relfilenode);
+		values[3] = CStringGetTextDatum(m->on_gpu ? "gpu" : "cpu");
+		values[4] = Int64GetDatum(m->entries);
+		values[5] = Int64GetDatum(m->bytes);
+		values[6] = Float8GetDatum(m->build_ms);
+		values[7] = Int64GetDatum((int64) m->hits);
+		/* Current: no change to the index since the mirror was exported. */
+		values[8] = BoolGetDatum(m->version ==
+								 gbt_change_counter(m->key.dbid, m->key.indexrelid));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
