@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The GPU service under faults: killed, slow, out of memory, and clients
+# cancelled or terminated mid-request.  Every answer must equal btree's,
+# nothing may hang, and fallbacks must be counted.  Runs the service on
+# whatever engine the machine has (the CPU engine in CI).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. test/lib.sh
+
+DIR=$(mktemp -d /tmp/gpubtree-faults.XXXXXX)
+PORT=${PORT:-54403}
+trap 'cluster_stop "$DIR" immediate; rm -rf "$DIR"' EXIT
+cluster_init "$DIR" "$PORT" && cluster_start "$DIR" || exit 1
+cluster_env "$DIR" "$PORT"
+PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
+
+passed=0
+failed=0
+check() {
+	if [ "$2" = "$3" ]; then
+		echo "ok: $1"
+		passed=$((passed + 1))
+	else
+		echo "FAILED: $1: got '$2', expected '$3'"
+		failed=$((failed + 1))
+	fi
+}
+
+$PSQL <<'SQL' || exit 1
+CREATE EXTENSION gpubtree;
+CREATE TABLE g (k int8, v int8);
+INSERT INTO g SELECT (g * 7919) % 200000, g FROM generate_series(1, 200000) g;
+CREATE TABLE b AS SELECT * FROM g;
+CREATE INDEX g_k ON g USING gpubtree (k);
+CREATE INDEX b_k ON b (k);
+VACUUM ANALYZE g;
+VACUUM ANALYZE b;
+SQL
+
+# q TABLE: a range and a large = ANY, through bitmap scans.
+q() {
+	$PSQL -c "SET enable_seqscan = off" -c "SET enable_indexscan = off" \
+		-c "SET enable_indexonlyscan = off" -c "SET max_parallel_workers_per_gather = 0" \
+		${2:+-c "$2"} \
+		-c "SELECT count(*) || ':' || sum(v) FROM $1 WHERE k BETWEEN 1000 AND 90000" \
+		-c "SELECT count(*) || ':' || sum(v) FROM $1 WHERE k = ANY (ARRAY(SELECT generate_series(0, 199999, 7)::int8))"
+}
+stat() { $PSQL -c "SELECT $1 FROM gpubtree_status()"; }
+reload() { $PSQL -c "ALTER SYSTEM SET $1" -c "SELECT pg_reload_conf()" >/dev/null; sleep 0.5; }
+
+expected=$(q b)
+r0=$(stat requests)
+check "served by the service" "$(q g)" "$expected"
+check "the service answered" "$(( $(stat requests) > r0 ))" 1
+
+# 1. The service is stopped: scans fall back, counted, and it comes back.
+f0=$(stat fallbacks)
+kill -TERM "$(stat pid)"
+sleep 0.3
+check "answer while the service is down" "$(q g)" "$expected"
+check "service down: not running" "$(stat running)" "f"
+for _ in $(seq 1 30); do [ "$(stat running)" = t ] && break; sleep 0.5; done
+check "service restarted" "$(stat running)" "t"
+r0=$(stat requests)
+check "answer after restart" "$(q g)" "$expected"
+check "served again after restart" "$(( $(stat requests) > r0 ))" 1
+
+# 2. Cancelled mid-request: a long batch window holds every request; short
+#    statement timeouts cancel them at random points.  No hang, no leak.
+reload "gpubtree.batch_window = 100000"
+cancelled=0
+for t in 5 20 40 60 80 95 120 150; do
+	out=$(q g "SET statement_timeout = '${t}ms'" 2>&1) || cancelled=$((cancelled + 1))
+done
+check "some statements were cancelled mid-request" "$(( cancelled > 0 ))" 1
+check "answer after cancellations" "$(q g)" "$expected"
+
+# 3. A backend terminated while it waits for the service.
+$PSQL -c "SET enable_seqscan = off" -c "SET enable_indexscan = off" \
+	-c "SELECT count(*) FROM g WHERE k BETWEEN 5 AND 50000" >/dev/null 2>&1 &
+sleep 0.05
+$PSQL -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%BETWEEN 5 AND 50000%' AND pid <> pg_backend_pid()" >/dev/null
+wait
+check "answer after a client was terminated" "$(q g)" "$expected"
+check "the service survived" "$(stat running)" "t"
+
+# 4. The service too slow for the client's deadline: nbtree answers.
+f0=$(stat fallbacks)
+check "answer past gpubtree.service_timeout" "$(q g 'SET gpubtree.service_timeout = 10')" "$expected"
+check "timeouts counted as fallbacks" "$(( $(stat fallbacks) > f0 ))" 1
+reload "gpubtree.batch_window = 0"
+
+# 5. No room under gpubtree.gpu_memory_limit: nbtree answers.
+$PSQL -c "INSERT INTO g VALUES (1, 1)" -c "DELETE FROM g WHERE k = 1 AND v = 1"
+reload "gpubtree.gpu_memory_limit = 1"
+f0=$(stat fallbacks)
+check "answer when the mirror does not fit" "$(q g)" "$expected"
+check "out-of-memory counted as fallback" "$(( $(stat fallbacks) > f0 ))" 1
+reload "gpubtree.gpu_memory_limit = 4096"
+check "answer once it fits again" "$(q g)" "$expected"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
