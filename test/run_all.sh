@@ -109,7 +109,7 @@ else
 fi
 rm -rf "$DIR"
 
-for t in differential/run.sh crash/run.sh progress.sh service_faults.sh no_preload.sh; do
+for t in differential/run.sh crash/run.sh progress.sh service_faults.sh no_preload.sh concurrency/run.sh; do
 	[ -x "test/$t" ] || continue
 	section "$t"
 	log=$(mktemp)

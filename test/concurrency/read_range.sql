@@ -1,0 +1,2 @@
+\set lo random(0, 195000)
+SELECT check_range(:lo, :lo + 5000);
