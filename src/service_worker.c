@@ -351,42 +351,46 @@ serve_round(void)
 {
 	TakenRequest *taken = palloc(sizeof(TakenRequest) * gbt_shared->nslots);
 	TakenRequest *group = palloc(sizeof(TakenRequest) * gbt_shared->nslots);
+	bool	   *done = palloc0(sizeof(bool) * gbt_shared->nslots);
 	int			ntaken = take_requests(taken);
 	int			i;
 	int			j;
 
 	/* Builds first, so scans in the same round can use the new mirror. */
 	for (i = 0; i < ntaken; i++)
-		if (taken[i].req != NULL && taken[i].req->kind == GBT_REQ_BUILD)
+	{
+		if (taken[i].req == NULL)
+			done[i] = true;
+		else if (taken[i].req->kind == GBT_REQ_BUILD)
+		{
 			handle_build(taken[i].req);
+			done[i] = true;
+		}
+	}
 
+	/* Scans: all requests of this round for one mirror go in one call. */
 	for (i = 0; i < ntaken; i++)
 	{
 		GbtRequest *req = taken[i].req;
 		ServiceMirror *sm;
 		int			ngroup = 0;
 
-		if (req == NULL || req->kind != GBT_REQ_SCAN || req->status != GBT_REPLY_OK ||
-			req->nresults < 0)
+		if (done[i])
 			continue;
 		sm = find_mirror(&req->key);
 		if (sm == NULL || sm->version != req->version)
 		{
 			reply(req, GBT_REPLY_NO_MIRROR, NULL);
-			req->nresults = -1;	/* handled */
+			done[i] = true;
 			continue;
 		}
-		/* Every request of this round for the same mirror goes in one call. */
 		for (j = i; j < ntaken; j++)
 		{
-			GbtRequest *other = taken[j].req;
-
-			if (other != NULL && other->kind == GBT_REQ_SCAN &&
-				other->nresults >= 0 && other->version == sm->version &&
-				memcmp(&other->key, &sm->key, sizeof(GbtMirrorKey)) == 0)
+			if (!done[j] && taken[j].req->version == sm->version &&
+				memcmp(&taken[j].req->key, &sm->key, sizeof(GbtMirrorKey)) == 0)
 			{
 				group[ngroup++] = taken[j];
-				other->nresults = -1;	/* handled below */
+				done[j] = true;
 			}
 		}
 		handle_scans(sm, group, ngroup);
@@ -399,6 +403,7 @@ serve_round(void)
 		publish_mirrors();
 	pfree(taken);
 	pfree(group);
+	pfree(done);
 }
 
 static bool
