@@ -128,6 +128,9 @@ def report(d):
                "are psql \\timing wall times; pgbench numbers are tps without connection time. "
                "Speed-up = how many times faster %s is than %s (>1: faster).\n"
                % (" / ".join(others) or "-", base))
+    notes = os.path.join(d, "notes.md")
+    if os.path.exists(notes):
+        out.append(open(notes).read().strip() + "\n")
     if st.get("gpubtree_device_info"):
         out.append("gpubtree_device_info(): `%s`\n" % st["gpubtree_device_info"].strip(";"))
 
@@ -147,14 +150,15 @@ def report(d):
         heads.append(cands[0])
     if heads and others:
         out.append("## Headline (%s rows)\n" % rows_label(big))
-        hdr = "| workload | parameter | %s |" % " | ".join([base] + others + ["speed-up %s" % o for o in others])
+        hdr = "| workload | parameter | %s |" % " | ".join(["%s median (min)" % a for a in [base] + others] + ["speed-up %s" % o for o in others])
         out.append(hdr)
         out.append("|" + "---|" * (hdr.count("|") - 1))
         for b in heads:
             vals, sps = [], []
             for am in [base] + others:
                 r = idx.get((b["rows"], b["workload"], b["param"], am))
-                vals.append("%s %s" % (fmt(num(r["median"])), r["unit"]) if r else "n/a")
+                vals.append(("%s tps" % fmt(num(r["median"])) if r["unit"] == "tps" else
+                             "%s (%s) ms" % (fmt(num(r["median"])), fmt(num(r["min"])))) if r else "n/a")
                 if am != base:
                     sps.append(fmt(speedup(b["unit"], num(b["median"]), num(r["median"]) if r else None)))
             out.append("| %s | %s | %s | %s |" % (b["workload"], b["param"], " | ".join(vals), " | ".join(sps)))
@@ -240,8 +244,22 @@ def plotdata(d):
                     f.write("%g %g\n" % (x, y))
         return fn
 
+    def glabel(n):
+        return rows_label(n).replace("^", "^{") + ("}" if "^" in rows_label(n) else "")
+
+    def styled(items):
+        """Same colour for the same series of different AMs; AM by dash type."""
+        groups, out = [], []
+        for fn, t in items:
+            am, rest = t.split(" ", 1) if " " in t else (t, "")
+            if rest not in groups:
+                groups.append(rest)
+            out.append((fn, t, "lc %d dt %d pt %d lw 1.5" % (
+                groups.index(rest) + 1, ams.index(am) + 1 if am in ams else 1, ams.index(am) * 2 + 5 if am in ams else 1)))
+        return out
+
     def plot(png, title, xl, yl, items, logx=True, logy=True, extra=""):
-        items = [(fn, t) for fn, t in items if os.path.getsize(fn) > 0]
+        items = [it for it in styled(items) if os.path.getsize(it[0]) > 0]
         if not items:
             return
         gp.append('set output "%s"' % os.path.join(d, png))
@@ -250,7 +268,7 @@ def plotdata(d):
         gp.append(("set logscale x" if logx else "unset logscale x") + "; " +
                   ("set logscale y" if logy else "unset logscale y"))
         gp.append(extra)
-        gp.append("plot " + ", ".join('"%s" using 1:2 with linespoints title "%s"' % (fn, t) for fn, t in items))
+        gp.append("plot " + ", ".join('"%s" using 1:2 with linespoints %s title "%s"' % (fn, st, t) for fn, t, st in items))
 
     def pts(w, am, size, xf=param_key, unit=None):
         return [(xf(r["param"]), num(r["median"])) for r in rows
@@ -261,13 +279,13 @@ def plotdata(d):
         for am in ams:
             for w in ("range_count", "range_sum"):
                 items.append((series("%s_%s_%s" % (w, am, size), pts(w, am, size)),
-                              "%s %s %s" % (am, w.split("_")[1], rows_label(size))))
-    plot("range_aggregates.png", "Range count(*) / sum(v), index-only scan", "key range (% of rows)",
+                              "%s %s %s" % (am, w.split("_")[1], glabel(size))))
+    plot("range_aggregates.png", "Range count(*) / sum(v), index-only scan (dashed: %s)" % ", ".join(ams[1:]), "key range (% of rows)",
          "median ms", items)
-    items = [(series("any_%s_%s" % (am, s), pts("any_count", am, s)), "%s %s" % (am, rows_label(s)))
+    items = [(series("any_%s_%s" % (am, s), pts("any_count", am, s)), "%s %s" % (am, glabel(s)))
              for s in sizes for am in ams]
     plot("any_lookup.png", "count(*) WHERE k = ANY(array)", "keys in the array", "median ms", items)
-    items = [(series("bitmap_%s_%s" % (am, s), pts("bitmap_rows", am, s)), "%s %s" % (am, rows_label(s)))
+    items = [(series("bitmap_%s_%s" % (am, s), pts("bitmap_rows", am, s)), "%s %s" % (am, glabel(s)))
              for s in sizes for am in ams]
     plot("bitmap_scan.png", "Range bitmap heap scan returning rows", "key range (% of rows)",
          "median ms", items)
@@ -279,7 +297,7 @@ def plotdata(d):
                     w = "ycsb_%s_%s" % (mix, dist)
                     items.append((series("%s_%s_%s" % (w, am, s), pts(w, am, s)),
                                   "%s %s %s" % (am, mix, dist)))
-        plot("ycsb_rows%s.png" % rows_label(s).replace("2^", "2e"), "YCSB mixes, %s rows" % rows_label(s),
+        plot("ycsb_rows%s.png" % rows_label(s).replace("2^", "2e"), "YCSB mixes, %s rows (dashed: %s)" % (glabel(s), ", ".join(ams[1:])),
              "clients", "transactions/s", items, logy=False,
              extra="set key outside right; set xtics (1,2,4,8,16,32,64,128)")
     items = []
@@ -290,7 +308,8 @@ def plotdata(d):
             ps = [(int(r["rows"]), num(r["median"])) for r in rows
                   if r["workload"] == w and r["am"] == am and (p is None or r["param"] == p)]
             items.append((series("size_%s_%s" % (w, am), ps), "%s %s" % (am, lab)))
-    plot("size.png", "Time versus table size", "rows", "median ms", items,
+    if len(sizes) > 1:
+      plot("size.png", "Time versus table size", "rows", "median ms", items,
          extra="set key outside right; set format x '2^{%L}'; set logscale x 2")
     with open(os.path.join(pd, "plots.gp"), "w") as f:
         f.write("set terminal %s size 1100,650\nset grid\nset key left top\n" % (

@@ -89,11 +89,13 @@ WORK=$DIR/work; mkdir -p "$WORK"; [ "$(id -u)" = 0 ] && chown "$GBT_OS_USER" "$W
 cleanup() {
 	for fd in ${SESS_FDS:-}; do eval "exec $fd>&-" 2>/dev/null; done
 	sleep 0.5
+	[ -f "$DIR/server.log" ] && tail -200 "$DIR/server.log" >"$OUTDIR/server.log"
 	cluster_stop "$DIR" immediate
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+trap 'echo "a psql session died (server crash?): see $OUTDIR/psql-errors.log and $OUTDIR/server.log" | tee -a "$LOG" >&2; exit 1' PIPE
 
 cluster_init "$DIR" "$PORT" || exit 1
 cat >>"$DIR/data/postgresql.conf" <<CONF
@@ -191,16 +193,19 @@ sq() {
 	local am=$1 in out line
 	eval "in=\$SESS_IN_$am out=\$SESS_OUT_$am"
 	printf '%s\n\\echo __GBT_END__\n' "$2" >&"$in"
-	while IFS= read -r line <&"$out"; do
+	while :; do
+		IFS= read -r line <&"$out" || { echo "psql session of $am ended (server crash?)" | tee -a "$LOG" >&2; kill -PIPE $$; exit 1; }
 		[ "$line" = __GBT_END__ ] && break
 		printf '%s\n' "$line"
 	done
 }
 # plan summary from EXPLAIN text: node names, outer to inner
 plan_of() {
-	awk 'NR == 1 || /^ *->/ {
+	awk '/^ *InitPlan/ { init = 1 }
+		NR == 1 || /^ *->/ {
 			s = $0; sub(/^ *(-> *)?/, "", s); sub(/ *\((actual|never|cost).*/, "", s)
 			sub(/ on [a-z_0-9]+( [a-z_0-9]+)?$/, "", s)
+			if (init) { s = "InitPlan(" s ")"; init = 0 }
 			n = n (n == "" ? "" : " > ") s }
 		/Workers Launched:/ { n = n "[" $3 " workers]" }
 		/Heap Fetches:/ { n = n "[heap fetches " $3 "]" }
