@@ -209,6 +209,7 @@ plan_of() {
 			n = n (n == "" ? "" : " > ") s }
 		/Workers Launched:/ { n = n "[" $3 " workers]" }
 		/Heap Fetches:/ { n = n "[heap fetches " $3 "]" }
+		/^ *Service: / { s = $0; sub(/^ *Service: /, "", s); n = n " [gpubtree service: " s "]" }
 		END { print n }'
 }
 
