@@ -119,6 +119,8 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 	d.entries = gbt_scan_stats.entries - before->entries;
 	d.device_ms = gbt_scan_stats.device_ms - before->device_ms;
 	d.build_ms = gbt_scan_stats.build_ms - before->build_ms;
+	d.prep_ms = gbt_scan_stats.prep_ms - before->prep_ms;
+	d.wait_ms = gbt_scan_stats.wait_ms - before->wait_ms;
 
 	/* Outside the plan's "Query" group: an unlabelled group of its own. */
 	ExplainOpenGroup("gpubtree", NULL, true, es);
@@ -149,6 +151,9 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 				appendStringInfo(es->str, ", device time %.3f ms", d.device_ms);
 			if (es->timing && d.build_ms > 0)
 				appendStringInfo(es->str, ", mirror built in %.3f ms", d.build_ms);
+			if (es->timing && es->verbose && d.gpu_scans > 0)
+				appendStringInfo(es->str, "; in this backend: keys to ranges %.3f ms, round trips %.3f ms",
+								 d.prep_ms, d.wait_ms);
 			appendStringInfoChar(es->str, '\n');
 		}
 		else

@@ -351,6 +351,8 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 	dsm_segment *seg;
 	GbtRequest *req;
 	bool		ok;
+	instr_time	t0,
+				t1;
 
 	req = gbt_request_create(&seg, 2 * sizeof(uint64) * n, result_room);
 	if (req == NULL)
@@ -362,7 +364,11 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 	memcpy(GBT_REQUEST_DATA(req), lo, sizeof(uint64) * n);
 	memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * n, hi, sizeof(uint64) * n);
 
+	INSTR_TIME_SET_CURRENT(t0);
 	ok = gbt_request_send(seg);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	gbt_scan_stats.wait_ms += INSTR_TIME_GET_MILLISEC(t1);
 	if (ok)
 	{
 		*status = req->status;
@@ -388,6 +394,14 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 	return ok;
 }
 
+/* nbtree answers: first the rescan that gpubtree_rescan() left to us. */
+static int64
+nbtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	btrescan(scan, scan->keyData, scan->numberOfKeys, NULL, 0);
+	return btgetbitmap(scan, tbm);
+}
+
 int64
 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
@@ -401,11 +415,19 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	GbtReplyStatus status = GBT_REPLY_ERROR;
 	int			attempt;
 
+	instr_time	t0,
+				t1;
+
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		gbt_shared == NULL || RecoveryInProgress() ||
-		!OidIsValid(keytype = mirror_key_type(index)) ||
-		!scan_to_ranges(scan, keytype, &lo, &hi, &n))
-		return btgetbitmap(scan, tbm);
+		!OidIsValid(keytype = mirror_key_type(index)))
+		return nbtree_getbitmap(scan, tbm);
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!scan_to_ranges(scan, keytype, &lo, &hi, &n))
+		return nbtree_getbitmap(scan, tbm);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	gbt_scan_stats.prep_ms += INSTR_TIME_GET_MILLISEC(t1);
 
 	if (n == 0)
 		return 0;				/* contradictory conditions: nothing matches */
@@ -431,5 +453,5 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	gbt_count_fallback();
 	gbt_scan_stats.fallbacks++;
-	return btgetbitmap(scan, tbm);
+	return nbtree_getbitmap(scan, tbm);
 }

@@ -20,6 +20,8 @@ typedef struct GbtScanStats
 	int64		entries;		/* TIDs returned */
 	double		device_ms;		/* engine time, as the service measured it */
 	double		build_ms;		/* mirror builds this backend asked for */
+	double		prep_ms;		/* turning scan keys into key ranges */
+	double		wait_ms;		/* request round trips, device time included */
 	bool		on_gpu;			/* some answer came from the GPU */
 } GbtScanStats;
 

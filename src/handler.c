@@ -122,6 +122,26 @@ gpubtree_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	return btvacuumcleanup(info, stats);
 }
 
+/*
+ * Rescan: for bitmap scans (the only index scans without a heap relation)
+ * just keep the keys, and let gpubtree_getbitmap() run nbtree's rescan only
+ * if nbtree ends up answering.  nbtree's rescan sorts and de-duplicates
+ * = ANY arrays with the operator's comparison function, which for a large
+ * array costs more than the whole GPU round trip.
+ */
+static void
+gpubtree_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+				ScanKey orderbys, int norderbys)
+{
+	if (scan->heapRelation == NULL && norderbys == 0)
+	{
+		if (scankey && scan->numberOfKeys > 0)
+			memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
+		return;
+	}
+	btrescan(scan, scankey, nscankeys, orderbys, norderbys);
+}
+
 static void
 gpubtree_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 					  Cost *indexStartupCost, Cost *indexTotalCost,
@@ -175,6 +195,7 @@ gpubtree_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = gpubtree_insert;
 	amroutine->ambulkdelete = gpubtree_bulkdelete;
 	amroutine->amvacuumcleanup = gpubtree_vacuumcleanup;
+	amroutine->amrescan = gpubtree_rescan;
 	amroutine->amgetbitmap = gpubtree_getbitmap;
 	amroutine->amcostestimate = gpubtree_costestimate;
 

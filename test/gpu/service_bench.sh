@@ -37,13 +37,13 @@ t0=$(date +%s)
 $PSQL <<SQL || exit 1
 CREATE EXTENSION gpubtree;
 CREATE TABLE g (k int8, v int8);
-INSERT INTO g SELECT (i * 2654435761) % $ROWS, i FROM generate_series(0, $ROWS - 1) i;
+INSERT INTO g SELECT (i::int8 * 2654435761) % $ROWS, i FROM generate_series(0, $ROWS - 1) i;
 CREATE TABLE b AS SELECT * FROM g;
 CREATE INDEX g_k ON g USING gpubtree (k) INCLUDE (v);
 CREATE INDEX b_k ON b (k) INCLUDE (v);
 VACUUM ANALYZE g;
 VACUUM ANALYZE b;
-CREATE TABLE anykeys AS SELECT array_agg((i * 40503) % ($ROWS * 2)) AS a
+CREATE TABLE anykeys AS SELECT array_agg((i::int8 * 40503) % ($ROWS * 2)) AS a
   FROM generate_series(1, $NKEYS) i;
 SQL
 echo "loaded 2^$LOG2 rows in $(( $(date +%s) - t0 )) s"
