@@ -106,6 +106,7 @@ _PG_init(void)
 
 	gpubtree_btree_label_init();
 	gbt_explain_init();
+	gbt_plan_init();
 }
 
 const char *

@@ -32,4 +32,7 @@ extern int64 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 /* explain.c */
 extern void gbt_explain_init(void);
 
+/* gpuplan.c */
+extern void gbt_plan_init(void);
+
 #endif							/* GPUBTREE_GPUSCAN_H */
