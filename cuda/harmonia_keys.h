@@ -1,0 +1,104 @@
+/*
+ * harmonia_keys.h
+ *	  Order-preserving 64-bit keys for the Harmonia mirror.
+ *
+ * Every supported PostgreSQL key type maps to a uint64 whose unsigned order
+ * is PostgreSQL's btree order:
+ * - int2, int4, int8, date (int32 days), timestamp and timestamptz (int64
+ *   microseconds): the two's-complement value with its sign bit flipped, so
+ *   all integers share one encoding and cross-type comparisons need none;
+ * - float4 and float8: float4 is widened exactly to float8; -0 is folded
+ *   into 0 and every NaN into one NaN, which sorts above +Infinity and
+ *   equals itself, as in PostgreSQL; otherwise the IEEE bits with the sign
+ *   bit flipped for positives and all bits flipped for negatives.
+ * Plain C, usable from C, C++ and CUDA device code.
+ */
+#ifndef HARMONIA_KEYS_H
+#define HARMONIA_KEYS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define HM_INLINE __host__ __device__ static inline
+#else
+#define HM_INLINE static inline
+#endif
+
+#define HM_SIGN_BIT ((uint64_t) 1 << 63)
+#define HM_KEY_NAN UINT64_MAX
+
+HM_INLINE uint64_t
+hm_encode_int64(int64_t v)
+{
+	return ((uint64_t) v) ^ HM_SIGN_BIT;
+}
+
+HM_INLINE int64_t
+hm_decode_int64(uint64_t k)
+{
+	return (int64_t) (k ^ HM_SIGN_BIT);
+}
+
+HM_INLINE uint64_t
+hm_encode_float8(double v)
+{
+	uint64_t	bits;
+
+	if (v != v)
+		return HM_KEY_NAN;
+	if (v == 0.0)
+		v = 0.0;				/* -0 sorts as 0 */
+	memcpy(&bits, &v, sizeof(bits));
+	return (bits & HM_SIGN_BIT) ? ~bits : (bits | HM_SIGN_BIT);
+}
+
+HM_INLINE double
+hm_decode_float8(uint64_t k)
+{
+	uint64_t	bits;
+	double		v;
+
+	if (k == HM_KEY_NAN)
+	{
+		bits = 0x7ff8000000000000ULL;	/* the canonical quiet NaN */
+		memcpy(&v, &bits, sizeof(v));
+		return v;
+	}
+	bits = (k & HM_SIGN_BIT) ? (k ^ HM_SIGN_BIT) : ~k;
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+HM_INLINE uint64_t
+hm_encode_int2(int16_t v)
+{
+	return hm_encode_int64(v);
+}
+
+HM_INLINE uint64_t
+hm_encode_int4(int32_t v)
+{
+	return hm_encode_int64(v);
+}
+
+/* date: int32 days; timestamp, timestamptz: int64 microseconds */
+HM_INLINE uint64_t
+hm_encode_date(int32_t days)
+{
+	return hm_encode_int64(days);
+}
+
+HM_INLINE uint64_t
+hm_encode_timestamp(int64_t usec)
+{
+	return hm_encode_int64(usec);
+}
+
+HM_INLINE uint64_t
+hm_encode_float4(float v)
+{
+	return hm_encode_float8((double) v);
+}
+
+#endif							/* HARMONIA_KEYS_H */
