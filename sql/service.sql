@@ -114,6 +114,34 @@ SELECT count(*) FROM sg WHERE k BETWEEN -100 AND 100;
 RESET gpubtree.device;
 
 RESET ALL;
+
+-- The planner takes the service's bitmap path for a large constant = ANY,
+-- where btree's costs would have it descend the tree once per element.
+CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	plan text := '';
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF line ~ '(Scan|Aggregate)' THEN
+			plan := plan || trim(regexp_replace(line, '->|(  +)| on .*| using .*|Cond.*', '', 'g')) || '; ';
+		END IF;
+	END LOOP;
+	RETURN plan;
+END $$;
+SELECT format('SELECT count(*) FROM sg WHERE k = ANY (%L::int8[])',
+			  (SELECT array_agg(g * 3) FROM generate_series(1, 3000) g)) AS big_any \gset
+SELECT plan_of(:'big_any') AS gpubtree_plan;
+SELECT plan_of(replace(:'big_any', 'FROM sg', 'FROM sb')) AS btree_plan;
+SET gpubtree.min_gpu_batch = 5000;
+SELECT plan_of(:'big_any') AS below_min_gpu_batch;
+RESET gpubtree.min_gpu_batch;
+SET gpubtree.device = off;
+SELECT plan_of(:'big_any') AS device_off;
+RESET gpubtree.device;
+SELECT (SELECT count(*) FROM sg WHERE k = ANY ((SELECT array_agg(g * 3) FROM generate_series(1, 3000) g)::int8[]))
+	 = (SELECT count(*) FROM sb WHERE k = ANY ((SELECT array_agg(g * 3) FROM generate_series(1, 3000) g)::int8[])) AS same;
+DROP FUNCTION plan_of(text);
 DROP FUNCTION s_agree(text);
 DROP VIEW arr;
 DROP TABLE sg, sb, keys;

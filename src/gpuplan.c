@@ -72,12 +72,66 @@ service_batch_keys(IndexPath *ipath)
 	return 0;
 }
 
+/* Set while we re-plan a table's index paths at the service's costs. */
+bool		gbt_plan_service_costing = false;
+
+/* The service's cost for an index path, or -1 if it would not take it. */
+Cost
+gbt_service_index_cost(IndexPath *ipath)
+{
+	int			nkeys = service_batch_keys(ipath);
+
+	if (nkeys < gpubtree_min_gpu_batch)
+		return -1;
+	return GBT_ROUND_TRIP_COST + nkeys * cpu_operator_cost +
+		ipath->path.rows * cpu_index_tuple_cost * 0.1;
+}
+
+/* Does the table have a gpubtree index and a large constant = ANY? */
+static bool
+may_use_service(RelOptInfo *rel, Oid gpubtree_am)
+{
+	ListCell   *lc;
+	bool		has_index = false;
+
+	foreach(lc, rel->indexlist)
+		has_index |= ((IndexOptInfo *) lfirst(lc))->relam == gpubtree_am;
+	if (!has_index)
+		return false;
+	foreach(lc, rel->baserestrictinfo)
+	{
+		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) lfirst_node(RestrictInfo, lc)->clause;
+		Node	   *arr;
+
+		if (!IsA(saop, ScalarArrayOpExpr) || !saop->useOr)
+			continue;
+		arr = (Node *) lsecond(saop->args);
+		if (IsA(arr, Const) && !((Const *) arr)->constisnull)
+		{
+			ArrayType  *a = DatumGetArrayTypeP(((Const *) arr)->constvalue);
+
+			if (ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) >= gpubtree_min_gpu_batch)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Build the table's index paths again with gpubtree's amcostestimate
+ * charging the service's cost (gbt_plan_service_costing), into empty path
+ * lists, and keep from them only the bitmap heap paths over gpubtree
+ * indexes: the plans the service would answer.  The other index paths are
+ * btree's, as planned before.
+ */
 static void
 gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 						  RangeTblEntry *rte)
 {
 	Oid			gpubtree_am;
-	List	   *candidates = NIL;
+	List	   *saved_paths;
+	List	   *saved_partial;
+	List	   *service_paths;
 	ListCell   *lc;
 
 	if (prev_set_rel_pathlist)
@@ -88,48 +142,36 @@ gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		!enable_bitmapscan || !gbt_service_running())
 		return;
 	gpubtree_am = get_index_am_oid("gpubtree", true);
-	if (!OidIsValid(gpubtree_am))
+	if (!OidIsValid(gpubtree_am) || !may_use_service(rel, gpubtree_am))
 		return;
 
-	/* add_path() changes the list, so collect first */
-	foreach(lc, rel->pathlist)
+	saved_paths = rel->pathlist;
+	saved_partial = rel->partial_pathlist;
+	rel->pathlist = NIL;
+	rel->partial_pathlist = NIL;
+	gbt_plan_service_costing = true;
+	PG_TRY();
 	{
-		Path	   *path = lfirst(lc);
-
-		if (IsA(path, IndexPath) && ((IndexPath *) path)->indexinfo->relam == gpubtree_am)
-			candidates = lappend(candidates, path);
-		else if (IsA(path, BitmapHeapPath) &&
-				 IsA(((BitmapHeapPath *) path)->bitmapqual, IndexPath) &&
-				 ((IndexPath *) ((BitmapHeapPath *) path)->bitmapqual)->indexinfo->relam == gpubtree_am)
-			candidates = lappend(candidates, ((BitmapHeapPath *) path)->bitmapqual);
+		create_index_paths(root, rel);
 	}
-
-	foreach(lc, candidates)
+	PG_FINALLY();
 	{
-		IndexPath  *ipath = lfirst(lc);
-		IndexPath  *served;
-		int			nkeys = service_batch_keys(ipath);
-		Cost		service_cost;
-
-		if (nkeys < gpubtree_min_gpu_batch)
-			continue;
-		service_cost = GBT_ROUND_TRIP_COST + nkeys * cpu_operator_cost +
-			ipath->path.rows * cpu_index_tuple_cost * 0.1;
-		if (service_cost >= ipath->indextotalcost)
-			continue;
-
-		/* The same index scan, costed as the service answers it. */
-		served = makeNode(IndexPath);
-		memcpy(served, ipath, sizeof(IndexPath));
-		served->path.pathtype = T_IndexScan;
-		served->indextotalcost = service_cost;
-		served->path.startup_cost = 0;
-		served->path.total_cost = service_cost;
-		add_path(rel, (Path *) create_bitmap_heap_path(root, rel, (Path *) served,
-													   PATH_REQ_OUTER((Path *) ipath),
-													   1.0, 0));
+		gbt_plan_service_costing = false;
+		service_paths = rel->pathlist;
+		rel->pathlist = saved_paths;
+		rel->partial_pathlist = saved_partial;
 	}
-	list_free(candidates);
+	PG_END_TRY();
+
+	foreach(lc, service_paths)
+	{
+		BitmapHeapPath *bpath = lfirst(lc);
+
+		if (IsA(bpath, BitmapHeapPath) && IsA(bpath->bitmapqual, IndexPath) &&
+			((IndexPath *) bpath->bitmapqual)->indexinfo->relam == gpubtree_am &&
+			gbt_service_index_cost((IndexPath *) bpath->bitmapqual) >= 0)
+			add_path(rel, (Path *) bpath);
+	}
 }
 
 void

@@ -33,6 +33,9 @@ extern int64 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void gbt_explain_init(void);
 
 /* gpuplan.c */
+struct IndexPath;
+extern bool gbt_plan_service_costing;
+extern double gbt_service_index_cost(struct IndexPath *ipath);
 extern void gbt_plan_init(void);
 
 #endif							/* GPUBTREE_GPUSCAN_H */
