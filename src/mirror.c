@@ -2,19 +2,20 @@
  * mirror.c
  *	  The service's mirrors, over the search engine.
  *
- * A mirror keeps its keys and TIDs in the service's memory in key order,
- * and, with a usable GPU, its keys on the device too, searched in batches
- * there (cuda/gbt_sorted.cu); TIDs are gathered on the host from the
- * positions the device returns.  Without a GPU, or if a device call fails,
- * the same search runs on the CPU.
+ * A mirror is a Harmonia tree of the index's keys (cuda/harmonia.h): on
+ * the CPU, Harmonia's CPU twin; with a usable GPU, also the keys on the
+ * device, searched in batches there.  TIDs stay in the service's memory in
+ * key order and are gathered on the host from the positions the search
+ * returns.  If a device call fails, the CPU twin answers.
  *
- * PROVISIONAL: the device engine is the sorted-array baseline until the
- * Harmonia engine (cuda/harmonia*) is wired in.
+ * PROVISIONAL: the device engine is the sorted-array baseline
+ * (cuda/gbt_sorted.cu) until Harmonia's GPU engine is wired in.
  */
 #include "postgres.h"
 
 #include "utils/memutils.h"
 
+#include "harmonia.h"
 #include "mirror.h"
 
 #ifdef USE_CUDA
@@ -25,7 +26,7 @@
 struct GbtMirror
 {
 	int64		n;
-	uint64	   *keys;
+	hm_tree    *tree;			/* Harmonia's CPU twin */
 	ItemPointerData *tids;
 #ifdef USE_CUDA
 	gbt_sorted *device;			/* NULL: CPU only */
@@ -38,13 +39,24 @@ gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids, int64 n,
 {
 	GbtMirror  *m = MemoryContextAllocZero(TopMemoryContext, sizeof(GbtMirror));
 
+	hm_input	in;
+	hm_status	status;
+
 	m->n = n;
-	m->keys = MemoryContextAllocHuge(TopMemoryContext, sizeof(uint64) * Max(n, 1));
 	m->tids = MemoryContextAllocHuge(TopMemoryContext, sizeof(ItemPointerData) * Max(n, 1));
-	memcpy(m->keys, keys, sizeof(uint64) * n);
 	memcpy(m->tids, tids, sizeof(ItemPointerData) * n);
+	memset(&in, 0, sizeof(in));
+	in.n = n;
+	in.keys = keys;
+	status = hm_cpu_build(&in, HM_DEFAULT_FANOUT, &m->tree);
+	if (status != HM_OK)
+	{
+		strlcpy(err, hm_strerror(status), errlen);
+		gbt_mirror_free(m);
+		return NULL;
+	}
 #ifdef USE_CUDA
-	if (use_gpu && gbt_sorted_build(m->keys, n, &m->device, err, errlen) != 0)
+	if (use_gpu && gbt_sorted_build(keys, n, &m->device, err, errlen) != 0)
 	{
 		gbt_mirror_free(m);
 		return NULL;
@@ -61,7 +73,7 @@ gbt_mirror_free(GbtMirror *m)
 #ifdef USE_CUDA
 	gbt_sorted_free(m->device);
 #endif
-	pfree(m->keys);
+	hm_cpu_free(m->tree);
 	pfree(m->tids);
 	pfree(m);
 }
@@ -76,7 +88,7 @@ gbt_mirror_entries(const GbtMirror *m)
 int64
 gbt_mirror_bytes(const GbtMirror *m)
 {
-	int64		bytes = m->n * (int64) (sizeof(uint64) + sizeof(ItemPointerData));
+	int64		bytes = m->n * (int64) sizeof(ItemPointerData) + hm_bytes(m->tree);
 
 #ifdef USE_CUDA
 	if (m->device != NULL)
@@ -93,25 +105,6 @@ gbt_mirror_on_gpu(const GbtMirror *m)
 #else
 	return false;
 #endif
-}
-
-/* First position whose key is >= k (or > k when upper). */
-static int64
-bound(const GbtMirror *m, uint64 k, bool upper)
-{
-	int64		lo = 0,
-				hi = m->n;
-
-	while (lo < hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (m->keys[mid] < k || (upper && m->keys[mid] == k))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 bool
@@ -131,10 +124,26 @@ gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 		/* The device failed: answer from the host copy this time. */
 	}
 #endif
-	for (i = 0; i < nranges; i++)
 	{
-		start[i] = bound(m, lo[i], false);
-		end[i] = lo[i] <= hi[i] ? bound(m, hi[i], true) : start[i];
+		hm_range   *r = palloc_extended(sizeof(hm_range) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+		hm_opts		opts;
+		hm_status	status;
+
+		for (i = 0; i < nranges; i++)
+		{
+			r[i].lo = lo[i];
+			r[i].hi = hi[i];
+			r[i].lo_incl = r[i].hi_incl = 1;
+		}
+		hm_default_opts(&opts);
+		StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
+		status = hm_cpu_ranges(m->tree, r, nranges, (int64_t *) start, (int64_t *) end, &opts);
+		pfree(r);
+		if (status != HM_OK)
+		{
+			strlcpy(err, hm_strerror(status), errlen);
+			return false;
+		}
 	}
 	return true;
 }
