@@ -207,8 +207,8 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int
-cmp_i64(const void *a, const void *b)
+int
+hm__cmp_i64(const void *a, const void *b)
 {
 	int64_t		x = *(const int64_t *) a,
 				y = *(const int64_t *) b;
@@ -266,8 +266,8 @@ hm_cpu_choose_group_size(const hm_tree *t, const uint64_t *sample, int64_t nsamp
 	return gs;
 }
 
-static void
-free_delta(hm_tree *t)
+void
+hm__free_delta(hm_tree *t)
 {
 	int			c;
 
@@ -301,7 +301,7 @@ hm_cpu_free(hm_tree *t)
 
 	if (!t)
 		return;
-	free_delta(t);
+	hm__free_delta(t);
 	free(t->inner);
 	free(t->child);
 	free(t->keys);
@@ -556,7 +556,7 @@ resolve_deletes(const hm_tree *t, const hm_input *del, int64_t *delpos)
 			return HM_EINVAL;
 		delpos[i] = p;
 	}
-	qsort(delpos, del->n, sizeof(int64_t), cmp_i64);
+	qsort(delpos, del->n, sizeof(int64_t), hm__cmp_i64);
 	for (i = 1; i < del->n; i++)
 		if (delpos[i] == delpos[i - 1])
 			return HM_EINVAL;	/* the same entry deleted twice */
@@ -564,8 +564,8 @@ resolve_deletes(const hm_tree *t, const hm_input *del, int64_t *delpos)
 }
 
 /* Build the delta arrays of t (host memory) from ins and resolved delpos. */
-static hm_status
-fill_delta(hm_tree *t, const hm_input *ins, int64_t *delpos, int64_t ndel,
+hm_status
+hm__fill_delta(hm_tree *t, const hm_input *ins, int64_t *delpos, int64_t ndel,
 		   const hm_val *const *delvals)
 {
 	int			c;
@@ -617,7 +617,7 @@ hm_cpu_set_delta(hm_tree *t, const hm_input *ins, const hm_input *del)
 	if (!t || t->gpu || (ins && (!valid_input(ins) || ins->ncols != t->ncols)) ||
 		(del && (!valid_input(del))))
 		return HM_EINVAL;
-	free_delta(t);
+	hm__free_delta(t);
 	delpos = malloc((nd + 1) * sizeof(int64_t));
 	if (!delpos)
 		return HM_ENOMEM;
@@ -638,13 +638,13 @@ hm_cpu_set_delta(hm_tree *t, const hm_input *ins, const hm_input *del)
 				dv[c][i] = t->cols[c][delpos[i]];
 	}
 	if (st == HM_OK)
-		st = fill_delta(t, ins, delpos, nd, (const hm_val *const *) dv);
+		st = hm__fill_delta(t, ins, delpos, nd, (const hm_val *const *) dv);
 	else
 		free(delpos);
 	for (c = 0; c < t->ncols; c++)
 		free(dv[c]);
 	if (st != HM_OK)
-		free_delta(t);
+		hm__free_delta(t);
 	return st;
 }
 

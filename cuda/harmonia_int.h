@@ -13,7 +13,7 @@
 
 #define HM_MAX_LEVELS 40
 
-#ifdef __CUDACC__
+#ifdef __CUDA_ARCH__
 #define HM_LD(p) __ldg(p)		/* read-only data path */
 #else
 #define HM_LD(p) (*(p))
@@ -55,6 +55,7 @@ struct hm_tree
 	hm_val	   *cols[HM_MAX_COLS];
 	hm_i128    *psi[HM_MAX_COLS];	/* n + 1 prefix sums, int64 columns */
 	hm_dd	   *psf[HM_MAX_COLS];	/* n + 1 prefix sums, float8 columns */
+	int			ntg;			/* group size chosen at build (GPU) */
 	int			nmm;			/* min/max levels above the column */
 	int64_t		mm_len[HM_MAX_LEVELS];
 	hm_val	   *mmin[HM_MAX_COLS][HM_MAX_LEVELS];
@@ -78,6 +79,10 @@ extern int	hm__ntg_model(const int32_t *cidx, int64_t nsample, int nlev, int fan
 extern hm_status hm__merge_host(const hm_input *main_in, const int64_t *delpos,
 								int64_t ndel, const hm_input *ins, hm_input *out);
 extern void hm__free_input(hm_input *in);
+extern void hm__free_delta(hm_tree *t);
+extern hm_status hm__fill_delta(hm_tree *t, const hm_input *ins, int64_t *delpos,
+								int64_t ndel, const hm_val *const *delvals);
+extern int	hm__cmp_i64(const void *a, const void *b);
 
 HM_INLINE	hm_i128
 hm__add128(hm_i128 a, hm_i128 b)
