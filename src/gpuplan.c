@@ -36,6 +36,23 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
 /* Service round trip, in cost units (about 100 operator evaluations). */
 #define GBT_ROUND_TRIP_COST (100.0 * cpu_operator_cost)
 
+/* Elements of a constant = ANY(array) clause, or 0 for any other clause. */
+static int
+const_any_length(Expr *clause)
+{
+	ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
+	Const	   *arr;
+	ArrayType  *a;
+
+	if (!IsA(saop, ScalarArrayOpExpr) || !saop->useOr)
+		return 0;
+	arr = (Const *) lsecond(saop->args);
+	if (!IsA(arr, Const) || arr->constisnull)
+		return 0;
+	a = DatumGetArrayTypeP(arr->constvalue);
+	return ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+}
+
 /*
  * The number of keys the service would be asked for: the elements of a
  * constant = ANY array on the leading column, or 0.
@@ -54,19 +71,10 @@ service_batch_keys(IndexPath *ipath)
 			continue;
 		foreach(lc2, iclause->indexquals)
 		{
-			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
-			ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) rinfo->clause;
-			Node	   *arr;
+			int			n = const_any_length(lfirst_node(RestrictInfo, lc2)->clause);
 
-			if (!IsA(saop, ScalarArrayOpExpr) || !saop->useOr)
-				continue;
-			arr = (Node *) lsecond(saop->args);
-			if (IsA(arr, Const) && !((Const *) arr)->constisnull)
-			{
-				ArrayType  *a = DatumGetArrayTypeP(((Const *) arr)->constvalue);
-
-				return ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
-			}
+			if (n > 0)
+				return n;
 		}
 	}
 	return 0;
@@ -99,21 +107,8 @@ may_use_service(RelOptInfo *rel, Oid gpubtree_am)
 	if (!has_index)
 		return false;
 	foreach(lc, rel->baserestrictinfo)
-	{
-		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) lfirst_node(RestrictInfo, lc)->clause;
-		Node	   *arr;
-
-		if (!IsA(saop, ScalarArrayOpExpr) || !saop->useOr)
-			continue;
-		arr = (Node *) lsecond(saop->args);
-		if (IsA(arr, Const) && !((Const *) arr)->constisnull)
-		{
-			ArrayType  *a = DatumGetArrayTypeP(((Const *) arr)->constvalue);
-
-			if (ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) >= gpubtree_min_gpu_batch)
-				return true;
-		}
-	}
+		if (const_any_length(lfirst_node(RestrictInfo, lc)->clause) >= gpubtree_min_gpu_batch)
+			return true;
 	return false;
 }
 

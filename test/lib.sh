@@ -59,3 +59,14 @@ cluster_stop() {
 cluster_env() {
 	export PGHOST=$1 PGPORT=$2 PGDATABASE=postgres
 }
+
+# cluster_throwaway NAME PORT: a fresh cluster in DIR=/tmp/gpubtree-NAME.*,
+# started, with libpq pointed at it and PSQL set; stopped and removed when
+# the script exits.
+cluster_throwaway() {
+	DIR=$(mktemp -d "/tmp/gpubtree-$1.XXXXXX")
+	trap 'cluster_stop "$DIR" immediate; rm -rf "$DIR"' EXIT
+	cluster_init "$DIR" "$2" && cluster_start "$DIR" || exit 1
+	cluster_env "$DIR" "$2"
+	PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
+}

@@ -7,12 +7,7 @@ cd "$(dirname "$0")/.."
 export GBT_PRELOAD=0
 . test/lib.sh
 
-DIR=$(mktemp -d /tmp/gpubtree-nopreload.XXXXXX)
-PORT=${PORT:-54404}
-trap 'cluster_stop "$DIR" immediate; rm -rf "$DIR"' EXIT
-cluster_init "$DIR" "$PORT" && cluster_start "$DIR" || exit 1
-cluster_env "$DIR" "$PORT"
-PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
+cluster_throwaway nopreload "${PORT:-54404}"
 
 out=$($PSQL <<'SQL' 2>&1
 CREATE EXTENSION gpubtree;

@@ -5,12 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . test/lib.sh
 
-DIR=$(mktemp -d /tmp/gpubtree-progress.XXXXXX)
-PORT=${PORT:-54402}
-trap 'cluster_stop "$DIR" immediate; rm -rf "$DIR"' EXIT
-cluster_init "$DIR" "$PORT" && cluster_start "$DIR" || exit 1
-cluster_env "$DIR" "$PORT"
-PSQL="$PGBIN/psql -X -q -v ON_ERROR_STOP=1"
+cluster_throwaway progress "${PORT:-54402}"
 
 $PSQL -c "CREATE EXTENSION gpubtree" -c "CREATE TABLE big AS SELECT (random() * 1e9)::int8 AS k FROM generate_series(1, 3000000)" || exit 1
 

@@ -7,12 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . test/lib.sh
 
-DIR=$(mktemp -d /tmp/gpubtree-faults.XXXXXX)
-PORT=${PORT:-54403}
-trap 'cluster_stop "$DIR" immediate; rm -rf "$DIR"' EXIT
-cluster_init "$DIR" "$PORT" && cluster_start "$DIR" || exit 1
-cluster_env "$DIR" "$PORT"
-PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
+cluster_throwaway faults "${PORT:-54403}"
 
 passed=0
 failed=0
