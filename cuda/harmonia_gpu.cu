@@ -61,6 +61,8 @@ hm_gpu_available(char *name, size_t namelen)
 
 /* ---------------- build ---------------- */
 
+__global__ void k_sample(const uint64_t *keys, int64_t n, uint64_t *out, int ns);
+
 __global__ void
 k_inner(const __grid_constant__ hm_tree T)
 {
@@ -318,20 +320,21 @@ hm_gpu_build(const hm_input *in, int fanout, hm_tree **out)
 	if (n > 0)
 	{
 		uint64_t   *s = (uint64_t *) malloc(1024 * 8);
-		int			i;
+		void	   *tmp0 = NULL;
 
+		CK(cudaMalloc(&tmp0, 1024 * 8));
 		if (!s)
 		{
 			st = HM_ENOMEM;
 			goto out;
 		}
-		for (i = 0; i < 1024; i++)
-			if (cudaMemcpy(&s[i], t->keys + (int64_t) ((i * 2654435761u) % (uint64_t) n), 8,
-						   cudaMemcpyDeviceToHost) != cudaSuccess)
-				st = HM_ECUDA;
+		k_sample<<<4, BLK>>>(t->keys, n, (uint64_t *) tmp0, 1024);
+		if (cudaMemcpy(s, tmp0, 1024 * 8, cudaMemcpyDeviceToHost) != cudaSuccess)
+			st = HM_ECUDA;
 		if (st == HM_OK)
 			t->ntg = hm_gpu_choose_group_size(t, s, 1024);
 		free(s);
+		cudaFree(tmp0);
 	}
 	else
 		t->ntg = 1;
@@ -347,6 +350,16 @@ out:
 }
 
 /* ---------------- NTG profiling ---------------- */
+
+__global__ void
+k_sample(const uint64_t *keys, int64_t n, uint64_t *out, int ns)
+{
+	int			i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < ns)
+		out[i] = keys[(int64_t) (((uint64_t) i * 2654435761u) % (uint64_t) n)];
+}
+
 
 /* the child index taken at every level, as the sequential walk finds it */
 __global__ void

@@ -317,7 +317,7 @@ main(int argc, char **argv)
 			{
 				fixture		f;
 
-				if (quick && (fi == 16 || fi == 64) && si > 3)
+				if (quick && (fi == 16 || fi == 64))
 					continue;
 				fx_make(&f, small_sizes[si], dist, fi);
 				if (!f.g)
