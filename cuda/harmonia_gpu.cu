@@ -74,6 +74,16 @@ k_inner(const __grid_constant__ hm_tree T)
 		T.child[i] = hm__child0(&T, i);
 }
 
+/* flag keys out of order: the build's input contract, checked in O(n) */
+__global__ void
+k_unsorted(const uint64_t *k, int64_t n, int *bad)
+{
+	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+
+	if (i + 1 < n && k[i] > k[i + 1])
+		*bad = 1;
+}
+
 __global__ void
 k_iota64(uint64_t *a, int64_t n)
 {
@@ -261,6 +271,19 @@ hm_gpu_build(const hm_input *in, int fanout, hm_tree **out)
 		goto out;
 	if (n > 0)
 		CK(cudaMemcpy(t->keys, in->keys, n * 8, cudaMemcpyDefault));
+	if (n > 1)
+	{
+		int			bad = 0;
+
+		CK(cudaMemcpy(t->child, &bad, sizeof(int), cudaMemcpyHostToDevice));
+		k_unsorted<<<nblocks(n), BLK>>>(t->keys, n, (int *) t->child);
+		CK(cudaMemcpy(&bad, t->child, sizeof(int), cudaMemcpyDeviceToHost));
+		if (bad)
+		{
+			st = HM_EINVAL;
+			goto out;
+		}
+	}
 	if (in->rowids && n > 0)
 		CK(cudaMemcpy(t->rowids, in->rowids, n * 8, cudaMemcpyDefault));
 	else if (n > 0)
@@ -536,6 +559,24 @@ psa_bits_for(const hm_tree *t, const hm_opts *o)
 	return b > 64 ? 64 : b;
 }
 
+/*
+ * Per-call scratch comes from the device's stream-ordered pool; keep freed
+ * blocks in the pool (the default threshold returns them to the driver at
+ * every synchronize, which made each 10^8 batch pay for fresh allocations).
+ */
+static void
+keep_pool(void)
+{
+	int			dev;
+	cudaMemPool_t pool;
+	uint64_t	thr = UINT64_MAX;
+
+	if (cudaGetDevice(&dev) == cudaSuccess &&
+		cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess)
+		cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr);
+	(void) cudaGetLastError();
+}
+
 /* Sort keys (device copy) by their top `bits` bits; perm = original index. */
 static hm_status
 psa_sort(const uint64_t *keys, int64_t n, int bits, uint64_t **skeys, uint32_t **sperm,
@@ -548,6 +589,7 @@ psa_sort(const uint64_t *keys, int64_t n, int bits, uint64_t **skeys, uint32_t *
 
 	*skeys = NULL;
 	*sperm = NULL;
+	keep_pool();
 	CK(cudaMallocAsync(skeys, n * 8, s));
 	CK(cudaMallocAsync(sperm, n * 4, s));
 	CK(cudaMallocAsync(&iota, n * 4, s));

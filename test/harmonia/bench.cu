@@ -274,7 +274,7 @@ main(int argc, char **argv)
 		uint64_t   *k = (uint64_t *) malloc(n * 8);
 		int64_t    *v = (int64_t *) malloc(n * 8);
 		uint64_t	x = 0,
-					step = (UINT64_MAX / n) * 2 - 2;
+					step = UINT64_MAX / n - 1;	/* mean gap half of it: no wrap */
 		double		ms,
 					sort_ms[2];
 
@@ -373,6 +373,11 @@ main(int argc, char **argv)
 				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
 				row(n, dist, "harmonia_nopsa", F, 0, model, 1, nq, ms, 0, 0);
 				hm_default_opts(&o);
+				o.group_size = 1;
+				o.psa_bits = 24;
+				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
+				row(n, dist, "harmonia_psa24", F, 24, 1, 1, nq, ms, 0, 0);
+				hm_default_opts(&o);
 				o.combine = 0;
 				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
 				row(n, dist, "harmonia_psa_nocombine", F, psa_bits, model, 0, nq, ms, sort_ms[dz], 0);
@@ -428,7 +433,7 @@ main(int argc, char **argv)
 			const int64_t cq = nq / 10;
 			double		c0 = now_ms();
 
-			HM(hm_cpu_build(&in, 32, &ct));
+			HM(hm_cpu_build(&in, 32, &ct));	/* also checks the keys are sorted */
 			row(n, "build", "cpu_twin_build", 32, 0, 0, 0, n, now_ms() - c0, 0, 0);
 			for (int dz = 0; dz < 2; dz++)
 			{

@@ -44,7 +44,7 @@ gen_sorted(uint64_t *k, int64_t n, int dist)
 		return;
 	}
 	{
-		uint64_t	step = dist == 1 ? 2 : (UINT64_MAX / (uint64_t) n) * 2 - 2,
+		uint64_t	step = dist == 1 ? 2 : UINT64_MAX / (uint64_t) n,	/* no wrap */
 					x = rnd() % 1000;
 
 		for (i = 0; i < n; i++)
