@@ -3,13 +3,11 @@
  *	  The service's mirrors, over the search engine.
  *
  * A mirror is a Harmonia tree of the index's keys (cuda/harmonia.h): on
- * the CPU, Harmonia's CPU twin; with a usable GPU, also the keys on the
- * device, searched in batches there.  TIDs stay in the service's memory in
- * key order and are gathered on the host from the positions the search
- * returns.  If a device call fails, the CPU twin answers.
- *
- * PROVISIONAL: the device engine is the sorted-array baseline
- * (cuda/gbt_sorted.cu) until Harmonia's GPU engine is wired in.
+ * the CPU, Harmonia's CPU twin; with a usable GPU, also Harmonia's GPU tree,
+ * searched in batches there (cuda/gbt_mirror_gpu.cu).  TIDs stay in the
+ * service's memory in key order and are gathered on the host from the
+ * positions the search returns.  If a device call fails, the CPU twin
+ * answers.
  */
 #include "postgres.h"
 
@@ -20,7 +18,7 @@
 
 #ifdef USE_CUDA
 #include "gbt_device.h"
-#include "gbt_sorted.h"
+#include "gbt_mirror_gpu.h"
 #endif
 
 struct GbtMirror
@@ -29,7 +27,7 @@ struct GbtMirror
 	hm_tree    *tree;			/* Harmonia's CPU twin */
 	ItemPointerData *tids;
 #ifdef USE_CUDA
-	gbt_sorted *device;			/* NULL: CPU only */
+	gbt_mirror_gpu *device;		/* NULL: CPU only */
 #endif
 };
 
@@ -56,7 +54,7 @@ gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids, int64 n,
 		return NULL;
 	}
 #ifdef USE_CUDA
-	if (use_gpu && gbt_sorted_build(keys, n, &m->device, err, errlen) != 0)
+	if (use_gpu && gbt_mirror_gpu_build(keys, n, HM_DEFAULT_FANOUT, &m->device, err, errlen) != 0)
 	{
 		gbt_mirror_free(m);
 		return NULL;
@@ -71,7 +69,7 @@ gbt_mirror_free(GbtMirror *m)
 	if (m == NULL)
 		return;
 #ifdef USE_CUDA
-	gbt_sorted_free(m->device);
+	gbt_mirror_gpu_free(m->device);
 #endif
 	hm_cpu_free(m->tree);
 	pfree(m->tids);
@@ -92,7 +90,7 @@ gbt_mirror_bytes(const GbtMirror *m)
 
 #ifdef USE_CUDA
 	if (m->device != NULL)
-		bytes += gbt_sorted_bytes(m->device);
+		bytes += gbt_mirror_gpu_bytes(m->device);
 #endif
 	return bytes;
 }
@@ -118,8 +116,8 @@ gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	if (m->device != NULL)
 	{
 		StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
-		if (gbt_sorted_ranges(m->device, lo, hi, nranges, (int64_t *) start,
-							  (int64_t *) end, err, errlen) == 0)
+		if (gbt_mirror_gpu_ranges(m->device, lo, hi, nranges, (int64_t *) start,
+								  (int64_t *) end, err, errlen) == 0)
 			return true;
 		/* The device failed: answer from the host copy this time. */
 	}
