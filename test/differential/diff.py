@@ -1,237 +1,276 @@
 #!/usr/bin/env python3
 """Randomized differential test: gpubtree against btree.
 
-For one seed: create twin tables t_g (gpubtree indexes) and t_b (the same
-indexes USING btree), apply the same random DML to both (inserts with
-duplicates and NULLs, key and INCLUDE-column updates, deletes, VACUUM,
-rolled-back transactions, savepoints), then run the same random queries on
-both under each plan shape (index scan, index-only scan, bitmap scan) and
-compare the outputs exactly.  Drives psql only (no driver needed).
+For one seed: twin tables t_g (gpubtree indexes) and t_b (the same indexes
+USING btree) get the same random DML (inserts with duplicates and NULLs,
+updates of keys and INCLUDE columns, ON CONFLICT upserts, deletes, VACUUM,
+committed and rolled-back transactions, savepoints rolled back to), then the
+same random queries run on both under each plan shape (index scan,
+index-only scan, bitmap scan), and every output must equal that of a
+sequential scan of t_b.  EXPLAIN checks that most queries really used the
+shape on a gpubtree index; EXPLAIN ANALYZE counts the bitmap scans that the
+GPU service (not nbtree) answered.  Drives psql only: no driver needed.
 
 usage: diff.py SEED [--rounds N] [--queries N]
+Environment: PGBIN (psql's directory), GPUBTREE_DEVICE (gpubtree.device).
 """
 import argparse
+import difflib
 import os
 import random
+import re
 import subprocess
 import sys
 
-PSQL = [os.path.join(os.environ.get("PGBIN", ""), "psql"), "-X", "-q", "-A", "-t",
-        "-v", "ON_ERROR_STOP=1", "-d", os.environ.get("PGDATABASE", "postgres")]
+PSQL = [os.path.join(os.environ.get("PGBIN", ""), "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
 
-INDEXES = [
-    # (name, definition after ON <table> USING <am>)
-    ("k", "(k) INCLUDE (v)"),
-    ("k2k", "(k2 DESC NULLS FIRST, k)"),
-    ("f", "(f)"),
-    ("ts", "(ts)"),
-    ("uid", "(id)"),  # UNIQUE
-]
-
-SHAPES = {
-    "index": "SET enable_seqscan=off; SET enable_bitmapscan=off; SET enable_indexonlyscan=off;",
-    "indexonly": "SET enable_seqscan=off; SET enable_bitmapscan=off; SET enable_indexscan=on;",
-    "bitmap": "SET enable_seqscan=off; SET enable_indexscan=off; SET enable_indexonlyscan=off;",
+COLUMNS = "id int4, k int8, k2 int4, f float8, ts timestamptz, d date, v int8"
+INDEXES = {  # name: definition after USING <am>
+    "k": "(k) INCLUDE (v)",
+    "k2k": "(k2 DESC NULLS FIRST, k)",
+    "f": "(f)",
+    "ts": "(ts)",
+    "dk2": "(d, k2)",
+    "id": "(id)",  # UNIQUE
 }
 
+OFF = "SET enable_seqscan=off; SET enable_indexscan=off; SET enable_indexonlyscan=off; SET enable_bitmapscan=off;"
+SHAPES = {  # shape: (settings, EXPLAIN node that must appear on a t_g index)
+    "index": (OFF + "SET enable_indexscan=on;", r"Index Scan (Backward )?using t_g_"),
+    "index-only": (OFF + "SET enable_indexscan=on; SET enable_indexonlyscan=on;", r"Index Only Scan (Backward )?using t_g_"),
+    "bitmap": (OFF + "SET enable_bitmapscan=on;", r"Bitmap Index Scan on t_g_"),
+}
+SEQSCAN = OFF + "SET enable_seqscan=on;"
+PARALLEL = ("SET parallel_setup_cost=0; SET parallel_tuple_cost=0; SET min_parallel_table_scan_size=0;"
+            "SET min_parallel_index_scan_size=0; SET max_parallel_workers_per_gather=2;")
+T0 = "'2026-01-01 00:00+00'::timestamptz"
 
-def psql(sql, check=True):
+
+def psql(sql):
     r = subprocess.run(PSQL, input=sql, capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise RuntimeError("psql failed: %s\n--- sql ---\n%s" % (r.stderr.strip(), sql[:2000]))
+    if r.returncode != 0:
+        raise RuntimeError("psql failed: %s" % r.stderr.strip()[-1500:])
     return r.stdout
 
 
-def setup(rng):
-    stmts = ["DROP TABLE IF EXISTS t_g, t_b;"]
-    for t, am in (("t_g", "gpubtree"), ("t_b", "btree")):
-        stmts.append("CREATE TABLE %s (id int4, k int8, k2 int4, f float8, ts timestamptz, v int8);" % t)
-        for name, definition in INDEXES:
-            unique = "UNIQUE " if name == "uid" else ""
-            stmts.append("CREATE %sINDEX %s_%s ON %s USING %s %s;" % (unique, t, name, t, am, definition))
-    return "\n".join(stmts)
-
-
-class Model:
-    """Random DML: the same statement text is applied to both tables."""
+class Gen:
+    """Random SQL; '{t}' stands for the table name in every statement."""
 
     def __init__(self, rng):
-        self.rng = rng
+        self.r = rng
         self.next_id = 1
 
-    def key(self):
-        r = self.rng.random()
-        if r < 0.05:
-            return "NULL"
-        if r < 0.08:
-            return self.rng.choice(["9223372036854775807", "-9223372036854775808"])
-        return str(self.rng.randint(-50, 250))  # many duplicates
+    def chance(self, p):
+        return self.r.random() < p
 
-    def float(self):
-        r = self.rng.random()
-        if r < 0.05:
+    # values, as SQL literals
+    def k(self):
+        if self.chance(0.06):
             return "NULL"
-        if r < 0.12:
-            return "'%s'" % self.rng.choice(["NaN", "Infinity", "-Infinity", "-0", "0"])
-        return repr(round(self.rng.uniform(-100, 100), 3))
+        if self.chance(0.02):
+            return self.r.choice(["9223372036854775807", "-9223372036854775808"])
+        return str(self.r.randint(-50, 250))  # many duplicates
+
+    def k2(self):
+        return "NULL" if self.chance(0.08) else str(self.r.randint(0, 9))
+
+    def f(self):
+        if self.chance(0.05):
+            return "NULL"
+        if self.chance(0.15):
+            return "'%s'::float8" % self.r.choice(["NaN", "Infinity", "-Infinity", "-0", "0"])
+        return repr(round(self.r.uniform(-100, 100), self.r.choice([0, 1, 3])))
 
     def ts(self):
-        if self.rng.random() < 0.05:
-            return "NULL"
-        return "'2026-01-01 00:00+00'::timestamptz + %d * interval '1 hour'" % self.rng.randint(-500, 500)
+        return "NULL" if self.chance(0.05) else "%s + interval '%d min'" % (T0, self.r.randint(-3000, 3000) * 20)
+
+    def d(self):
+        return "NULL" if self.chance(0.05) else "'2026-01-01'::date + %d" % self.r.randint(-40, 40)
 
     def row(self):
-        i = self.next_id
         self.next_id += 1
-        k2 = "NULL" if self.rng.random() < 0.05 else str(self.rng.randint(0, 9))
-        return "(%d, %s, %s, %s, %s, %d)" % (i, self.key(), k2, self.float(), self.ts(), self.rng.randint(-1000, 1000))
+        return "(%d, %s, %s, %s, %s, %s, %d)" % (self.next_id, self.k(), self.k2(), self.f(), self.ts(), self.d(),
+                                                 self.r.randint(-1000, 1000))
+
+    def bulk(self):
+        """Many rows from generate_series, with duplicates and NULLs."""
+        n, a, b = self.r.randint(100, 1500), self.r.choice([7, 13, 31, 101]), self.r.randint(0, 99)
+        sql = ("INSERT INTO {t} SELECT %d + g, CASE WHEN g %% 19 = 0 THEN NULL ELSE (g * %d + %d) %% 300 - 50 END, "
+               "CASE WHEN g %% 11 = 0 THEN NULL ELSE g %% 10 END, "
+               "CASE g %% 23 WHEN 0 THEN 'NaN' WHEN 1 THEN '-0' WHEN 2 THEN '-Infinity' WHEN 3 THEN NULL "
+               "ELSE ((g * %d) %% 2000 - 1000) / 10.0 END, "
+               "%s + (g * %d %% 6000 - 3000) * interval '20 min', '2026-01-01'::date + (g * %d %% 81 - 40), g %% 1000 "
+               "FROM generate_series(1, %d) g;") % (self.next_id, a, b, a, T0, a, a, n)
+        self.next_id += n
+        return sql
+
+    def span(self, width):
+        lo = self.r.randint(-60, 250)
+        return lo, lo + self.r.randint(0, width)
 
     def dml(self):
-        """One statement with {t} for the table name."""
-        r = self.rng.random()
-        if r < 0.45:
-            rows = ", ".join(self.row() for _ in range(self.rng.randint(1, 60)))
-            return "INSERT INTO {t} VALUES %s;" % rows
-        if r < 0.6:
-            lo = self.rng.randint(-60, 250)
-            return "UPDATE {t} SET k = k + %d WHERE k BETWEEN %d AND %d;" % (
-                self.rng.randint(-5, 5), lo, lo + self.rng.randint(0, 20))
-        if r < 0.7:
-            lo = self.rng.randint(-60, 250)
-            return "UPDATE {t} SET v = v + 1, f = %s WHERE k BETWEEN %d AND %d;" % (
-                self.float(), lo, lo + self.rng.randint(0, 30))
-        if r < 0.85:
-            lo = self.rng.randint(-60, 250)
-            return "DELETE FROM {t} WHERE k BETWEEN %d AND %d;" % (lo, lo + self.rng.randint(0, 15))
-        if r < 0.9:
-            return "DELETE FROM {t} WHERE id %% %d = 0;" % self.rng.randint(7, 40)
-        return "UPDATE {t} SET k = NULL WHERE id %% %d = 1;" % self.rng.randint(20, 60)
+        c = self.r.random()
+        if c < 0.2:
+            return "INSERT INTO {t} VALUES %s;" % ", ".join(self.row() for _ in range(self.r.randint(1, 40)))
+        if c < 0.35:
+            return self.bulk()
+        if c < 0.47:
+            return "UPDATE {t} SET k = k + %d WHERE k BETWEEN %d AND %d;" % ((self.r.randint(-5, 5),) + self.span(20))
+        if c < 0.55:
+            return "UPDATE {t} SET v = v + 1, f = %s WHERE k BETWEEN %d AND %d;" % ((self.f(),) + self.span(30))
+        if c < 0.62:
+            m = self.r.randint(5, 40)
+            return "UPDATE {t} SET k2 = %s, d = d + %d WHERE id %% %d = %d;" % (
+                self.k2(), self.r.randint(-3, 3), m, self.r.randrange(m))
+        if c < 0.67:
+            m = self.r.randint(10, 60)
+            return "UPDATE {t} SET k = NULL, ts = ts + interval '1 hour' WHERE id %% %d = %d;" % (m, self.r.randrange(m))
+        if c < 0.74:
+            ids = self.r.sample(range(1, self.next_id + 1), min(20, self.next_id))  # existing ids
+            rows = ", ".join("(%d, %s, %s, %s, %s, %s, 1)" % (i, self.k(), self.k2(), self.f(), self.ts(), self.d())
+                             for i in ids)
+            return "INSERT INTO {t} VALUES %s ON CONFLICT (id) DO UPDATE SET k = EXCLUDED.k, v = {t}.v + 1;" % rows
+        if c < 0.88:
+            return "DELETE FROM {t} WHERE k BETWEEN %d AND %d;" % self.span(8)
+        if c < 0.94:
+            m = self.r.randint(8, 60)
+            return "DELETE FROM {t} WHERE id %% %d = %d;" % (m, self.r.randrange(m))
+        return "DELETE FROM {t} WHERE f %s %s;" % (self.r.choice(["<", ">", "="]), self.f())
+
+    def transaction(self):
+        """A few statements in one of several transaction shapes."""
+        body = [self.dml() for _ in range(self.r.randint(1, 4))]
+        c = self.r.random()
+        if c < 0.3:
+            return "\n".join(body)  # autocommit
+        if c < 0.6:
+            return "BEGIN;\n%s\nCOMMIT;" % "\n".join(body)
+        if c < 0.75:
+            return "BEGIN;\n%s\nROLLBACK;" % "\n".join(body)
+        undone = [self.dml() for _ in range(self.r.randint(1, 3))]
+        return "BEGIN;\n%s\nSAVEPOINT a;\n%s\nSAVEPOINT b;\n%s\nROLLBACK TO SAVEPOINT a;\n%s\nCOMMIT;" % (
+            body[0], undone[0], "\n".join(undone[1:]), "\n".join(body[1:]))
+
+    # queries: outputs are ordered by every selected column, so deterministic
+    def cmp(self):
+        return self.r.choice(["<", "<=", "=", ">=", ">"])
+
+    def int_array(self, typ, lo, hi):
+        elems = [str(self.r.randint(lo, hi)) for _ in range(self.r.randint(1, 40))]
+        if self.chance(0.3):
+            elems.insert(self.r.randrange(len(elems) + 1), "NULL")
+        return "'{%s}'::%s[]" % (",".join(elems), typ)
+
+    def query(self):
+        c = self.r.randrange(22)
+        lo, hi = self.span(60)
+        n = self.r.randint(1, 40)
+        fc = self.r.choice(["'NaN'", "'Infinity'", "'-Infinity'", "'-0'", "0", str(round(self.r.uniform(-100, 100), 1))])
+        return [
+            "SELECT k, v FROM {t} WHERE k %s %d AND k %s %d ORDER BY k, v" % (
+                self.r.choice([">", ">="]), lo, self.r.choice(["<", "<="]), hi),
+            "SELECT k, v FROM {t} WHERE k = %d ORDER BY v" % lo,
+            "SELECT k, v FROM {t} WHERE k = ANY (%s) ORDER BY k, v" % self.int_array(self.r.choice(["int8", "int4"]), -60, 260),
+            "SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k %s %d" % (self.cmp(), lo),
+            "SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k < %d::int4 AND k >= %d::int2" % (hi, lo),
+            "SELECT k, v FROM {t} WHERE k > %d::int4 ORDER BY k, v LIMIT %d" % (lo, n),
+            "SELECT count(*), sum(v) FROM {t} WHERE k IS NULL",
+            "SELECT k, v FROM {t} WHERE k IS NOT NULL ORDER BY k %s, v %s LIMIT %d" % (2 * (self.r.choice(["ASC", "DESC"]),) + (n,)),
+            "SELECT k, v FROM {t} WHERE k IN (%d, %d) OR k IS NULL ORDER BY k, v" % (lo, hi),
+            "SELECT k2, k FROM {t} WHERE k2 = %d AND k BETWEEN %d AND %d ORDER BY k2, k" % (self.r.randint(0, 9), lo, hi),
+            "SELECT k2, k FROM {t} WHERE k2 %s %d ORDER BY k2 DESC NULLS FIRST, k LIMIT %d" % (self.cmp(), self.r.randint(0, 9), n),
+            "SELECT k2, k FROM {t} WHERE k2 IS NULL ORDER BY k2, k",
+            "SELECT k2, k FROM {t} WHERE k2 = ANY (%s) AND k > %d ORDER BY k2, k" % (self.int_array("int8", -1, 10), lo),
+            "SELECT k2, k FROM {t} WHERE k2 >= %d::int8 ORDER BY k2 %s, k %s LIMIT %d" % (
+                (self.r.randint(0, 9),) + self.r.choice([("DESC NULLS FIRST", "ASC"), ("ASC NULLS LAST", "DESC")]) + (n,)),
+            "SELECT f FROM {t} WHERE f %s %s ORDER BY f, f::text" % (self.cmp(), fc),
+            "SELECT f FROM {t} WHERE f %s %s::float4 AND f IS NOT NULL ORDER BY f, f::text" % (self.cmp(), fc),
+            "SELECT f FROM {t} WHERE f = ANY ('{NaN,-0,Infinity,-Infinity,%s,NULL}'::float8[]) ORDER BY f, f::text" % fc.strip("'"),
+            "SELECT ts FROM {t} WHERE ts >= %s + interval '%d hours' AND ts < %s + interval '%d hours' ORDER BY ts" % (T0, lo, T0, hi),
+            "SELECT count(*), min(ts), max(ts) FROM {t} WHERE ts %s '2026-01-%02d'::date" % (self.cmp(), self.r.randint(1, 28)),
+            "SELECT d, k2 FROM {t} WHERE d BETWEEN '2026-01-01'::date + %d AND '2026-01-01'::date + %d ORDER BY d, k2" % (
+                lo // 5 - 10, hi // 5 - 10),
+            "SELECT d, k2 FROM {t} WHERE d %s '2026-01-%02d 12:00'::timestamp ORDER BY d DESC, k2 LIMIT %d" % (
+                self.cmp(), self.r.randint(1, 28), n),
+            "SELECT id FROM {t} WHERE id = ANY (%s) ORDER BY id" % self.int_array("int4", 1, self.next_id),
+        ][c]
 
 
-def dml_round(model, rng):
-    """A transaction shape around a few statements, for both tables."""
-    stmts = [model.dml() for _ in range(rng.randint(1, 4))]
-    undone = model.dml()
-    shape = rng.random()
-    out = []
-    for t in ("t_g", "t_b"):
-        body = [s.replace("{t}", t) for s in stmts]
-        if shape < 0.6:
-            out.append("BEGIN;\n%s\nCOMMIT;" % "\n".join(body))
-        elif shape < 0.75:
-            out.append("BEGIN;\n%s\nROLLBACK;" % "\n".join(body))
-        else:
-            keep, undo = body[: len(body) // 2 + 1], body[len(body) // 2 + 1:]
-            out.append("BEGIN;\n%s\nSAVEPOINT s;\n%s\n%s\nROLLBACK TO SAVEPOINT s;\nCOMMIT;" % (
-                "\n".join(keep), "\n".join(undo), undone.replace("{t}", t)))
-    return "\n".join(out)
-
-
-def queries(rng, n):
-    qs = []
-    for _ in range(n):
-        r = rng.random()
-        lo = rng.randint(-70, 260)
-        hi = lo + rng.randint(0, 60)
-        if r < 0.2:
-            op_lo, op_hi = rng.choice([">", ">="]), rng.choice(["<", "<="])
-            qs.append("SELECT id, k, v FROM {t} WHERE k %s %d AND k %s %d ORDER BY id" % (op_lo, lo, op_hi, hi))
-        elif r < 0.3:
-            qs.append("SELECT id, k FROM {t} WHERE k = %d ORDER BY id" % lo)
-        elif r < 0.4:
-            arr = ",".join(str(rng.randint(-60, 260)) for _ in range(rng.randint(1, 30)))
-            if rng.random() < 0.3:
-                arr += ",NULL"
-            qs.append("SELECT id, k FROM {t} WHERE k = ANY ('{%s}'::int8[]) ORDER BY id" % arr)
-        elif r < 0.45:
-            qs.append("SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k < %d::int4 AND k > %d::int2" % (hi, lo))
-        elif r < 0.5:
-            qs.append("SELECT k, v FROM {t} WHERE k IS NOT NULL ORDER BY k %s, id LIMIT %d" % (
-                rng.choice(["ASC", "DESC"]), rng.randint(1, 30)))
-        elif r < 0.55:
-            qs.append("SELECT count(*) FROM {t} WHERE k IS NULL")
-        elif r < 0.65:
-            qs.append("SELECT id, k2, k FROM {t} WHERE k2 = %d AND k BETWEEN %d AND %d ORDER BY id" % (
-                rng.randint(0, 9), lo, hi))
-        elif r < 0.7:
-            qs.append("SELECT k2, k FROM {t} ORDER BY k2 DESC NULLS FIRST, k LIMIT %d" % rng.randint(1, 40))
-        elif r < 0.8:
-            f = rng.choice(["'NaN'", "'Infinity'", "'-Infinity'", "0", str(round(rng.uniform(-100, 100), 2))])
-            qs.append("SELECT id, f FROM {t} WHERE f %s %s ORDER BY id" % (rng.choice(["<", "<=", "=", ">=", ">"]), f))
-        elif r < 0.9:
-            qs.append("SELECT id, ts FROM {t} WHERE ts BETWEEN '2026-01-01 00:00+00'::timestamptz + interval '%d hours' "
-                      "AND '2026-01-01 00:00+00'::timestamptz + interval '%d hours' ORDER BY id" % (lo, hi))
-        else:
-            ids = ",".join(str(rng.randint(1, 3000)) for _ in range(rng.randint(1, 20)))
-            qs.append("SELECT id, k FROM {t} WHERE id = ANY ('{%s}') ORDER BY id" % ids)
-    return qs
-
-
-def run_queries(qs, shape, table):
-    sql = [SHAPES[shape] if shape else "SET enable_indexscan=off; SET enable_bitmapscan=off; SET enable_indexonlyscan=off;"]
-    for i, q in enumerate(qs):
-        sql.append("\\echo @@ %d" % i)
-        sql.append(q.replace("{t}", table) + ";")
-    return psql("\n".join(sql))
-
-
-def used_index(qs, shape):
-    """How many of the queries' plans use a gpubtree index in this shape."""
-    node = {"index": "Index Scan", "indexonly": "Index Only Scan", "bitmap": "Bitmap Index Scan"}[shape]
-    sql = [SHAPES[shape]]
+def run_queries(qs, settings, table, prefix):
+    """Run the queries in one session; returns each query's output."""
+    sql = [settings, prefix.replace("{t}", table)]
     for q in qs:
-        sql.append("EXPLAIN (COSTS OFF) " + q.replace("{t}", "t_g") + ";")
-    out = psql("\n".join(sql))
-    return out.count(node + " using t_g_") + out.count(node + " on t_g_")
+        sql += ["\\echo @@", q.replace("{t}", table) + ";"]
+    return psql("\n".join(sql)).split("@@\n")[1:]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("seed", type=int)
-    ap.add_argument("--rounds", type=int, default=60)
-    ap.add_argument("--queries", type=int, default=120)
+    ap.add_argument("--rounds", type=int, default=40, help="DML transactions per phase")
+    ap.add_argument("--queries", type=int, default=60, help="queries per phase")
     args = ap.parse_args()
-    rng = random.Random(args.seed)
-    model = Model(rng)
+    gen = Gen(random.Random(args.seed))
+    # = ANY arrays go to the GPU service from this many elements on.
+    common = "SET TimeZone = 'UTC'; SET gpubtree.min_gpu_batch = %d;" % gen.r.choice([1, 2, 5])
+    if os.environ.get("GPUBTREE_DEVICE"):
+        common += "SET gpubtree.device = %s;" % os.environ["GPUBTREE_DEVICE"]
 
-    device = os.environ.get("GPUBTREE_DEVICE")
-    if device:
-        SHAPES.update({k: v + " SET gpubtree.device = %s;" % device for k, v in SHAPES.items()})
+    ddl = ["DROP TABLE IF EXISTS t_g, t_b;"]
+    for t, am in (("t_g", "gpubtree"), ("t_b", "btree")):
+        ddl.append("CREATE TABLE %s (%s) WITH (autovacuum_enabled = off);" % (t, COLUMNS))
+        for name, definition in INDEXES.items():
+            ddl.append("CREATE %sINDEX %s_%s ON %s USING %s %s;" % (
+                "UNIQUE " if name == "id" else "", t, name, t, am, definition))
+    psql("\n".join(ddl))
 
-    psql(setup(rng))
-    problems = []
-    nq = 0
+    failures, nq = [], 0
     used = {s: 0 for s in SHAPES}
-    for phase in range(3):
-        psql("\n".join(dml_round(model, rng) for _ in range(args.rounds)))
-        if phase == 1:
-            psql("VACUUM t_g; VACUUM t_b;")
-        psql("ANALYZE t_g; ANALYZE t_b;")
-        qs = queries(rng, args.queries // 3)
+    used["service"] = 0
+    phases = ["", "vacuum", "parallel", "in-transaction"]
+    for phase in phases:
+        txns = [gen.transaction() for _ in range(args.rounds)]
+        psql("\n".join(x.replace("{t}", t) for x in txns for t in ("t_g", "t_b")))
+        psql("VACUUM ANALYZE t_g; VACUUM ANALYZE t_b;" if phase == "vacuum" else "ANALYZE t_g; ANALYZE t_b;")
+        qs = [gen.query() for _ in range(args.queries)]
+        settings = common + (PARALLEL if phase == "parallel" else "")
+        # Uncommitted changes that the queries must see, rolled back at the end.
+        prefix = "BEGIN; %s %s" % (gen.dml(), gen.dml()) if phase == "in-transaction" else ""
         nq += len(qs)
-        reference = run_queries(qs, None, "t_b")
-        for shape in SHAPES:
+        expected = run_queries(qs, settings + SEQSCAN, "t_b", prefix)
+        for shape, (shape_settings, node) in SHAPES.items():
             for table in ("t_g", "t_b"):
-                got = run_queries(qs, shape, table)
-                if got != reference:
-                    a, b = got.split("@@ "), reference.split("@@ ")
-                    for x, y in zip(a, b):
-                        if x != y:
-                            qi = int(y.split("\n", 1)[0])
-                            problems.append("%s %s: %s\n  got: %s\n  expected: %s" % (
-                                table, shape, qs[qi].replace("{t}", table), x.strip()[:300], y.strip()[:300]))
-                            break
-            used[shape] += used_index(qs, shape)
+                got = run_queries(qs, settings + shape_settings, table, prefix)
+                for i, (g, e) in enumerate(zip(got, expected)):
+                    if g != e:
+                        d = difflib.unified_diff(e.splitlines(), g.splitlines(), "seqscan t_b", "%s %s" % (shape, table), lineterm="", n=1)
+                        failures.append("phase %r, %s scan of %s: %s;\n    %s" % (
+                            phase or "first", shape, table, qs[i].replace("{t}", table), "\n    ".join(list(d)[:12])))
+            explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " if shape == "bitmap" else "EXPLAIN (COSTS OFF) "
+            plans = run_queries([explain + q for q in qs], settings + shape_settings, "t_g", prefix)
+            used[shape] += sum(1 for p in plans if re.search(node, p))
+            used["service"] += sum(1 for p in plans if re.search(r"Service: [1-9]", p))
+    psql("CREATE EXTENSION IF NOT EXISTS amcheck;" + "".join(
+        "SELECT gpubtree_index_check('t_g_%s', true, true);" % name for name in INDEXES))
+
+    for shape in SHAPES:
+        if used[shape] * 2 < nq:
+            failures.append("only %d of %d queries used a %s scan on a gpubtree index" % (used[shape], nq, shape))
     rows = psql("SELECT count(*) FROM t_g").strip()
-    if problems:
-        print("seed %d: FAILED (%d differences)" % (args.seed, len(problems)))
-        for p in problems[:5]:
-            print("  " + p)
+    summary = "%d queries x %d plan shapes, %s rows; used on gpubtree: %s; bitmap scans answered by the service: %d" % (
+        nq, len(SHAPES), rows, ", ".join("%s %d" % (s, used[s]) for s in SHAPES), used["service"])
+    if failures:
+        print("seed %d: FAILED (%d differences; %s)" % (args.seed, len(failures), summary))
+        for f in failures[:6]:
+            print("  " + f)
         return 1
-    print("seed %d: ok (%d queries x %d plan shapes, %s rows at the end; gpubtree index used: %s)" % (
-        args.seed, nq, len(SHAPES), rows, ", ".join("%s %d" % kv for kv in used.items())))
+    print("seed %d: ok (%s)" % (args.seed, summary))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except RuntimeError as e:
+        print("seed %s: FAILED (%s)" % (sys.argv[1] if len(sys.argv) > 1 else "?", e))
+        sys.exit(1)
