@@ -43,7 +43,7 @@ extern "C"
 #endif
 
 #define HM_MAX_COLS 4
-#define HM_DEFAULT_FANOUT 32
+#define HM_DEFAULT_FANOUT 16	/* measured best on the H100 (RESULTS.md) */
 
 typedef enum hm_status
 {
@@ -99,10 +99,14 @@ typedef struct hm_agg
 typedef struct hm_opts
 {
 	int			psa_bits;		/* -1: by Equation 2; 0: off; 1..64: top bits */
-	int			group_size;		/* 0: by the NTG model (Equation 4); else 1..fanout */
+	int			group_size;		/* 0: the NTG model (Equation 4, chosen at build from
+								 * a sample of keys); else 1..32.  Default 1: on
+								 * the H100 the model's wider groups measured
+								 * 2x slower (memory time, which Eq. 4 drops) */
 	int			combine;		/* share answers of equal adjacent keys */
 } hm_opts;
 
+/* psa_bits -1 (Equation 2), group_size 1, combine on */
 extern void hm_default_opts(hm_opts *opts);
 
 /* Equation 2: bits to sort on, for T keys of B bits, K keys per cache line. */

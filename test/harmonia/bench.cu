@@ -365,6 +365,7 @@ main(int argc, char **argv)
 				{
 					hm_default_opts(&o);
 					o.group_size = gs;
+					o.combine = 1;
 					ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
 					row(n, dist, gs == model ? "harmonia_psa_ntgmodel" : "harmonia_psa", F, psa_bits, gs, 1, nq, ms, sort_ms[dz], 0);
 				}
@@ -372,6 +373,11 @@ main(int argc, char **argv)
 				o.psa_bits = 0;
 				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
 				row(n, dist, "harmonia_nopsa", F, 0, model, 1, nq, ms, 0, 0);
+				hm_default_opts(&o);
+				o.group_size = 1;
+				o.combine = 0;
+				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
+				row(n, dist, "harmonia_psa_g1_nocombine", F, psa_bits, 1, 0, nq, ms, sort_ms[dz], 0);
 				hm_default_opts(&o);
 				o.group_size = 1;
 				o.psa_bits = 24;
