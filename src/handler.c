@@ -102,9 +102,18 @@ gpubtree_insert(Relation rel, Datum *values, bool *isnull,
 				bool indexUnchanged,
 				IndexInfo *indexInfo)
 {
+	bool		result;
+
+	result = btinsert(rel, values, isnull, ht_ctid, heapRel, checkUnique,
+					  indexUnchanged, indexInfo);
+
+	/*
+	 * After the entry is in the index, so that a mirror exported while the
+	 * insert was under way is stale, and before the row can become visible
+	 * (at commit).
+	 */
 	gbt_bump_change_counter(rel);
-	return btinsert(rel, values, isnull, ht_ctid, heapRel, checkUnique,
-					indexUnchanged, indexInfo);
+	return result;
 }
 
 static IndexBulkDeleteResult *
