@@ -103,10 +103,11 @@ typedef struct hm_opts
 								 * a sample of keys); else 1..32.  Default 1: on
 								 * the H100 the model's wider groups measured
 								 * 2x slower (memory time, which Eq. 4 drops) */
-	int			combine;		/* share answers of equal adjacent keys */
+	int			combine;		/* share answers of equal adjacent keys (GPU: each
+								 * thread takes 4 sorted keys in turn) */
 } hm_opts;
 
-/* psa_bits -1 (Equation 2), group_size 1, combine on */
+/* psa_bits -1 (Equation 2), group_size 1, combine off (RESULTS.md) */
 extern void hm_default_opts(hm_opts *opts);
 
 /* Equation 2: bits to sort on, for T keys of B bits, K keys per cache line. */

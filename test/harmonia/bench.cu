@@ -371,8 +371,10 @@ main(int argc, char **argv)
 				}
 				hm_default_opts(&o);
 				o.psa_bits = 0;
+				o.group_size = 1;
+				o.combine = 1;
 				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
-				row(n, dist, "harmonia_nopsa", F, 0, model, 1, nq, ms, 0, 0);
+				row(n, dist, "harmonia_nopsa", F, 0, 1, o.combine, nq, ms, 0, 0);
 				hm_default_opts(&o);
 				o.group_size = 1;
 				o.combine = 0;
@@ -381,12 +383,14 @@ main(int argc, char **argv)
 				hm_default_opts(&o);
 				o.group_size = 1;
 				o.psa_bits = 24;
+				o.combine = 1;
 				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
-				row(n, dist, "harmonia_psa24", F, 24, 1, 1, nq, ms, 0, 0);
+				row(n, dist, "harmonia_psa24", F, 24, 1, o.combine, nq, ms, 0, 0);
 				hm_default_opts(&o);
+				o.group_size = 1;
 				o.combine = 0;
 				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
-				row(n, dist, "harmonia_psa_nocombine", F, psa_bits, model, 0, nq, ms, sort_ms[dz], 0);
+				row(n, dist, "harmonia_psa_nocombine", F, psa_bits, 1, 0, nq, ms, sort_ms[dz], 0);
 				/* pointer B+tree of the same fanout, plain and after the same sort */
 				ms = timeit([&] { k_ptree<<<(nq + 255) / 256, 256>>>(root, F, q, NULL, nq, dpos); }, 2);
 				row(n, dist, "pointer_btree", F, 0, 1, 0, nq, ms, 0, 0);
