@@ -61,9 +61,9 @@ hm_gpu_available(char *name, size_t namelen)
 
 /* ---------------- build ---------------- */
 
-__global__ void k_sample(const uint64_t *keys, int64_t n, uint64_t *out, int ns);
+static __global__ void k_sample(const uint64_t *keys, int64_t n, uint64_t *out, int ns);
 
-__global__ void
+static __global__ void
 k_inner(const __grid_constant__ hm_tree T)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
@@ -75,7 +75,7 @@ k_inner(const __grid_constant__ hm_tree T)
 }
 
 /* flag keys out of order: the build's input contract, checked in O(n) */
-__global__ void
+static __global__ void
 k_unsorted(const uint64_t *k, int64_t n, int *bad)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
@@ -84,7 +84,7 @@ k_unsorted(const uint64_t *k, int64_t n, int *bad)
 		*bad = 1;
 }
 
-__global__ void
+static __global__ void
 k_iota64(uint64_t *a, int64_t n)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
@@ -93,7 +93,7 @@ k_iota64(uint64_t *a, int64_t n)
 		a[i] = i;
 }
 
-__global__ void
+static __global__ void
 k_iota32(uint32_t *a, int64_t n)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
@@ -103,7 +103,7 @@ k_iota32(uint32_t *a, int64_t n)
 }
 
 /* element i of the scan input: v[i], and 0 past the end (exclusive scan) */
-__global__ void
+static __global__ void
 k_to_i128(const hm_val *v, int64_t n, hm_i128 *o)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
@@ -112,7 +112,7 @@ k_to_i128(const hm_val *v, int64_t n, hm_i128 *o)
 		o[i] = hm__from64(i < n ? v[i].i : 0);
 }
 
-__global__ void
+static __global__ void
 k_to_dd(const hm_val *v, int64_t n, hm_dd *o)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
@@ -140,7 +140,7 @@ struct adddd_op
 };
 
 /* min/max of F consecutive entries of the level below */
-__global__ void
+static __global__ void
 k_minmax(const hm_val *lo, const hm_val *hi, int64_t len, int F, int isf,
 		 hm_val *omin, hm_val *omax, int64_t olen)
 {
@@ -374,7 +374,7 @@ out:
 
 /* ---------------- NTG profiling ---------------- */
 
-__global__ void
+static __global__ void
 k_sample(const uint64_t *keys, int64_t n, uint64_t *out, int ns)
 {
 	int			i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -385,7 +385,7 @@ k_sample(const uint64_t *keys, int64_t n, uint64_t *out, int ns)
 
 
 /* the child index taken at every level, as the sequential walk finds it */
-__global__ void
+static __global__ void
 k_trace(const __grid_constant__ hm_tree T, const uint64_t *q, int64_t nq, int32_t *cidx)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x,
@@ -517,7 +517,7 @@ group_bound(const hm_tree *T, uint64_t key, int upper, int lane, unsigned gmask)
 /* qpg queries per group; with combining, an equal previous key's answer is
  * reused (Eirene 4.1); perm scatters answers back to the caller's order */
 template <int GS>
-__global__ void __launch_bounds__(BLK)
+static __global__ void __launch_bounds__(BLK)
 k_bound(const __grid_constant__ hm_tree T, const uint64_t *__restrict__ q,
 		const uint32_t *__restrict__ perm, int64_t nq, int64_t *pos, int upper, int qpg)
 {
@@ -677,7 +677,7 @@ hm_gpu_upper_bound(const hm_tree *t, const uint64_t *q, int64_t nq, int64_t *pos
 
 /* ---------------- ranges and aggregates ---------------- */
 
-__global__ void
+static __global__ void
 k_lo(const hm_range *r, int64_t n, uint64_t *lo)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
@@ -686,7 +686,7 @@ k_lo(const hm_range *r, int64_t n, uint64_t *lo)
 		lo[i] = r[i].lo;
 }
 
-__global__ void
+static __global__ void
 k_ranges(const __grid_constant__ hm_tree T, const hm_range *r, const uint32_t *perm,
 		 int64_t n, int64_t *start, int64_t *end)
 {
@@ -705,7 +705,7 @@ k_ranges(const __grid_constant__ hm_tree T, const hm_range *r, const uint32_t *p
 	end[j] = e;
 }
 
-__global__ void
+static __global__ void
 k_agg(const __grid_constant__ hm_tree T, const hm_range *r, const uint32_t *perm,
 	  int64_t n, int col, hm_agg *out)
 {
@@ -806,7 +806,7 @@ hm_gpu_rowids(const hm_tree *t)
 /* ---------------- delta ---------------- */
 
 /* each delete -> its main position (key and row id match), -1 if none */
-__global__ void
+static __global__ void
 k_resolve(const __grid_constant__ hm_tree T, const uint64_t *k, const uint64_t *rid,
 		  int64_t n, int64_t *pos)
 {
@@ -825,7 +825,7 @@ k_resolve(const __grid_constant__ hm_tree T, const uint64_t *k, const uint64_t *
 	pos[i] = p < e ? p : -1;
 }
 
-__global__ void
+static __global__ void
 k_gather(const hm_val *v, const int64_t *pos, int64_t n, hm_val *o)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
