@@ -101,4 +101,24 @@ hm_encode_float4(float v)
 	return hm_encode_float8((double) v);
 }
 
+/* Row ids: a heap TID (uint32 block, uint16 offset) packed so that the
+ * numeric order of row ids is TID order. */
+HM_INLINE uint64_t
+hm_tid_pack(uint32_t block, uint16_t offset)
+{
+	return ((uint64_t) block << 16) | offset;
+}
+
+HM_INLINE uint32_t
+hm_tid_block(uint64_t rowid)
+{
+	return (uint32_t) (rowid >> 16);
+}
+
+HM_INLINE uint16_t
+hm_tid_offset(uint64_t rowid)
+{
+	return (uint16_t) (rowid & 0xffff);
+}
+
 #endif							/* HARMONIA_KEYS_H */

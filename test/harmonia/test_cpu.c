@@ -62,7 +62,10 @@ test_keys(void)
 	CHECK(hm_encode_date(-1) < hm_encode_date(0), "date");
 	CHECK(hm_encode_timestamp(INT64_MIN) == 0, "timestamp -inf");
 	CHECK(hm_encode_timestamp(INT64_MAX) == UINT64_MAX, "timestamp +inf");
-	checks += 8;
+	CHECK(hm_tid_block(hm_tid_pack(4000000000u, 65535)) == 4000000000u &&
+		  hm_tid_offset(hm_tid_pack(4000000000u, 65535)) == 65535 &&
+		  hm_tid_pack(1, 0) > hm_tid_pack(0, 65535), "tid pack");
+	checks += 9;
 	group_end("key encodings", checks);
 }
 
