@@ -91,6 +91,24 @@ if [ -f test/harmonia/Makefile ]; then
 	rm -f "$log"
 fi
 
+if [ -f test/harmonia/Makefile ]; then
+	section "Harmonia GPU engine against the CPU twin"
+	if command -v nvcc >/dev/null; then
+		log=$(mktemp)
+		make -s -C test/harmonia gpu-check 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+		if grep -q "^SKIPPED" "$log"; then
+			skipped=$((skipped + 1))
+		else
+			add_counts harmonia-gpu "$log" "$rc"
+		fi
+		rm -f "$log"
+	else
+		echo "SKIPPED: nvcc not on PATH"
+		skipped=$((skipped + 1))
+	fi
+fi
+
 section "pg_regress"
 DIR=$(mktemp -d /tmp/gpubtree-regress.XXXXXX)
 PORT=54400
