@@ -27,7 +27,11 @@ SET enable_indexscan = off;
 SET enable_indexonlyscan = off;
 SET max_parallel_workers_per_gather = 0;
 
--- A range goes to the service; the first scan builds the mirror.
+-- CREATE INDEX gave the service the new index's mirror
+-- (gpubtree.build_after_create).
+SELECT entries, current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
+
+-- A range goes to the service.
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM sg WHERE k BETWEEN -100 AND 100;
 SELECT count(*), sum(v) FROM sg WHERE k BETWEEN -100 AND 100;

@@ -24,6 +24,7 @@ int			gpubtree_batch_window = 0;
 int			gpubtree_service_timeout = 5000;
 int			gpubtree_min_gpu_batch = 1024;
 bool		gpubtree_build_on_scan = true;
+bool		gpubtree_build_after_create = true;
 
 static const struct config_enum_entry device_mode_options[] = {
 	{"auto", GPUBTREE_DEVICE_AUTO, false},
@@ -90,6 +91,15 @@ _PG_init(void)
 							 "Build or refresh a mirror when a bitmap scan finds none that is current.",
 							 NULL,
 							 &gpubtree_build_on_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.build_after_create",
+							 "Build the mirror right after CREATE INDEX.",
+							 "Otherwise the first bitmap scan that can use it builds it.",
+							 &gpubtree_build_after_create,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -27,6 +27,7 @@ extern int	gpubtree_batch_window;	/* microseconds */
 extern int	gpubtree_service_timeout;	/* milliseconds */
 extern int	gpubtree_min_gpu_batch;
 extern bool gpubtree_build_on_scan;
+extern bool gpubtree_build_after_create;
 
 /* handler.c */
 struct RelationData;

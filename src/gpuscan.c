@@ -20,6 +20,7 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/xlog.h"
+#include "catalog/index.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
@@ -341,6 +342,26 @@ build_mirror(Relation index, Oid keytype)
 		gbt_scan_stats.build_ms += req->device_ms;
 	dsm_detach(seg);
 	return ok;
+}
+
+/*
+ * After CREATE INDEX (gpubtree.build_after_create): give the service the
+ * new index's mirror now rather than at the first scan.  Not during REINDEX
+ * (and so CLUSTER, VACUUM FULL, table rewrites), where PostgreSQL forbids
+ * scanning the index being rebuilt; there the first scan builds it.  A
+ * failure only means the same.
+ */
+void
+gbt_mirror_after_build(Relation index)
+{
+	Oid			keytype;
+
+	if (!gpubtree_build_after_create || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
+		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
+		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
+		!OidIsValid(keytype = mirror_key_type(index)))
+		return;
+	(void) build_mirror(index, keytype);
 }
 
 /* One SCAN round trip; fills tbm on success.  *status tells what happened. */

@@ -28,6 +28,7 @@ typedef struct GbtScanStats
 extern GbtScanStats gbt_scan_stats;
 
 extern int64 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void gbt_mirror_after_build(Relation index);
 
 /* explain.c */
 extern void gbt_explain_init(void);

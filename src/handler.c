@@ -92,6 +92,7 @@ gpubtree_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result = btbuild(heap, index, indexInfo);
 	set_index_relam(RelationGetRelid(index), gpubtree_am);
 
+	gbt_mirror_after_build(index);
 	return result;
 }
 
