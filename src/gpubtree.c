@@ -24,7 +24,7 @@ int			gpubtree_batch_window = 0;
 int			gpubtree_service_timeout = 5000;
 int			gpubtree_min_gpu_batch = 1024;
 bool		gpubtree_build_on_scan = true;
-bool		gpubtree_build_after_create = true;
+bool		gpubtree_build_after_create = false;
 
 static const struct config_enum_entry device_mode_options[] = {
 	{"auto", GPUBTREE_DEVICE_AUTO, false},
@@ -98,9 +98,9 @@ _PG_init(void)
 
 	DefineCustomBoolVariable("gpubtree.build_after_create",
 							 "Build the mirror right after CREATE INDEX.",
-							 "Otherwise the first bitmap scan that can use it builds it.",
+							 "Otherwise the first bitmap scan that can use it builds it; on, CREATE INDEX takes longer.",
 							 &gpubtree_build_after_create,
-							 true,
+							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
