@@ -251,3 +251,9 @@ CREATE FUNCTION gpubtree_mirrors(
 	OUT current boolean)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- The service's mirror of a gpubtree index against the index, entry by
+-- entry: no rows when they hold the same entries in the same order.
+CREATE FUNCTION gpubtree_verify(index regclass, OUT problem text, OUT tid tid)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

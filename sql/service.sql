@@ -42,6 +42,10 @@ SELECT index::regclass, engine IN ('gpu', 'cpu') AS engine_ok, entries, hits > 0
 FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
 
+-- The mirror holds exactly the index's entries (no rows = no differences).
+SELECT * FROM gpubtree_verify('sg_k');
+SELECT * FROM gpubtree_verify('sb_k');
+
 -- A single-key lookup and small = ANY arrays stay on nbtree.
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sg WHERE k = 5;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sg WHERE k = ANY ('{1,2,3}');
@@ -91,8 +95,10 @@ SELECT s_agree('d > timestamp ''2025-06-01 12:00''');
 INSERT INTO sg VALUES (42, 1, '2020-01-01', 424242);
 INSERT INTO sb VALUES (42, 1, '2020-01-01', 424242);
 SELECT current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
+SELECT * FROM gpubtree_verify('sg_k');
 SELECT s_agree('k BETWEEN 40 AND 44');
 SELECT current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
+SELECT * FROM gpubtree_verify('sg_k');
 -- Our own uncommitted rows are found; rolled-back ones are not.
 BEGIN;
 INSERT INTO sg VALUES (43, 1, '2020-01-01', 434343);
@@ -108,6 +114,7 @@ VACUUM sb;
 INSERT INTO sg SELECT 77777, 0, '2020-01-01', g FROM generate_series(1, 2000) g;
 INSERT INTO sb SELECT 77777, 0, '2020-01-01', g FROM generate_series(1, 2000) g;
 SELECT s_agree('k BETWEEN -50 AND 2000'), s_agree('k > 77776');
+SELECT * FROM gpubtree_verify('sg_k');
 -- After REINDEX and TRUNCATE the index has new storage: a new mirror.
 REINDEX INDEX sg_k;
 SELECT s_agree('k BETWEEN -50 AND 2000');

@@ -104,8 +104,8 @@ encode_datum(Datum value, Oid typid)
 }
 
 /* Can the first key column's type be mirrored?  Returns its type, or 0. */
-static Oid
-mirror_key_type(Relation index)
+Oid
+gbt_mirror_key_type(Relation index)
 {
 	Oid			typid = index->rd_opcintype[0];
 
@@ -244,8 +244,8 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
  * With SnapshotAny the index scan returns entries regardless of their
  * tuples' visibility; only entries already known dead (LP_DEAD) are skipped.
  */
-static int64
-export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
+int64
+gbt_export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
 			 ItemPointerData **tids_out)
 {
 	IndexScanDesc iscan;
@@ -322,7 +322,7 @@ build_mirror(Relation index, Oid keytype)
 
 	/* A bitmap scan has no heap relation open; the query holds its lock. */
 	heap = table_open(index->rd_index->indrelid, NoLock);
-	n = export_index(heap, index, keytype, &keys, &tids);
+	n = gbt_export_index(heap, index, keytype, &keys, &tids);
 	table_close(heap, NoLock);
 
 	req = gbt_request_create(&seg, n * (sizeof(uint64) + sizeof(ItemPointerData)), 0);
@@ -359,15 +359,19 @@ gbt_mirror_after_build(Relation index)
 	if (!gpubtree_build_after_create || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
 		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
-		!OidIsValid(keytype = mirror_key_type(index)))
+		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return;
 	(void) build_mirror(index, keytype);
 }
 
-/* One SCAN round trip; fills tbm on success.  *status tells what happened. */
+/*
+ * One SCAN round trip; on success fills tbm, or returns a palloc'd copy of
+ * the TIDs in *copy.  *status tells what happened.
+ */
 static bool
 scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
-		  Size result_room, TIDBitmap *tbm, int64 *ntids, GbtReplyStatus *status)
+		  Size result_room, TIDBitmap *tbm, ItemPointerData **copy,
+		  int64 *ntids, GbtReplyStatus *status)
 {
 	dsm_segment *seg;
 	GbtRequest *req;
@@ -400,8 +404,14 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 			(GBT_REQUEST_DATA(req) + MAXALIGN(2 * sizeof(uint64) * n));
 			int64		done;
 
+			if (copy != NULL)
+			{
+				*copy = palloc_extended(sizeof(ItemPointerData) * Max(req->nresults, 1),
+										MCXT_ALLOC_HUGE);
+				memcpy(*copy, tids, sizeof(ItemPointerData) * req->nresults);
+			}
 			/* tbm_add_tuples takes an int count: feed it in pieces. */
-			for (done = 0; done < req->nresults; done += 1 << 20)
+			for (done = 0; tbm != NULL && done < req->nresults; done += 1 << 20)
 				tbm_add_tuples(tbm, tids + done,
 							   (int) Min(req->nresults - done, 1 << 20), false);
 			gbt_scan_stats.gpu_scans++;
@@ -441,7 +451,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		gbt_shared == NULL || RecoveryInProgress() ||
-		!OidIsValid(keytype = mirror_key_type(index)))
+		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return nbtree_getbitmap(scan, tbm);
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!scan_to_ranges(scan, keytype, &lo, &hi, &n))
@@ -457,7 +467,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	room = sizeof(ItemPointerData) * Max(n * 4, 1024);
 	for (attempt = 0; attempt < 3; attempt++)
 	{
-		if (!scan_once(index, lo, hi, n, room, tbm, &ntids, &status))
+		if (!scan_once(index, lo, hi, n, room, tbm, NULL, &ntids, &status))
 			break;
 		if (status == GBT_REPLY_OK)
 			return ntids;
@@ -475,4 +485,30 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	gbt_count_fallback();
 	gbt_scan_stats.fallbacks++;
 	return nbtree_getbitmap(scan, tbm);
+}
+
+/*
+ * The mirror's TIDs in key order, if the service holds a current mirror of
+ * the index: for gpubtree_verify().  Returns false (with *status) otherwise.
+ */
+bool
+gbt_fetch_mirror_tids(Relation index, ItemPointerData **tids, int64 *ntids,
+					  GbtReplyStatus *status)
+{
+	uint64		lo = 0;
+	uint64		hi = PG_UINT64_MAX;
+	Size		room = sizeof(ItemPointerData) * 1024;
+	int			attempt;
+
+	*status = GBT_REPLY_ERROR;
+	*tids = NULL;
+	for (attempt = 0; attempt < 3; attempt++)
+	{
+		if (!scan_once(index, &lo, &hi, 1, room, NULL, tids, ntids, status))
+			return false;
+		if (*status != GBT_REPLY_NO_ROOM)
+			break;
+		room = sizeof(ItemPointerData) * *ntids;
+	}
+	return *status == GBT_REPLY_OK;
 }

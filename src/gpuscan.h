@@ -11,6 +11,8 @@
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
 
+#include "service.h"
+
 /* This backend's GPU-scan activity, accumulated; EXPLAIN shows deltas. */
 typedef struct GbtScanStats
 {
@@ -29,6 +31,11 @@ extern GbtScanStats gbt_scan_stats;
 
 extern int64 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void gbt_mirror_after_build(Relation index);
+extern Oid	gbt_mirror_key_type(Relation index);
+extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
+							  uint64 **keys_out, ItemPointerData **tids_out);
+extern bool gbt_fetch_mirror_tids(Relation index, ItemPointerData **tids,
+								  int64 *ntids, GbtReplyStatus *status);
 
 /* explain.c */
 extern void gbt_explain_init(void);
