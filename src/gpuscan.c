@@ -242,7 +242,7 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 /*
  * Read every non-NULL entry of the index, in key order, as (key, TID).
  * With SnapshotAny the index scan returns entries regardless of their
- * tuples' visibility; only entries already known dead (LP_DEAD) are skipped.
+ * tuples' visibility.
  */
 int64
 gbt_export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
@@ -257,6 +257,12 @@ gbt_export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
 
 	iscan = index_beginscan(heap, index, SnapshotAny, 0, 0);
 	iscan->xs_want_itup = true;
+	/*
+	 * Entries already marked dead (LP_DEAD) too: they are still in the index,
+	 * harmless in a mirror (the heap scan rechecks visibility), and leaving
+	 * them out would make a mirror's contents depend on hint bits set later.
+	 */
+	iscan->ignore_killed_tuples = false;
 	index_rescan(iscan, NULL, 0, NULL, 0);
 	while (index_getnext_tid(iscan, ForwardScanDirection) != NULL)
 	{

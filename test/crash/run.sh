@@ -108,6 +108,11 @@ verify() {
 	same "SELECT k2, k FROM c WHERE k2 IS NULL OR k2 >= 0 ORDER BY k2, k"
 	$PSQL -c "SELECT gpubtree_index_check('c_k', true, true)" -c "SELECT gpubtree_index_check('c_k2k', true, true)" >/dev/null
 	check "amcheck verifies both gpubtree indexes" "$?" 0
+	# The service's mirror, rebuilt after the restart by the bitmap scans above.
+	check "gpubtree_verify: the mirror of c_k holds the index's entries" \
+		"$($PSQL -c "SET enable_seqscan = off" -c "SET enable_indexscan = off" \
+			-c "SELECT count(*) FROM c WHERE k BETWEEN 0 AND 10" \
+			-c "SELECT count(*) || ' problems' || coalesce(', first: ' || min(problem), '') FROM gpubtree_verify('c_k')" | tail -1)" "0 problems"
 	echo "  $($PSQL -c "SELECT count(*) FROM c") rows, $(wc -l <"$DIR/committed") committed transactions; $passed checks passed, $failed failed so far"
 }
 
