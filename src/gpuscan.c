@@ -103,6 +103,20 @@ encode_datum(Datum value, Oid typid)
 	return 0;					/* keep compiler quiet */
 }
 
+/*
+ * May a bound of type argtype be compared in the mirror's encoding of a
+ * keytype column?  Within the integer and float families, yes; date,
+ * timestamp and timestamptz only with their own type (time-zone rules).
+ */
+static bool
+comparable(Oid argtype, Oid keytype)
+{
+	KeyFamily	family = key_family(keytype);
+
+	return key_family(argtype) == family &&
+		(family == FAMILY_INTEGER || family == FAMILY_FLOAT || argtype == keytype);
+}
+
 /* Can the first key column's type be mirrored?  Returns its type, or 0. */
 Oid
 gbt_mirror_key_type(Relation index)
@@ -139,9 +153,7 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 			(key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL |
 							  SK_ROW_HEADER | SK_ROW_MEMBER)))
 			return false;
-		if (key_family(argtype) != key_family(keytype) ||
-			(key_family(keytype) != FAMILY_INTEGER &&
-			 key_family(keytype) != FAMILY_FLOAT && argtype != keytype))
+		if (!comparable(argtype, keytype))
 			return false;
 
 		if (key->sk_flags & SK_SEARCHARRAY)
@@ -198,9 +210,7 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 		int			nelems;
 		int64		n = 0;
 
-		if (key_family(elemtype) != key_family(keytype) ||
-			(key_family(keytype) != FAMILY_INTEGER &&
-			 key_family(keytype) != FAMILY_FLOAT && elemtype != keytype))
+		if (!comparable(elemtype, keytype))
 			return false;
 		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
 		deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,

@@ -2,12 +2,12 @@
  * mirror.c
  *	  The service's mirrors, over the search engine.
  *
- * A mirror is a Harmonia tree of the index's keys (cuda/harmonia.h): on
- * the CPU, Harmonia's CPU twin; with a usable GPU, also Harmonia's GPU tree,
- * searched in batches there (cuda/gbt_mirror_gpu.cu).  TIDs stay in the
- * service's memory in key order and are gathered on the host from the
- * positions the search returns.  If a device call fails, the CPU twin
- * answers.
+ * A mirror is one Harmonia tree of the index's keys (cuda/harmonia.h):
+ * with a usable GPU, Harmonia's GPU tree, searched in batches there
+ * (cuda/gbt_mirror_gpu.cu); otherwise Harmonia's CPU twin.  TIDs stay in
+ * the service's memory in key order and are gathered on the host from the
+ * positions the search returns.  If a device call fails, the request fails
+ * and the backend's scan is answered by nbtree.
  */
 #include "postgres.h"
 
@@ -24,7 +24,7 @@
 struct GbtMirror
 {
 	int64		n;
-	hm_tree    *tree;			/* Harmonia's CPU twin */
+	hm_tree    *tree;			/* Harmonia's CPU twin, when not on the GPU */
 	ItemPointerData *tids;
 #ifdef USE_CUDA
 	gbt_mirror_gpu *device;		/* NULL: CPU only */
@@ -43,6 +43,17 @@ gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids, int64 n,
 	m->n = n;
 	m->tids = MemoryContextAllocHuge(TopMemoryContext, sizeof(ItemPointerData) * Max(n, 1));
 	memcpy(m->tids, tids, sizeof(ItemPointerData) * n);
+#ifdef USE_CUDA
+	if (use_gpu)
+	{
+		if (gbt_mirror_gpu_build(keys, n, HM_DEFAULT_FANOUT, &m->device, err, errlen) != 0)
+		{
+			gbt_mirror_free(m);
+			return NULL;
+		}
+		return m;
+	}
+#endif
 	memset(&in, 0, sizeof(in));
 	in.n = n;
 	in.keys = keys;
@@ -53,13 +64,6 @@ gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids, int64 n,
 		gbt_mirror_free(m);
 		return NULL;
 	}
-#ifdef USE_CUDA
-	if (use_gpu && gbt_mirror_gpu_build(keys, n, HM_DEFAULT_FANOUT, &m->device, err, errlen) != 0)
-	{
-		gbt_mirror_free(m);
-		return NULL;
-	}
-#endif
 	return m;
 }
 
@@ -71,7 +75,8 @@ gbt_mirror_free(GbtMirror *m)
 #ifdef USE_CUDA
 	gbt_mirror_gpu_free(m->device);
 #endif
-	hm_cpu_free(m->tree);
+	if (m->tree != NULL)
+		hm_cpu_free(m->tree);
 	pfree(m->tids);
 	pfree(m);
 }
@@ -82,11 +87,14 @@ gbt_mirror_entries(const GbtMirror *m)
 	return m->n;
 }
 
-/* Host copy, plus the device's keys. */
+/* TIDs, plus the tree (host or device). */
 int64
 gbt_mirror_bytes(const GbtMirror *m)
 {
-	int64		bytes = m->n * (int64) sizeof(ItemPointerData) + hm_bytes(m->tree);
+	int64		bytes = m->n * (int64) sizeof(ItemPointerData);
+
+	if (m->tree != NULL)
+		bytes += hm_bytes(m->tree);
 
 #ifdef USE_CUDA
 	if (m->device != NULL)
@@ -112,15 +120,11 @@ gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 {
 	int64		i;
 
+	StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
 #ifdef USE_CUDA
 	if (m->device != NULL)
-	{
-		StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
-		if (gbt_mirror_gpu_ranges(m->device, lo, hi, nranges, (int64_t *) start,
-								  (int64_t *) end, err, errlen) == 0)
-			return true;
-		/* The device failed: answer from the host copy this time. */
-	}
+		return gbt_mirror_gpu_ranges(m->device, lo, hi, nranges, (int64_t *) start,
+									 (int64_t *) end, err, errlen) == 0;
 #endif
 	{
 		hm_range   *r = palloc_extended(sizeof(hm_range) * Max(nranges, 1), MCXT_ALLOC_HUGE);
@@ -134,7 +138,6 @@ gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 			r[i].lo_incl = r[i].hi_incl = 1;
 		}
 		hm_default_opts(&opts);
-		StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
 		status = hm_cpu_ranges(m->tree, r, nranges, (int64_t *) start, (int64_t *) end, &opts);
 		pfree(r);
 		if (status != HM_OK)
