@@ -234,7 +234,9 @@ CREATE FUNCTION gpubtree_status(
 	OUT requests bigint,
 	OUT mirror_builds bigint,
 	OUT fallbacks bigint,
-	OUT status text)
+	OUT status text,
+	OUT logged_entries bigint,
+	OUT invalidations bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
@@ -248,12 +250,15 @@ CREATE FUNCTION gpubtree_mirrors(
 	OUT bytes bigint,
 	OUT build_ms double precision,
 	OUT hits bigint,
-	OUT current boolean)
+	OUT current boolean,
+	OUT delta bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 -- The service's mirror of a gpubtree index against the index, entry by
--- entry: no rows when they hold the same entries in the same order.
+-- entry: no rows when the mirror holds every entry of the index under the
+-- same key, and nothing else but entries of dead rows.  Holds a ShareLock on
+-- the table while it reads.
 CREATE FUNCTION gpubtree_verify(index regclass, OUT problem text, OUT tid tid)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

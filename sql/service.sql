@@ -91,13 +91,14 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM sg WHERE d > timestamp '2025-06-01 12:00';
 SELECT s_agree('d > timestamp ''2025-06-01 12:00''');
 
--- Any change to the index makes the mirror stale; the next scan rebuilds it.
+-- A committed insert reaches the mirror through the change log: the mirror
+-- stays current, holds the new entry in its delta, and the scan finds it.
+SELECT entries AS entries_before FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass \gset
 INSERT INTO sg VALUES (42, 1, '2020-01-01', 424242);
 INSERT INTO sb VALUES (42, 1, '2020-01-01', 424242);
-SELECT current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
-SELECT * FROM gpubtree_verify('sg_k');
 SELECT s_agree('k BETWEEN 40 AND 44');
-SELECT current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
+SELECT current, entries - :entries_before AS added, delta FROM gpubtree_mirrors()
+WHERE index = 'sg_k'::regclass;
 SELECT * FROM gpubtree_verify('sg_k');
 -- Our own uncommitted rows are found; rolled-back ones are not.
 BEGIN;
@@ -105,15 +106,32 @@ INSERT INTO sg VALUES (43, 1, '2020-01-01', 434343);
 SELECT count(*) FILTER (WHERE v = 434343) FROM sg WHERE k BETWEEN 40 AND 44;
 ROLLBACK;
 SELECT count(*) FILTER (WHERE v = 434343) FROM sg WHERE k BETWEEN 40 AND 44;
--- Deletes and VACUUM, then reuse of the freed line pointers by other keys.
+-- Deletes and VACUUM, then reuse of the freed line pointers by other keys:
+-- VACUUM's sweep took the dead entries out of the mirror, which is still
+-- current and never returns an old key's entry for a reused TID.
+CREATE TEMP TABLE sg_dead AS SELECT ctid AS tid FROM sg WHERE k BETWEEN 0 AND 1000;
 DELETE FROM sg WHERE k BETWEEN 0 AND 1000;
 DELETE FROM sb WHERE k BETWEEN 0 AND 1000;
 SELECT s_agree('k BETWEEN -50 AND 2000');
 VACUUM sg;
 VACUUM sb;
+SELECT current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
+SELECT * FROM gpubtree_verify('sg_k');
 INSERT INTO sg SELECT 77777, 0, '2020-01-01', g FROM generate_series(1, 2000) g;
 INSERT INTO sb SELECT 77777, 0, '2020-01-01', g FROM generate_series(1, 2000) g;
+SELECT count(*) > 100 AS tids_reused FROM sg_dead d
+WHERE EXISTS (SELECT FROM sg WHERE ctid = d.tid AND k = 77777);
 SELECT s_agree('k BETWEEN -50 AND 2000'), s_agree('k > 77776');
+SELECT current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
+SELECT * FROM gpubtree_verify('sg_k');
+-- A transaction too large for the change log invalidates the mirror
+-- instead; the next scan rebuilds it.
+INSERT INTO sg SELECT 88888, 0, '2020-01-01', g FROM generate_series(1, 40000) g;
+INSERT INTO sb SELECT 88888, 0, '2020-01-01', g FROM generate_series(1, 40000) g;
+SELECT coalesce(bool_or(current), false) AS current FROM gpubtree_mirrors()
+WHERE index = 'sg_k'::regclass;
+SELECT s_agree('k > 77776');
+SELECT current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
 SELECT * FROM gpubtree_verify('sg_k');
 -- After REINDEX and TRUNCATE the index has new storage: a new mirror.
 REINDEX INDEX sg_k;

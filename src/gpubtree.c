@@ -8,6 +8,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -34,7 +37,29 @@ static const struct config_enum_entry device_mode_options[] = {
 	{NULL, 0, false}
 };
 
+static object_access_hook_type prev_object_access_hook = NULL;
+
 void		_PG_init(void);
+
+/*
+ * DROP of an index (also through its table) or of a database: make its
+ * mirrors unusable, so that the service frees them and no later object that
+ * happens to reuse the identifiers can meet them.  If the DROP rolls back,
+ * the mirror is simply rebuilt.
+ */
+static void
+gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				  int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP || subId != 0)
+		return;
+	if (classId == RelationRelationId)
+		gbt_invalidate(MyDatabaseId, objectId);
+	else if (classId == DatabaseRelationId)
+		gbt_invalidate(objectId, InvalidOid);
+}
 
 void
 _PG_init(void)
@@ -113,6 +138,9 @@ _PG_init(void)
 		gbt_service_shmem_init();
 		gbt_service_register();
 	}
+
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = gbt_object_access;
 
 	gpubtree_btree_label_init();
 	gbt_explain_init();

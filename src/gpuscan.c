@@ -8,7 +8,7 @@
  * the TIDs of the mirror's entries in them.  The answer is exact for those
  * conditions, and the bitmap heap scan above still checks every tuple's
  * visibility, so dead entries in the mirror do no harm; a missing entry
- * would, which is what the change counter in service.h rules out.  Anything
+ * would, which is what commit-time resync (service.h, resync.c) rules out.  Anything
  * else, and every failure, goes to nbtree's btgetbitmap: same answer.
  */
 #include "postgres.h"
@@ -34,6 +34,7 @@
 #include "gpubtree.h"
 #include "gpuscan.h"
 #include "keys.h"
+#include "resync.h"
 #include "service.h"
 
 /* What this backend's GPU scans did, for EXPLAIN ANALYZE. */
@@ -78,8 +79,8 @@ key_family(Oid typid)
  * share the microsecond encoding but compare differently across types
  * (time zone), so callers allow those only within one type.
  */
-static uint64
-encode_datum(Datum value, Oid typid)
+uint64
+gbt_encode_key(Datum value, Oid typid)
 {
 	switch (typid)
 	{
@@ -164,7 +165,7 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 			continue;
 		}
 
-		k = encode_datum(key->sk_argument, argtype);
+		k = gbt_encode_key(key->sk_argument, argtype);
 		switch (key->sk_strategy)
 		{
 			case BTLessStrategyNumber:
@@ -226,7 +227,7 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 
 			if (nulls[i])
 				continue;		/* = NULL matches nothing */
-			k = encode_datum(elems[i], elemtype);
+			k = gbt_encode_key(elems[i], elemtype);
 			if (k < lo || k > hi)
 				continue;
 			(*lo_out)[n] = k;
@@ -249,8 +250,23 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 	return true;
 }
 
+static void
+reverse_entries(uint64 *keys, ItemPointerData *tids, int64 from, int64 to)
+{
+	for (to--; from < to; from++, to--)
+	{
+		uint64		k = keys[from];
+		ItemPointerData t = tids[from];
+
+		keys[from] = keys[to];
+		tids[from] = tids[to];
+		keys[to] = k;
+		tids[to] = t;
+	}
+}
+
 /*
- * Read every non-NULL entry of the index, in key order, as (key, TID).
+ * Read every non-NULL entry of the index, in (key, TID) order.
  * With SnapshotAny the index scan returns entries regardless of their
  * tuples' visibility.
  */
@@ -288,26 +304,28 @@ gbt_export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
 			keys = repalloc_huge(keys, sizeof(uint64) * cap);
 			tids = repalloc_huge(tids, sizeof(ItemPointerData) * cap);
 		}
-		keys[n] = encode_datum(value, keytype);
+		keys[n] = gbt_encode_key(value, keytype);
 		tids[n] = iscan->xs_heaptid;
 		n++;
 	}
 	index_endscan(iscan);
 
-	/* A DESC leading column comes out in descending order. */
+	/*
+	 * A DESC leading column comes out in descending key order (TIDs
+	 * ascending within a key): reverse it all, then each run of equal keys,
+	 * for the mirror's (key, TID) order.
+	 */
 	if (desc)
 	{
 		int64		i;
+		int64		run;
 
-		for (i = 0; i < n / 2; i++)
+		reverse_entries(keys, tids, 0, n);
+		for (i = 0; i < n; i = run)
 		{
-			uint64		k = keys[i];
-			ItemPointerData t = tids[i];
-
-			keys[i] = keys[n - 1 - i];
-			tids[i] = tids[n - 1 - i];
-			keys[n - 1 - i] = k;
-			tids[n - 1 - i] = t;
+			for (run = i + 1; run < n && keys[run] == keys[i]; run++)
+				;
+			reverse_entries(keys, tids, i, run);
 		}
 	}
 	*keys_out = keys;
@@ -323,40 +341,64 @@ fill_key(GbtMirrorKey *key, Relation index)
 	key->relfilenode = index->rd_node.relNode;
 }
 
-/* Export the index and have the service build its mirror. */
+/*
+ * Export the index and have the service build its mirror.  The export is
+ * registered with the change log first, so that the service can add what
+ * is logged while it runs; the generation read before that tells the service
+ * whether anything the log cannot carry happened meanwhile.
+ */
 static bool
 build_mirror(Relation index, Oid keytype)
 {
-	uint64		version = gbt_change_counter(MyDatabaseId, RelationGetRelid(index));
+	uint64		generation;
+	uint64		log_start;
+	int			service_pid;
 	uint64	   *keys;
 	ItemPointerData *tids;
 	int64		n;
 	Relation	heap;
-	dsm_segment *seg;
-	GbtRequest *req;
-	bool		ok;
+	dsm_segment *seg = NULL;
+	GbtRequest *req = NULL;
+	bool		ok = false;
 
-	/* A bitmap scan has no heap relation open; the query holds its lock. */
-	heap = table_open(index->rd_index->indrelid, NoLock);
-	n = gbt_export_index(heap, index, keytype, &keys, &tids);
-	table_close(heap, NoLock);
-
-	req = gbt_request_create(&seg, n * (sizeof(uint64) + sizeof(ItemPointerData)), 0);
-	if (req == NULL)
+	gbt_resync_flush();
+	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
+	if (!gbt_register_build(&log_start, &service_pid))
 		return false;
-	req->kind = GBT_REQ_BUILD;
-	fill_key(&req->key, index);
-	req->version = version;
-	req->nitems = n;
-	memcpy(GBT_REQUEST_DATA(req), keys, sizeof(uint64) * n);
-	memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * n, tids, sizeof(ItemPointerData) * n);
-	pfree(keys);
-	pfree(tids);
+	PG_TRY();
+	{
+		/* A bitmap scan has no heap relation open; the query holds its lock. */
+		heap = table_open(index->rd_index->indrelid, NoLock);
+		n = gbt_export_index(heap, index, keytype, &keys, &tids);
+		table_close(heap, NoLock);
 
-	ok = gbt_request_send(seg) && req->status == GBT_REPLY_OK;
+		req = gbt_request_create(&seg, n * (sizeof(uint64) + sizeof(ItemPointerData)), 0);
+		if (req != NULL)
+		{
+			req->kind = GBT_REQ_BUILD;
+			fill_key(&req->key, index);
+			req->generation = generation;
+			req->log_start = log_start;
+			req->service_pid = service_pid;
+			req->nitems = n;
+			memcpy(GBT_REQUEST_DATA(req), keys, sizeof(uint64) * n);
+			memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * n, tids,
+				   sizeof(ItemPointerData) * n);
+		}
+		pfree(keys);
+		pfree(tids);
+		ok = req != NULL && gbt_request_send(seg) && req->status == GBT_REPLY_OK;
+	}
+	PG_FINALLY();
+	{
+		gbt_unregister_build();
+	}
+	PG_END_TRY();
+
 	if (ok)
 		gbt_scan_stats.build_ms += req->device_ms;
-	dsm_detach(seg);
+	if (seg != NULL)
+		dsm_detach(seg);
 	return ok;
 }
 
@@ -374,6 +416,7 @@ gbt_mirror_after_build(Relation index)
 
 	if (!gpubtree_build_after_create || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
+		!index->rd_index->indisvalid ||
 		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return;
@@ -400,7 +443,7 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 		return false;
 	req->kind = GBT_REQ_SCAN;
 	fill_key(&req->key, index);
-	req->version = gbt_change_counter(MyDatabaseId, RelationGetRelid(index));
+	req->generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
 	req->nitems = n;
 	memcpy(GBT_REQUEST_DATA(req), lo, sizeof(uint64) * n);
 	memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * n, hi, sizeof(uint64) * n);
@@ -479,6 +522,9 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (n == 0)
 		return 0;				/* contradictory conditions: nothing matches */
 
+	/* This session's own inserts first, so that it sees its own rows. */
+	gbt_resync_flush();
+
 	/* Guess room for the answer; the service says when it needs more. */
 	room = sizeof(ItemPointerData) * Max(n * 4, 1024);
 	for (attempt = 0; attempt < 3; attempt++)
@@ -504,27 +550,151 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 }
 
 /*
- * The mirror's TIDs in key order, if the service holds a current mirror of
- * the index: for gpubtree_verify().  Returns false (with *status) otherwise.
+ * Read the service's current mirror of the index, in chunks of raw
+ * positions, passing each chunk's live entries to fn.  Fails (with *status)
+ * when there is no current mirror, or when it changed layout meanwhile (a
+ * merge or rebuild); *mirror_id names the mirror read.
  */
 bool
-gbt_fetch_mirror_tids(Relation index, ItemPointerData **tids, int64 *ntids,
-					  GbtReplyStatus *status)
+gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
+				GbtReplyStatus *status)
 {
-	uint64		lo = 0;
-	uint64		hi = PG_UINT64_MAX;
-	Size		room = sizeof(ItemPointerData) * 1024;
-	int			attempt;
+	const int64 chunk = 1 << 20;
+	int64		offset = 0;
+	int64		total;
+	uint64		generation;
 
+	gbt_resync_flush();
+	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
 	*status = GBT_REPLY_ERROR;
-	*tids = NULL;
-	for (attempt = 0; attempt < 3; attempt++)
+	do
 	{
-		if (!scan_once(index, &lo, &hi, 1, room, NULL, tids, ntids, status))
+		dsm_segment *seg;
+		GbtRequest *req;
+		bool		same;
+
+		req = gbt_request_create(&seg, 0, chunk * (sizeof(uint64) + sizeof(ItemPointerData)));
+		if (req == NULL)
 			return false;
-		if (*status != GBT_REPLY_NO_ROOM)
-			break;
-		room = sizeof(ItemPointerData) * *ntids;
+		req->kind = GBT_REQ_DUMP;
+		fill_key(&req->key, index);
+		req->generation = generation;
+		req->offset = offset;
+		req->nitems = chunk;
+		if (!gbt_request_send(seg))
+		{
+			dsm_detach(seg);
+			return false;
+		}
+		*status = req->status;
+		same = offset == 0 || req->mirror_id == *mirror_id;
+		*mirror_id = req->mirror_id;
+		total = req->total;
+		if (req->status == GBT_REPLY_OK && same)
+		{
+			uint64	   *keys = (uint64 *) GBT_REQUEST_DATA(req);
+
+			fn(keys, (ItemPointerData *) (keys + chunk), req->nresults, arg);
+		}
+		dsm_detach(seg);
+		if (*status != GBT_REPLY_OK)
+			return false;
+		if (!same)
+		{
+			*status = GBT_REPLY_ERROR;
+			return false;
+		}
+		offset += chunk;
+	} while (offset < total);
+	return true;
+}
+
+typedef struct SweepState
+{
+	IndexBulkDeleteCallback callback;
+	void	   *callback_state;
+	ItemPointerData *dead;
+	int64		ndead;
+	int64		maxdead;
+} SweepState;
+
+static void
+sweep_chunk(const uint64 *keys, const ItemPointerData *tids, int64 n, void *arg)
+{
+	SweepState *st = arg;
+	int64		i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (!st->callback((ItemPointer) &tids[i], st->callback_state))
+			continue;
+		if (st->ndead == st->maxdead)
+		{
+			st->maxdead *= 2;
+			st->dead = repalloc_huge(st->dead, sizeof(ItemPointerData) * st->maxdead);
+		}
+		st->dead[st->ndead++] = tids[i];
 	}
-	return *status == GBT_REPLY_OK;
+}
+
+static int
+cmp_tid(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/*
+ * VACUUM's bulk delete, after nbtree's pass: remove from the mirror every
+ * entry whose TID VACUUM's callback reports dead, before VACUUM can mark
+ * those line pointers unused for reuse.  The mirror is swept rather than
+ * told what nbtree deleted, because nbtree also removes entries by itself
+ * (LP_DEAD simple deletion, bottom-up deletion) without calling us; their
+ * TIDs are dead too and reach VACUUM's list the same way.  When the sweep
+ * cannot be done, the mirror is invalidated instead.  Either way exports
+ * that began before nbtree's pass ended are made unusable.
+ */
+void
+gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
+				 void *callback_state)
+{
+	SweepState	st;
+	uint64		mirror_id = 0;
+	GbtReplyStatus status;
+	dsm_segment *seg;
+	GbtRequest *req;
+	bool		done = false;
+
+	if (gbt_shared == NULL)
+		return;
+	/* CREATE INDEX CONCURRENTLY's validation pass: its callback collects. */
+	if (!index->rd_index->indisvalid || !gbt_service_running() ||
+		!OidIsValid(gbt_mirror_key_type(index)))
+	{
+		gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
+		return;
+	}
+
+	st.callback = callback;
+	st.callback_state = callback_state;
+	st.maxdead = 1024;
+	st.ndead = 0;
+	st.dead = palloc_extended(sizeof(ItemPointerData) * st.maxdead, MCXT_ALLOC_HUGE);
+	if (gbt_dump_mirror(index, sweep_chunk, &st, &mirror_id, &status))
+	{
+		qsort(st.dead, st.ndead, sizeof(ItemPointerData), cmp_tid);
+		req = gbt_request_create(&seg, sizeof(ItemPointerData) * st.ndead, 0);
+		if (req != NULL)
+		{
+			req->kind = GBT_REQ_REMOVE;
+			fill_key(&req->key, index);
+			req->mirror_id = mirror_id;
+			req->nitems = st.ndead;
+			memcpy(GBT_REQUEST_DATA(req), st.dead, sizeof(ItemPointerData) * st.ndead);
+			done = gbt_request_send(seg) && req->status == GBT_REPLY_OK;
+			dsm_detach(seg);
+		}
+	}
+	pfree(st.dead);
+	if (!done)
+		gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
 }

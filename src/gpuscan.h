@@ -34,8 +34,14 @@ extern void gbt_mirror_after_build(Relation index);
 extern Oid	gbt_mirror_key_type(Relation index);
 extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
 							  uint64 **keys_out, ItemPointerData **tids_out);
-extern bool gbt_fetch_mirror_tids(Relation index, ItemPointerData **tids,
-								  int64 *ntids, GbtReplyStatus *status);
+extern uint64 gbt_encode_key(Datum value, Oid typid);
+
+typedef void (*GbtDumpFn) (const uint64 *keys, const ItemPointerData *tids,
+						   int64 n, void *arg);
+extern bool gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg,
+							uint64 *mirror_id, GbtReplyStatus *status);
+extern void gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
+							 void *callback_state);
 
 /* explain.c */
 extern void gbt_explain_init(void);

@@ -32,6 +32,7 @@
 
 #include "gpubtree.h"
 #include "gpuscan.h"
+#include "resync.h"
 #include "service.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_handler);
@@ -92,6 +93,8 @@ gpubtree_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result = btbuild(heap, index, indexInfo);
 	set_index_relam(RelationGetRelid(index), gpubtree_am);
 
+	/* Rebuilt in place (TRUNCATE of a new table): old mirrors are wrong. */
+	gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
 	gbt_mirror_after_build(index);
 	return result;
 }
@@ -108,12 +111,8 @@ gpubtree_insert(Relation rel, Datum *values, bool *isnull,
 	result = btinsert(rel, values, isnull, ht_ctid, heapRel, checkUnique,
 					  indexUnchanged, indexInfo);
 
-	/*
-	 * After the entry is in the index, so that a mirror exported while the
-	 * insert was under way is stale, and before the row can become visible
-	 * (at commit).
-	 */
-	gbt_bump_change_counter(rel);
+	/* After nbtree has the entry: see gbt_resync_insert(). */
+	gbt_resync_insert(rel, values[0], isnull[0], ht_ctid);
 	return result;
 }
 
@@ -121,9 +120,11 @@ static IndexBulkDeleteResult *
 gpubtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					IndexBulkDeleteCallback callback, void *callback_state)
 {
+	stats = btbulkdelete(info, stats, callback, callback_state);
+
 	/* Line pointers freed after this pass may be reused by other keys. */
-	gbt_bump_change_counter(info->index);
-	return btbulkdelete(info, stats, callback, callback_state);
+	gbt_sweep_mirror(info->index, callback, callback_state);
+	return stats;
 }
 
 static IndexBulkDeleteResult *

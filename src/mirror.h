@@ -1,8 +1,9 @@
 /*
  * mirror.h
  *	  One index's mirror inside the GPU service: its entries' order-preserving
- *	  64-bit keys and TIDs in key order, held by the Harmonia engine on the
- *	  GPU or, without one, by Harmonia's CPU twin.
+ *	  64-bit keys and TIDs in (key, TID) order, held by the Harmonia engine
+ *	  on the GPU or, without one, by Harmonia's CPU twin, plus a delta of
+ *	  entries inserted and removed since that tree was built.
  */
 #ifndef GPUBTREE_MIRROR_H
 #define GPUBTREE_MIRROR_H
@@ -14,28 +15,61 @@
 typedef struct GbtMirror GbtMirror;
 
 /*
- * Build from n entries sorted by key.  use_gpu asks for the GPU engine; the
- * CPU twin is used when it is not available.  Returns NULL with a message in
- * err on failure (out of device memory, say).
+ * Build from n entries sorted by (key, TID).  use_gpu asks for the GPU
+ * engine; the CPU twin is used when it is not available.  Returns NULL with
+ * a message in err on failure (out of device memory, say).
  */
 extern GbtMirror *gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids,
 								   int64 n, bool use_gpu, char *err, Size errlen);
 extern void gbt_mirror_free(GbtMirror *m);
-extern int64 gbt_mirror_entries(const GbtMirror *m);
+extern int64 gbt_mirror_entries(const GbtMirror *m);	/* live entries */
+extern int64 gbt_mirror_delta(const GbtMirror *m);	/* inserted + removed */
 extern int64 gbt_mirror_bytes(const GbtMirror *m);
 extern bool gbt_mirror_on_gpu(const GbtMirror *m);
 
 /*
- * For each inclusive key range [lo[i], hi[i]], the positions
+ * Add entries (any order).  An entry whose TID the mirror already holds
+ * under the same key is not added again: exports and the change log
+ * overlap.  Returns how many were added.
+ */
+extern int64 gbt_mirror_insert(GbtMirror *m, uint64 *keys, ItemPointerData *tids,
+							   int64 n);
+
+/* Remove every entry whose TID is in dead[] (sorted).  Returns how many. */
+extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead);
+
+/* Whether the delta has grown enough that rebuilding the tree pays. */
+extern bool gbt_mirror_wants_merge(const GbtMirror *m);
+
+/* A new mirror holding m's live entries in one tree; NULL on failure. */
+extern GbtMirror *gbt_mirror_merge(const GbtMirror *m, bool use_gpu,
+								   char *err, Size errlen);
+
+/*
+ * For each inclusive key range [lo[i], hi[i]], the tree positions
  * [start[i], end[i]) of the entries in it.  Batched: one engine call.
  */
 extern bool gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 							  int64 nranges, int64 *start, int64 *end,
 							  char *err, Size errlen);
 
-/* TIDs of positions [start, end), into out. */
-extern void gbt_mirror_tids(const GbtMirror *m, int64 start, int64 end,
-							ItemPointerData *out);
+/*
+ * Live entries of one range, given its tree positions from
+ * gbt_mirror_ranges(): how many, and their TIDs (the tree's, then the
+ * delta's) into out.
+ */
+extern int64 gbt_mirror_range_count(const GbtMirror *m, uint64 lo, uint64 hi,
+									int64 start, int64 end);
+extern int64 gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
+								   int64 start, int64 end, ItemPointerData *out);
+
+/*
+ * Raw positions: the tree's entries, then the inserted ones.  Copies the
+ * live entries among positions [from, to) into keys/tids; returns how many.
+ */
+extern int64 gbt_mirror_raw_size(const GbtMirror *m);
+extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
+							 uint64 *keys, ItemPointerData *tids);
 
 /* Whether this process can use a GPU, with the reason when it cannot. */
 extern bool gbt_engine_gpu_usable(char *name, Size namelen,

@@ -9,6 +9,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -24,6 +25,8 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool slot_cleanup_registered = false;
 
+static void register_slot_cleanup(void);
+
 static Size
 service_shmem_size(void)
 {
@@ -38,6 +41,7 @@ service_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(service_shmem_size());
+	RequestNamedLWLockTranche("gpubtree log", 1);
 }
 
 static void
@@ -60,8 +64,11 @@ service_shmem_startup(void)
 		pg_atomic_init_u64(&gbt_shared->requests, 0);
 		pg_atomic_init_u64(&gbt_shared->fallbacks, 0);
 		pg_atomic_init_u64(&gbt_shared->builds, 0);
-		for (i = 0; i < GBT_CHANGE_COUNTERS; i++)
-			pg_atomic_init_u64(&gbt_shared->change_counter[i], 0);
+		pg_atomic_init_u64(&gbt_shared->logged, 0);
+		pg_atomic_init_u64(&gbt_shared->invalidations, 0);
+		for (i = 0; i < GBT_GENERATIONS; i++)
+			pg_atomic_init_u64(&gbt_shared->generation[i], 1);
+		gbt_shared->log.lock = &(GetNamedLWLockTranche("gpubtree log"))->lock;
 		gbt_shared->nslots = MaxBackends + NUM_AUXILIARY_PROCS + max_worker_processes;
 		for (i = 0; i < gbt_shared->nslots; i++)
 			pg_atomic_init_u32(&gbt_shared->slots[i].state, GBT_SLOT_FREE);
@@ -92,34 +99,137 @@ gbt_service_running(void)
 	return pid != 0;
 }
 
+pid_t
+gbt_service_pid(void)
+{
+	pid_t		pid;
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	pid = gbt_shared->service_pid;
+	SpinLockRelease(&gbt_shared->mutex);
+	return pid;
+}
+
 static pg_atomic_uint64 *
-change_counter_for(Oid dbid, Oid indexrelid)
+generation_for(Oid dbid, Oid indexrelid)
 {
 	uint32		h = hash_combine(murmurhash32(dbid), murmurhash32(indexrelid));
 
-	return &gbt_shared->change_counter[h % GBT_CHANGE_COUNTERS];
+	return &gbt_shared->generation[h % GBT_GENERATIONS];
 }
 
+/* The index's generation: a mirror is usable only if valid at it. */
 uint64
-gbt_change_counter(Oid dbid, Oid indexrelid)
+gbt_generation(Oid dbid, Oid indexrelid)
 {
 	if (gbt_shared == NULL)
 		return 0;
-	return pg_atomic_read_u64(change_counter_for(dbid, indexrelid));
+	return pg_atomic_read_u64(generation_for(dbid, indexrelid));
 }
 
 /*
- * Called by every insert into, and every VACUUM pass over, a gpubtree index,
- * before the change can become visible to anyone.  The atomic add is a full
- * barrier, so a snapshot that sees the change sees the new counter.
+ * Make every mirror of the index, and every export under way, unusable.
+ * Called after the change the change log cannot carry and before it can
+ * become visible; the atomic add is a full barrier, so a snapshot that sees
+ * the change reads the new generation.
  */
 void
-gbt_bump_change_counter(Relation index)
+gbt_invalidate(Oid dbid, Oid indexrelid)
+{
+	(void) gbt_invalidate_and_get(dbid, indexrelid);
+}
+
+uint64
+gbt_invalidate_and_get(Oid dbid, Oid indexrelid)
 {
 	if (gbt_shared == NULL)
+		return 0;
+	pg_atomic_fetch_add_u64(&gbt_shared->invalidations, 1);
+	return pg_atomic_add_fetch_u64(generation_for(dbid, indexrelid), 1);
+}
+
+/*
+ * Append n entries to the change log.  Returns false when they do not fit
+ * (the caller then invalidates the indexes instead).  With no service
+ * running there are no mirrors, and nothing to do: a service started later
+ * builds its mirrors from exports that begin after this call.
+ */
+bool
+gbt_log_write(const GbtLogEntry *entries, int n)
+{
+	GbtLog	   *log = &gbt_shared->log;
+	uint64		head;
+	uint64		pending;
+	int			done = 0;
+
+	if (n == 0 || gbt_service_pid() == 0)
+		return true;
+
+	LWLockAcquire(log->lock, LW_EXCLUSIVE);
+	if (log->head + n - log->keep_from > GBT_LOG_SIZE)
+	{
+		LWLockRelease(log->lock);
+		return false;
+	}
+	head = log->head;
+	while (done < n)
+	{
+		int			at = (int) ((head + done) % GBT_LOG_SIZE);
+		int			chunk = Min(n - done, GBT_LOG_SIZE - at);
+
+		memcpy(&log->entries[at], entries + done, sizeof(GbtLogEntry) * chunk);
+		done += chunk;
+	}
+	log->head = head + n;
+	pending = log->head - log->applied;
+	LWLockRelease(log->lock);
+
+	pg_atomic_fetch_add_u64(&gbt_shared->logged, n);
+	/* Wake the service before the log fills; scans wake it anyway. */
+	if (pending > GBT_LOG_SIZE / 4)
+	{
+		int			procno;
+
+		SpinLockAcquire(&gbt_shared->mutex);
+		procno = gbt_shared->service_procno;
+		SpinLockRelease(&gbt_shared->mutex);
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	}
+	return true;
+}
+
+/*
+ * Before exporting an index: register the log position the export starts
+ * at, so that the service keeps every entry logged from then on until the
+ * mirror arrives.  False when no service is running.
+ */
+bool
+gbt_register_build(uint64 *start, int *service_pid)
+{
+	GbtSlot    *slot = &gbt_shared->slots[MyProc->pgprocno];
+	GbtLog	   *log = &gbt_shared->log;
+
+	register_slot_cleanup();
+	LWLockAcquire(log->lock, LW_EXCLUSIVE);
+	*service_pid = gbt_service_pid();
+	*start = log->head;
+	slot->building = *service_pid != 0;
+	slot->build_service_pid = *service_pid;
+	slot->build_start = *start;
+	LWLockRelease(log->lock);
+	return *service_pid != 0;
+}
+
+void
+gbt_unregister_build(void)
+{
+	GbtSlot    *slot = &gbt_shared->slots[MyProc->pgprocno];
+
+	if (!slot->building)
 		return;
-	pg_atomic_fetch_add_u64(change_counter_for(MyDatabaseId,
-											   RelationGetRelid(index)), 1);
+	LWLockAcquire(gbt_shared->log.lock, LW_EXCLUSIVE);
+	slot->building = false;
+	LWLockRelease(gbt_shared->log.lock);
 }
 
 void
@@ -148,6 +258,18 @@ gbt_request_create(dsm_segment **seg, Size datasize, Size resultsize)
 	memset(req, 0, sizeof(GbtRequest));
 	req->capacity = size;
 	return req;
+}
+
+static void slot_cleanup(int code, Datum arg);
+
+static void
+register_slot_cleanup(void)
+{
+	if (!slot_cleanup_registered)
+	{
+		before_shmem_exit(slot_cleanup, (Datum) 0);
+		slot_cleanup_registered = true;
+	}
 }
 
 static GbtSlot *
@@ -179,7 +301,10 @@ static void
 slot_cleanup(int code, Datum arg)
 {
 	if (gbt_shared != NULL && MyProc != NULL)
+	{
 		abandon_slot();
+		gbt_unregister_build();
+	}
 }
 
 /*
@@ -200,12 +325,7 @@ gbt_request_send(dsm_segment *seg)
 	if (!gbt_service_running())
 		return false;
 
-	if (!slot_cleanup_registered)
-	{
-		before_shmem_exit(slot_cleanup, (Datum) 0);
-		slot_cleanup_registered = true;
-	}
-
+	register_slot_cleanup();
 	slot = my_slot();
 	if (pg_atomic_read_u32(&slot->state) != GBT_SLOT_FREE)
 		return false;			/* the service still holds an old request */

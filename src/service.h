@@ -15,13 +15,32 @@
  * without a deadline, and the segment belongs to the backend, so nothing
  * leaks when either side dies.
  *
- * Mirror consistency (until commit-time resync lands).  Every insert into a
- * gpubtree index and every VACUUM pass over one bumps a shared change
- * counter for that index.  A mirror remembers the counter value read before
- * it was exported from the index, and a scan uses it only if the counter
- * still has that value: any change since then, committed or not, makes the
- * scan rebuild the mirror or fall back to nbtree.  Counters are shared by
- * hash bucket, so a collision only causes a needless rebuild.
+ * Mirror consistency (the invariant: for any snapshot that uses a mirror,
+ * the mirror holds every index entry whose heap tuple the snapshot may see).
+ *
+ *  - Inserts.  aminsert adds (key, TID) to a per-transaction batch
+ *    (resync.c), which is written into the shared change log below at
+ *    pre-commit (and PREPARE), before any GPU scan of the session, and when
+ *    it grows large.  The service applies the log to its mirrors at the
+ *    start of every round, before it answers any scan, so a scan whose
+ *    snapshot sees a commit sees that commit's entries.  Entries of
+ *    transactions that later abort are harmless extras: bitmap heap scans
+ *    recheck visibility, and pages holding them are not all-visible.
+ *  - Builds.  A backend exporting an index registers the log position it
+ *    started at; the service keeps the log from there and, when the mirror
+ *    arrives, applies the entries logged since (entries the export already
+ *    holds are recognised by TID and not added twice).
+ *  - Generations.  Anything the log cannot carry makes the index's mirror
+ *    unusable instead: a transaction with more entries than the log takes,
+ *    a log with no room, ambuild (in-place truncation), DROP, a VACUUM whose
+ *    sweep could not be done.  Each bumps the index's generation (shared by
+ *    hash bucket, so a collision only costs a rebuild); a mirror records the
+ *    generation it is valid at, and a scan uses it only if no bump happened
+ *    since.
+ *  - VACUUM.  ambulkdelete sweeps the mirror with VACUUM's own dead-TID
+ *    callback after nbtree's pass, so entries that nbtree removed by itself
+ *    (LP_DEAD simple deletion, bottom-up deletion) go too, before VACUUM can
+ *    mark their line pointers unused for reuse.
  */
 #ifndef GPUBTREE_SERVICE_H
 #define GPUBTREE_SERVICE_H
@@ -31,12 +50,14 @@
 #include "port/atomics.h"
 #include "storage/dsm.h"
 #include "storage/itemptr.h"
+#include "storage/lwlock.h"
 #include "storage/spin.h"
 #include "utils/relcache.h"
 
-#define GBT_CHANGE_COUNTERS 4096
+#define GBT_GENERATIONS 4096
 #define GBT_MAX_MIRRORS 256
 #define GBT_ERRMSG_LEN 256
+#define GBT_LOG_SIZE (1 << 18)	/* change log entries (8 MB) */
 
 typedef enum GbtSlotState
 {
@@ -50,7 +71,9 @@ typedef enum GbtSlotState
 typedef enum GbtRequestKind
 {
 	GBT_REQ_BUILD,				/* here are the index's entries: build the mirror */
-	GBT_REQ_SCAN				/* return the TIDs of entries in these ranges */
+	GBT_REQ_SCAN,				/* return the TIDs of entries in these ranges */
+	GBT_REQ_DUMP,				/* return entries [offset, offset + nitems) */
+	GBT_REQ_REMOVE				/* VACUUM: remove entries with these TIDs */
 } GbtRequestKind;
 
 typedef enum GbtReplyStatus
@@ -70,22 +93,34 @@ typedef struct GbtMirrorKey
 } GbtMirrorKey;
 
 /*
- * A request, at the start of its DSM segment.  For BUILD, nitems (key, TID)
- * pairs follow: keys[nitems] then tids[nitems], keys sorted.  For SCAN,
- * nitems inclusive ranges follow: lo[nitems] then hi[nitems].
+ * A request, at the start of its DSM segment.
+ *	BUILD: nitems (key, TID) pairs follow, keys[] then tids[], in (key, TID)
+ *		order; log_start is the change-log position registered before the
+ *		export began.
+ *	SCAN: nitems inclusive ranges follow, lo[] then hi[]; the answer is TIDs.
+ *	DUMP: the answer is keys[] then tids[] of the mirror's live entries among
+ *		raw positions [offset, offset + nitems); total says how many raw
+ *		positions there are.  mirror_id identifies the mirror's layout.
+ *	REMOVE: nitems TIDs follow, sorted; applies only if mirror_id still names
+ *		the mirror, else the mirror is dropped.
  */
 typedef struct GbtRequest
 {
 	GbtRequestKind kind;
 	GbtMirrorKey key;
-	uint64		version;		/* change counter the data/scan belongs to */
+	uint64		generation;		/* the index's generation the request saw */
+	uint64		log_start;		/* BUILD */
+	int			service_pid;	/* BUILD: the service the start was registered with */
 	int			keytype;		/* a HM key type, for the mirror's record */
 	int64		nitems;
+	int64		offset;			/* DUMP */
+	uint64		mirror_id;		/* DUMP (reply), REMOVE */
 	Size		capacity;		/* bytes of the segment */
 
 	/* the reply */
 	GbtReplyStatus status;
-	int64		nresults;		/* TIDs in the answer, after the data */
+	int64		nresults;		/* entries in the answer, after the data */
+	int64		total;			/* DUMP: raw positions of the mirror */
 	double		device_ms;		/* time spent on the device or engine */
 	bool		on_gpu;			/* answered by the GPU (else CPU engine) */
 	char		message[GBT_ERRMSG_LEN];
@@ -98,7 +133,36 @@ typedef struct GbtSlot
 	pg_atomic_uint32 state;		/* GbtSlotState */
 	dsm_handle	handle;			/* the request's segment */
 	int			client_procno;	/* whose latch to set */
+
+	/* A mirror export under way (protected by the log lock). */
+	bool		building;
+	int			build_service_pid;
+	uint64		build_start;	/* log position when the export began */
 } GbtSlot;
+
+/* One change-log entry: an index entry inserted by some transaction. */
+typedef struct GbtLogEntry
+{
+	GbtMirrorKey key;
+	uint64		ikey;			/* the order-preserving 64-bit key */
+	ItemPointerData tid;
+} GbtLogEntry;
+
+/*
+ * The change log: a ring of entries, written by backends, applied by the
+ * service.  Positions only grow; entry p lives at p % GBT_LOG_SIZE.
+ * Writers never overwrite positions at or after keep_from, which is the
+ * oldest of what the service has not applied yet and the start of every
+ * registered export.
+ */
+typedef struct GbtLog
+{
+	LWLock	   *lock;
+	uint64		head;			/* next position to write */
+	uint64		applied;		/* the service applied everything before */
+	uint64		keep_from;
+	GbtLogEntry entries[GBT_LOG_SIZE];
+} GbtLog;
 
 /* Per-mirror facts the service publishes for gpubtree_status(). */
 typedef struct GbtMirrorInfo
@@ -106,8 +170,9 @@ typedef struct GbtMirrorInfo
 	GbtMirrorKey key;
 	bool		in_use;
 	bool		on_gpu;
-	uint64		version;
+	uint64		generation;
 	int64		entries;
+	int64		delta;			/* entries inserted or removed since the build */
 	int64		bytes;
 	double		build_ms;
 	uint64		hits;
@@ -127,7 +192,11 @@ typedef struct GbtServiceShared
 	pg_atomic_uint64 requests;	/* answered requests */
 	pg_atomic_uint64 fallbacks; /* scans that went to nbtree instead */
 	pg_atomic_uint64 builds;	/* mirrors built */
-	pg_atomic_uint64 change_counter[GBT_CHANGE_COUNTERS];
+	pg_atomic_uint64 logged;	/* entries written to the change log */
+	pg_atomic_uint64 invalidations; /* generation bumps */
+	pg_atomic_uint64 generation[GBT_GENERATIONS];
+
+	GbtLog		log;
 
 	int			nslots;
 	GbtSlot		slots[FLEXIBLE_ARRAY_MEMBER];
@@ -138,12 +207,17 @@ extern GbtServiceShared *gbt_shared;
 /* service.c: shared memory, and the backend's side of the protocol */
 extern void gbt_service_shmem_init(void);
 extern bool gbt_service_running(void);
-extern uint64 gbt_change_counter(Oid dbid, Oid indexrelid);
-extern void gbt_bump_change_counter(Relation index);
+extern pid_t gbt_service_pid(void);
+extern uint64 gbt_generation(Oid dbid, Oid indexrelid);
+extern void gbt_invalidate(Oid dbid, Oid indexrelid);
+extern uint64 gbt_invalidate_and_get(Oid dbid, Oid indexrelid);
 extern GbtRequest *gbt_request_create(dsm_segment **seg, Size datasize,
 									  Size resultsize);
 extern bool gbt_request_send(dsm_segment *seg);
 extern void gbt_count_fallback(void);
+extern bool gbt_log_write(const GbtLogEntry *entries, int n);
+extern bool gbt_register_build(uint64 *start, int *service_pid);
+extern void gbt_unregister_build(void);
 
 /* service_worker.c: the background worker */
 extern void gbt_service_register(void);

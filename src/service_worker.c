@@ -23,6 +23,7 @@
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
@@ -37,7 +38,9 @@ typedef struct ServiceMirror
 {
 	bool		in_use;
 	GbtMirrorKey key;
-	uint64		version;
+	uint64		id;				/* this mirror's layout: new at each build or merge */
+	uint64		generation;		/* the index generation it is valid at */
+	uint64		db_generation;	/* its database's, bumped by DROP DATABASE */
 	GbtMirror  *mirror;
 	TimestampTz last_used;
 	double		build_ms;
@@ -54,6 +57,7 @@ typedef struct TakenRequest
 
 static ServiceMirror mirrors[GBT_MAX_MIRRORS];
 static bool gpu_usable = false;
+static uint64 next_mirror_id = 1;
 
 void
 gbt_service_register(void)
@@ -88,9 +92,10 @@ publish_mirrors(void)
 		if (!sm->in_use)
 			continue;
 		info->key = sm->key;
-		info->version = sm->version;
+		info->generation = sm->generation;
 		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);
 		info->entries = gbt_mirror_entries(sm->mirror);
+		info->delta = gbt_mirror_delta(sm->mirror);
 		info->bytes = gbt_mirror_bytes(sm->mirror);
 		info->build_ms = sm->build_ms;
 		info->hits = sm->hits;
@@ -176,17 +181,57 @@ reply(GbtRequest *req, GbtReplyStatus status, const char *message)
 		strlcpy(req->message, message, GBT_ERRMSG_LEN);
 }
 
+/*
+ * The entries logged for key at positions [from, applied): those a mirror
+ * built from an export that began at from may lack.  The caller has checked
+ * that the export is still registered, so the log still holds them.
+ */
+static int64
+logged_since(const GbtMirrorKey *key, uint64 from, uint64 **keys,
+			 ItemPointerData **tids)
+{
+	GbtLog	   *log = &gbt_shared->log;
+	int64		n = 0;
+	uint64		p;
+
+	*keys = palloc(sizeof(uint64) * Max(log->applied - from, 1));
+	*tids = palloc(sizeof(ItemPointerData) * Max(log->applied - from, 1));
+	for (p = from; p < log->applied; p++)
+	{
+		GbtLogEntry *e = &log->entries[p % GBT_LOG_SIZE];
+
+		if (memcmp(&e->key, key, sizeof(GbtMirrorKey)) != 0)
+			continue;
+		(*keys)[n] = e->ikey;
+		(*tids)[n++] = e->tid;
+	}
+	return n;
+}
+
 static void
-handle_build(GbtRequest *req)
+handle_build(GbtRequest *req, int slotno)
 {
 	const uint64 *keys = (const uint64 *) GBT_REQUEST_DATA(req);
 	const ItemPointerData *tids = (const ItemPointerData *) (keys + req->nitems);
+	GbtSlot    *slot = &gbt_shared->slots[slotno];
 	ServiceMirror *sm;
 	GbtMirror  *m;
 	char		err[GBT_ERRMSG_LEN];
 	instr_time	start,
 				duration;
-	int64		estimate = req->nitems * (int64) (sizeof(uint64) + sizeof(ItemPointerData)) * 2;
+	int64		estimate = req->nitems * (int64) (sizeof(uint64) + sizeof(ItemPointerData)) * 3;
+	uint64	   *lkeys;
+	ItemPointerData *ltids;
+	int64		nlogged;
+	bool		registered;
+
+	/* Exported before something the log could not carry: stale already. */
+	if (req->generation != gbt_generation(req->key.dbid, req->key.indexrelid) ||
+		req->service_pid != MyProcPid)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, "the index changed during the export");
+		return;
+	}
 
 	sm = make_room(&req->key, estimate);
 	if (sm == NULL)
@@ -197,17 +242,34 @@ handle_build(GbtRequest *req)
 
 	INSTR_TIME_SET_CURRENT(start);
 	m = gbt_mirror_build(keys, tids, req->nitems, gpu_usable, err, sizeof(err));
-	INSTR_TIME_SET_CURRENT(duration);
-	INSTR_TIME_SUBTRACT(duration, start);
 	if (m == NULL)
 	{
 		reply(req, GBT_REPLY_ERROR, err);
 		return;
 	}
 
+	/* What was logged since the export began (the log is applied up to now). */
+	LWLockAcquire(gbt_shared->log.lock, LW_SHARED);
+	registered = slot->building && slot->build_service_pid == MyProcPid &&
+		slot->build_start == req->log_start;
+	nlogged = registered ? logged_since(&req->key, req->log_start, &lkeys, &ltids) : 0;
+	LWLockRelease(gbt_shared->log.lock);
+	if (!registered)
+	{
+		gbt_mirror_free(m);
+		reply(req, GBT_REPLY_NO_MIRROR, "the export is no longer registered");
+		return;
+	}
+	if (nlogged > 0)
+		gbt_mirror_insert(m, lkeys, ltids, nlogged);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+
 	sm->in_use = true;
 	sm->key = req->key;
-	sm->version = req->version;
+	sm->id = next_mirror_id++;
+	sm->generation = req->generation;
+	sm->db_generation = gbt_generation(req->key.dbid, InvalidOid);
 	sm->mirror = m;
 	sm->last_used = GetCurrentTimestamp();
 	sm->build_ms = INSTR_TIME_GET_MILLISEC(duration);
@@ -215,6 +277,70 @@ handle_build(GbtRequest *req)
 	req->device_ms = sm->build_ms;
 	req->on_gpu = gbt_mirror_on_gpu(m);
 	pg_atomic_fetch_add_u64(&gbt_shared->builds, 1);
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/* A mirror usable for a request that saw the given generation. */
+static ServiceMirror *
+current_mirror(const GbtMirrorKey *key, uint64 generation)
+{
+	ServiceMirror *sm = find_mirror(key);
+
+	return sm != NULL && sm->generation >= generation ? sm : NULL;
+}
+
+/* DUMP: the live entries among raw positions [offset, offset + nitems). */
+static void
+handle_dump(GbtRequest *req)
+{
+	ServiceMirror *sm = current_mirror(&req->key, req->generation);
+	Size		used = MAXALIGN(sizeof(GbtRequest));
+	uint64	   *keys = (uint64 *) ((char *) req + used);
+	ItemPointerData *tids = (ItemPointerData *) (keys + req->nitems);
+
+	if (sm == NULL)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return;
+	}
+	Assert(used + req->nitems * (sizeof(uint64) + sizeof(ItemPointerData)) <= req->capacity);
+	req->nresults = gbt_mirror_read(sm->mirror, req->offset, req->offset + req->nitems,
+									keys, tids);
+	req->total = gbt_mirror_raw_size(sm->mirror);
+	req->mirror_id = sm->id;
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/*
+ * REMOVE (VACUUM's sweep): take the dead TIDs out of the mirror the sweep
+ * read, and move it to a new generation, which makes any export that began
+ * before nbtree's pass ended unusable (it may hold dead entries).  A mirror
+ * that is not the one swept, or that missed a generation meanwhile, is
+ * dropped instead.
+ */
+static void
+handle_remove(GbtRequest *req)
+{
+	ServiceMirror *sm = find_mirror(&req->key);
+	const ItemPointerData *dead = (const ItemPointerData *) GBT_REQUEST_DATA(req);
+	uint64		before = gbt_generation(req->key.dbid, req->key.indexrelid);
+	uint64		after;
+
+	if (sm != NULL && (sm->id != req->mirror_id || sm->generation != before))
+	{
+		drop_mirror(sm);
+		sm = NULL;
+	}
+	if (sm != NULL)
+		req->nresults = gbt_mirror_remove(sm->mirror, dead, req->nitems);
+	after = gbt_invalidate_and_get(req->key.dbid, req->key.indexrelid);
+	if (sm != NULL)
+	{
+		if (after == before + 1)
+			sm->generation = after;
+		else
+			drop_mirror(sm);
+	}
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
@@ -278,7 +404,7 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 			continue;
 		}
 		for (r = off; r < off + req->nitems; r++)
-			n += Max(end[r] - start[r], 0);
+			n += gbt_mirror_range_count(sm->mirror, lo[r], hi[r], start[r], end[r]);
 		req->nresults = n;
 		req->device_ms = INSTR_TIME_GET_MILLISEC(t1);
 		req->on_gpu = gbt_mirror_on_gpu(sm->mirror);
@@ -287,12 +413,8 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 		else
 		{
 			for (r = off; r < off + req->nitems; r++)
-			{
-				if (end[r] <= start[r])
-					continue;
-				gbt_mirror_tids(sm->mirror, start[r], end[r], out);
-				out += end[r] - start[r];
-			}
+				out += gbt_mirror_range_tids(sm->mirror, lo[r], hi[r],
+											 start[r], end[r], out);
 			reply(req, GBT_REPLY_OK, NULL);
 		}
 		off += req->nitems;
@@ -304,6 +426,113 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 	pfree(hi);
 	pfree(start);
 	pfree(end);
+}
+
+/*
+ * Apply the change log to the mirrors, and recompute how much of it must be
+ * kept: what registered exports may still need.  Runs before any request of
+ * a round is answered.
+ */
+static void
+apply_log(void)
+{
+	GbtLog	   *log = &gbt_shared->log;
+	uint64		from;
+	uint64		to;
+	uint64		keep;
+	int64		n;
+	GbtLogEntry *copy;
+	int			i;
+
+	LWLockAcquire(log->lock, LW_SHARED);
+	from = log->applied;
+	to = log->head;
+	n = (int64) (to - from);
+	copy = palloc(sizeof(GbtLogEntry) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		copy[i] = log->entries[(from + i) % GBT_LOG_SIZE];
+	LWLockRelease(log->lock);
+
+	/* Each mirror takes its entries. */
+	if (n > 0)
+	{
+		uint64	   *keys = palloc(sizeof(uint64) * n);
+		ItemPointerData *tids = palloc(sizeof(ItemPointerData) * n);
+
+		for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		{
+			ServiceMirror *sm = &mirrors[i];
+			int64		m = 0;
+			int64		j;
+
+			if (!sm->in_use)
+				continue;
+			for (j = 0; j < n; j++)
+				if (memcmp(&copy[j].key, &sm->key, sizeof(GbtMirrorKey)) == 0)
+				{
+					keys[m] = copy[j].ikey;
+					tids[m++] = copy[j].tid;
+				}
+			if (m > 0)
+				gbt_mirror_insert(sm->mirror, keys, tids, m);
+		}
+		pfree(keys);
+		pfree(tids);
+	}
+	pfree(copy);
+
+	LWLockAcquire(log->lock, LW_EXCLUSIVE);
+	log->applied = to;
+	keep = to;
+	for (i = 0; i < gbt_shared->nslots; i++)
+	{
+		GbtSlot    *slot = &gbt_shared->slots[i];
+
+		if (slot->building && slot->build_service_pid == MyProcPid)
+			keep = Min(keep, slot->build_start);
+	}
+	log->keep_from = keep;
+	LWLockRelease(log->lock);
+}
+
+/*
+ * Drop mirrors whose index (or database) moved to a newer generation: they
+ * can never be used again.  Fold large deltas into new trees.
+ */
+static void
+maintain_mirrors(void)
+{
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		ServiceMirror *sm = &mirrors[i];
+		GbtMirror  *merged;
+		char		err[GBT_ERRMSG_LEN];
+
+		if (!sm->in_use)
+			continue;
+		if (sm->generation < gbt_generation(sm->key.dbid, sm->key.indexrelid) ||
+			sm->db_generation != gbt_generation(sm->key.dbid, InvalidOid))
+		{
+			drop_mirror(sm);
+			continue;
+		}
+		if (!gbt_mirror_wants_merge(sm->mirror))
+			continue;
+		merged = gbt_mirror_merge(sm->mirror, gpu_usable, err, sizeof(err));
+		if (merged == NULL)
+		{
+			ereport(LOG,
+					(errmsg("gpubtree service: dropping the mirror of index %u: %s",
+							sm->key.indexrelid, err)));
+			drop_mirror(sm);
+			continue;
+		}
+		gbt_mirror_free(sm->mirror);
+		sm->mirror = merged;
+		sm->id = next_mirror_id++;
+	}
 }
 
 /* Hand the answer back, unless the backend gave up meanwhile. */
@@ -356,16 +585,26 @@ serve_round(void)
 	int			i;
 	int			j;
 
+	/* Taken first: every entry logged before a request is applied for it. */
+	apply_log();
+	maintain_mirrors();
+
 	/* Builds first, so scans in the same round can use the new mirror. */
 	for (i = 0; i < ntaken; i++)
 	{
-		if (taken[i].req == NULL)
+		GbtRequest *req = taken[i].req;
+
+		if (req == NULL)
 			done[i] = true;
-		else if (taken[i].req->kind == GBT_REQ_BUILD)
-		{
-			handle_build(taken[i].req);
-			done[i] = true;
-		}
+		else if (req->kind == GBT_REQ_BUILD)
+			handle_build(req, taken[i].slotno);
+		else if (req->kind == GBT_REQ_DUMP)
+			handle_dump(req);
+		else if (req->kind == GBT_REQ_REMOVE)
+			handle_remove(req);
+		else
+			continue;
+		done[i] = true;
 	}
 
 	/* Scans: all requests of this round for one mirror go in one call. */
@@ -377,8 +616,8 @@ serve_round(void)
 
 		if (done[i])
 			continue;
-		sm = find_mirror(&req->key);
-		if (sm == NULL || sm->version != req->version)
+		sm = current_mirror(&req->key, req->generation);
+		if (sm == NULL)
 		{
 			reply(req, GBT_REPLY_NO_MIRROR, NULL);
 			done[i] = true;
@@ -386,7 +625,7 @@ serve_round(void)
 		}
 		for (j = i; j < ntaken; j++)
 		{
-			if (!done[j] && taken[j].req->version == sm->version &&
+			if (!done[j] && taken[j].req->generation <= sm->generation &&
 				memcmp(&taken[j].req->key, &sm->key, sizeof(GbtMirrorKey)) == 0)
 			{
 				group[ngroup++] = taken[j];
@@ -396,11 +635,10 @@ serve_round(void)
 		handle_scans(sm, group, ngroup);
 	}
 
+	/* Published before the answers, so that askers see the new state. */
+	publish_mirrors();
 	for (i = 0; i < ntaken; i++)
 		finish(&taken[i]);
-
-	if (ntaken > 0)
-		publish_mirrors();
 	pfree(taken);
 	pfree(group);
 	pfree(done);
@@ -463,6 +701,13 @@ gpubtree_service_main(Datum arg)
 		snprintf(why, sizeof(why), "gpubtree.device = %s",
 				 gpubtree_device_mode_name(gpubtree_device_mode));
 
+	/*
+	 * Entries logged before we started belong to a previous service's
+	 * mirrors; exports registered with it are refused (service_pid).
+	 */
+	LWLockAcquire(gbt_shared->log.lock, LW_EXCLUSIVE);
+	gbt_shared->log.applied = gbt_shared->log.head;
+	gbt_shared->log.keep_from = gbt_shared->log.head;
 	SpinLockAcquire(&gbt_shared->mutex);
 	gbt_shared->service_pid = MyProcPid;
 	gbt_shared->service_procno = MyProc->pgprocno;
@@ -474,6 +719,7 @@ gpubtree_service_main(Datum arg)
 		snprintf(gbt_shared->status, GBT_ERRMSG_LEN,
 				 "running on the CPU engine: %s", why);
 	SpinLockRelease(&gbt_shared->mutex);
+	LWLockRelease(gbt_shared->log.lock);
 	before_shmem_exit(service_exit, (Datum) 0);
 
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "gpubtree service round",
@@ -492,7 +738,16 @@ gpubtree_service_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		if (!any_submitted())
+		{
+			/* Keep the log from filling while no one asks anything. */
+			oldcxt = MemoryContextSwitchTo(round_cxt);
+			apply_log();
+			maintain_mirrors();
+			publish_mirrors();
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(round_cxt);
 			continue;
+		}
 
 		/* Let requests from other sessions join this round. */
 		if (gpubtree_batch_window > 0)

@@ -20,8 +20,8 @@ Datum
 gpubtree_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[9];
-	bool		nulls[9];
+	Datum		values[11];
+	bool		nulls[11];
 
 	InitMaterializedSRF(fcinfo, 0);
 	memset(nulls, false, sizeof(nulls));
@@ -49,6 +49,8 @@ gpubtree_status(PG_FUNCTION_ARGS)
 		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->requests));
 		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->builds));
 		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->fallbacks));
+		values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->logged));
+		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->invalidations));
 	}
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
@@ -73,8 +75,8 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
 		GbtMirrorInfo *m = &copy[i];
-		Datum		values[9];
-		bool		nulls[9];
+		Datum		values[10];
+		bool		nulls[10];
 
 		if (!m->in_use)
 			continue;
@@ -87,9 +89,10 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		values[5] = Int64GetDatum(m->bytes);
 		values[6] = Float8GetDatum(m->build_ms);
 		values[7] = Int64GetDatum((int64) m->hits);
-		/* Current: no change to the index since the mirror was exported. */
-		values[8] = BoolGetDatum(m->version ==
-								 gbt_change_counter(m->key.dbid, m->key.indexrelid));
+		/* Current: valid at the index's generation. */
+		values[8] = BoolGetDatum(m->generation >=
+								 gbt_generation(m->key.dbid, m->key.indexrelid));
+		values[9] = Int64GetDatum(m->delta);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

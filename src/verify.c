@@ -2,21 +2,30 @@
  * verify.c
  *	  gpubtree_verify(): the service's mirror of an index against the index.
  *
- * Reads every entry of the index (as a mirror build would) and asks the
- * service for its mirror's entries, in key order, then reports each TID
- * that one has and the other lacks, and the first place where the orders
- * differ.  No rows means the mirror holds exactly the index's entries.  A
- * mirror that is not current (the index changed since it was exported) is
- * reported as such: scans never use it.
+ * Reads every entry of the index (as a mirror build would) and the
+ * service's current mirror, both in (key, TID) order, and reports:
+ *	- "missing from the mirror": an index entry the mirror lacks (the
+ *	  invariant of service.h forbids it);
+ *	- "key differs": the same TID under another key in the mirror;
+ *	- "not in the index": a mirror entry the index lacks whose heap tuple is
+ *	  not surely dead.  Entries of dead tuples are allowed: nbtree removes
+ *	  some by itself (LP_DEAD and bottom-up deletion), and VACUUM's sweep
+ *	  takes them out of the mirror before their TIDs can be reused.
+ * No rows means the mirror is right.  Without a current mirror, one row
+ * says so: scans never use a mirror that is not current.  Like amcheck's
+ * parent check, it holds a ShareLock on the table, so that no write happens
+ * between reading the mirror and reading the index.
  */
 #include "postgres.h"
 
 #include "access/genam.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
 #include "gpubtree.h"
@@ -24,6 +33,49 @@
 #include "service.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_verify);
+
+typedef struct Entry
+{
+	uint64		key;
+	ItemPointerData tid;
+} Entry;
+
+typedef struct Collected
+{
+	Entry	   *e;
+	int64		n;
+	int64		cap;
+} Collected;
+
+static void
+collect(const uint64 *keys, const ItemPointerData *tids, int64 n, void *arg)
+{
+	Collected  *c = arg;
+	int64		i;
+
+	if (c->n + n > c->cap)
+	{
+		c->cap = Max(c->cap * 2, c->n + n);
+		c->e = repalloc_huge(c->e, sizeof(Entry) * c->cap);
+	}
+	for (i = 0; i < n; i++)
+	{
+		c->e[c->n].key = keys[i];
+		c->e[c->n++].tid = tids[i];
+	}
+}
+
+static int
+cmp_tid_key(const void *a, const void *b)
+{
+	const Entry *ea = a;
+	const Entry *eb = b;
+	int			c = ItemPointerCompare((ItemPointer) &ea->tid, (ItemPointer) &eb->tid);
+
+	if (c != 0)
+		return c;
+	return ea->key < eb->key ? -1 : ea->key > eb->key ? 1 : 0;
+}
 
 static void
 put(ReturnSetInfo *rsinfo, const char *problem, ItemPointer tid)
@@ -36,10 +88,15 @@ put(ReturnSetInfo *rsinfo, const char *problem, ItemPointer tid)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-static int
-cmp_tid(const void *a, const void *b)
+/* Is the heap tuple at tid dead to every transaction (or gone)? */
+static bool
+surely_dead(Relation heap, ItemPointer tid)
 {
-	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+	bool		all_dead = false;
+	bool		found;
+
+	found = table_index_fetch_tuple_check(heap, tid, GetActiveSnapshot(), &all_dead);
+	return !found && all_dead;
 }
 
 Datum
@@ -51,11 +108,12 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	Oid			keytype;
 	uint64	   *keys;
 	ItemPointerData *itids;
-	ItemPointerData *mtids = NULL;
+	Entry	   *ie;
+	Collected	m;
 	int64		ni,
-				nm = 0,
 				i,
 				j;
+	uint64		mirror_id;
 	GbtReplyStatus status;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -66,45 +124,52 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 				 errmsg("\"%s\" is not a gpubtree index", RelationGetRelationName(index))));
 	if (!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		elog(ERROR, "gpubtree index \"%s\" has no mirrorable key", RelationGetRelationName(index));
-	heap = table_open(index->rd_index->indrelid, AccessShareLock);
+	heap = table_open(index->rd_index->indrelid, ShareLock);
 
-	ni = gbt_export_index(heap, index, keytype, &keys, &itids);
-	if (!gbt_fetch_mirror_tids(index, &mtids, &nm, &status))
+	m.cap = 1024;
+	m.n = 0;
+	m.e = palloc_extended(sizeof(Entry) * m.cap, MCXT_ALLOC_HUGE);
+	if (!gbt_dump_mirror(index, collect, &m, &mirror_id, &status))
 	{
 		put(rsinfo, status == GBT_REPLY_NO_MIRROR ? "no current mirror" :
 			"no GPU service answered", NULL);
-		table_close(heap, AccessShareLock);
+		table_close(heap, ShareLock);
 		index_close(index, AccessShareLock);
 		return (Datum) 0;
 	}
-
-	/* The first place where the key orders differ... */
-	for (i = 0; i < Min(ni, nm); i++)
-		if (!ItemPointerEquals(&itids[i], &mtids[i]))
-		{
-			put(rsinfo, "order differs from here", &itids[i]);
-			break;
-		}
-
-	/* ... and the entries one side lacks. */
-	qsort(itids, ni, sizeof(ItemPointerData), cmp_tid);
-	qsort(mtids, nm, sizeof(ItemPointerData), cmp_tid);
-	for (i = 0, j = 0; i < ni || j < nm;)
+	ni = gbt_export_index(heap, index, keytype, &keys, &itids);
+	ie = palloc_extended(sizeof(Entry) * Max(ni, 1), MCXT_ALLOC_HUGE);
+	for (i = 0; i < ni; i++)
 	{
-		int			c = i >= ni ? 1 : j >= nm ? -1 : cmp_tid(&itids[i], &mtids[j]);
+		ie[i].key = keys[i];
+		ie[i].tid = itids[i];
+	}
+
+	qsort(ie, ni, sizeof(Entry), cmp_tid_key);
+	qsort(m.e, m.n, sizeof(Entry), cmp_tid_key);
+	for (i = 0, j = 0; i < ni || j < m.n;)
+	{
+		int			c = i >= ni ? 1 : j >= m.n ? -1 :
+			ItemPointerCompare(&ie[i].tid, &m.e[j].tid);
 
 		if (c < 0)
-			put(rsinfo, "missing from the mirror", &itids[i++]);
+			put(rsinfo, "missing from the mirror", &ie[i++].tid);
 		else if (c > 0)
-			put(rsinfo, "not in the index", &mtids[j++]);
+		{
+			if (!surely_dead(heap, &m.e[j].tid))
+				put(rsinfo, "not in the index", &m.e[j].tid);
+			j++;
+		}
 		else
 		{
+			if (ie[i].key != m.e[j].key)
+				put(rsinfo, "key differs", &ie[i].tid);
 			i++;
 			j++;
 		}
 	}
 
-	table_close(heap, AccessShareLock);
+	table_close(heap, ShareLock);
 	index_close(index, AccessShareLock);
 	return (Datum) 0;
 }

@@ -1,0 +1,18 @@
+/*
+ * resync.h
+ *	  Commit-time resync: this transaction's inserts reach the service's
+ *	  change log before its commit is visible (resync.c).
+ */
+#ifndef GPUBTREE_RESYNC_H
+#define GPUBTREE_RESYNC_H
+
+#include "postgres.h"
+
+#include "storage/itemptr.h"
+#include "utils/relcache.h"
+
+extern void gbt_resync_insert(Relation index, Datum value, bool isnull,
+							  ItemPointer tid);
+extern void gbt_resync_flush(void);
+
+#endif							/* GPUBTREE_RESYNC_H */
