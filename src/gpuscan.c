@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "access/itup.h"
 #include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/table.h"
@@ -125,6 +126,85 @@ gbt_mirror_key_type(Relation index)
 	Oid			typid = index->rd_opcintype[0];
 
 	return key_family(typid) != FAMILY_NONE ? typid : InvalidOid;
+}
+
+static GbtColType
+column_type(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return GBT_COL_INT64;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return GBT_COL_FLOAT8;
+		default:
+			return GBT_COL_NONE;
+	}
+}
+
+/* The index's mirrored columns: its first attributes (entries.h). */
+void
+gbt_index_columns(Relation index, GbtColumns *cols)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	int			c;
+
+	cols->ncols = Min(desc->natts, GBT_MAX_COLS);
+	for (c = 0; c < cols->ncols; c++)
+		cols->type[c] = column_type(TupleDescAttr(desc, c)->atttypid);
+}
+
+/*
+ * The mirrored values of one entry, from the index tuple's datums, into
+ * vals[]; returns the NULL bits.
+ */
+uint8
+gbt_entry_values(Relation index, const GbtColumns *cols, const Datum *values,
+				 const bool *isnull, int64 *vals)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	uint8		nulls = 0;
+	int			c;
+
+	for (c = 0; c < cols->ncols; c++)
+	{
+		Datum		v = values[c];
+
+		vals[c] = 0;
+		if (isnull[c] || cols->type[c] == GBT_COL_NONE)
+		{
+			nulls |= 1 << c;
+			continue;
+		}
+		switch (TupleDescAttr(desc, c)->atttypid)
+		{
+			case INT2OID:
+				vals[c] = DatumGetInt16(v);
+				break;
+			case INT4OID:
+				vals[c] = DatumGetInt32(v);
+				break;
+			case DATEOID:
+				vals[c] = DatumGetDateADT(v);
+				break;
+			case FLOAT4OID:
+				vals[c] = gbt_float8_val((double) DatumGetFloat4(v));
+				break;
+			case FLOAT8OID:
+				vals[c] = gbt_float8_val(DatumGetFloat8(v));
+				break;
+			default:			/* int8, timestamp, timestamptz */
+				vals[c] = DatumGetInt64(v);
+				break;
+		}
+	}
+	return nulls;
 }
 
 /*
@@ -251,38 +331,55 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 }
 
 static void
-reverse_entries(uint64 *keys, ItemPointerData *tids, int64 from, int64 to)
+swap_entries(GbtEntries *e, int64 i, int64 j)
 {
-	for (to--; from < to; from++, to--)
-	{
-		uint64		k = keys[from];
-		ItemPointerData t = tids[from];
+	uint64		k = e->keys[i];
+	ItemPointerData t = e->tids[i];
+	uint8		nl = e->nulls[i];
+	int			c;
 
-		keys[from] = keys[to];
-		tids[from] = tids[to];
-		keys[to] = k;
-		tids[to] = t;
+	e->keys[i] = e->keys[j];
+	e->keys[j] = k;
+	e->tids[i] = e->tids[j];
+	e->tids[j] = t;
+	e->nulls[i] = e->nulls[j];
+	e->nulls[j] = nl;
+	for (c = 0; c < e->ncols; c++)
+	{
+		int64		v = e->vals[c][i];
+
+		e->vals[c][i] = e->vals[c][j];
+		e->vals[c][j] = v;
 	}
 }
 
+static void
+reverse_entries(GbtEntries *e, int64 from, int64 to)
+{
+	for (to--; from < to; from++, to--)
+		swap_entries(e, from, to);
+}
+
 /*
- * Read every non-NULL entry of the index, in (key, TID) order.
- * With SnapshotAny the index scan returns entries regardless of their
- * tuples' visibility.
+ * Read every entry of the index with a non-NULL key, in (key, TID) order,
+ * with its mirrored column values, into out (initialised here).  With
+ * SnapshotAny the index scan returns entries regardless of their tuples'
+ * visibility.
  */
 int64
-gbt_export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
-			 ItemPointerData **tids_out)
+gbt_export_index(Relation heap, Relation index, Oid keytype,
+				 const GbtColumns *cols, GbtEntries *out)
 {
 	IndexScanDesc iscan;
-	int64		cap = 1024;
-	int64		n = 0;
-	uint64	   *keys = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
-	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * cap, MCXT_ALLOC_HUGE);
 	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	int64		n = 0;
 
+	gbt_entries_init(out, cols->ncols, 1024);
 	iscan = index_beginscan(heap, index, SnapshotAny, 0, 0);
 	iscan->xs_want_itup = true;
+
 	/*
 	 * Entries already marked dead (LP_DEAD) too: they are still in the index,
 	 * harmless in a mirror (the heap scan rechecks visibility), and leaving
@@ -292,23 +389,24 @@ gbt_export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
 	index_rescan(iscan, NULL, 0, NULL, 0);
 	while (index_getnext_tid(iscan, ForwardScanDirection) != NULL)
 	{
-		bool		isnull;
-		Datum		value = index_getattr(iscan->xs_itup, 1, iscan->xs_itupdesc, &isnull);
+		int64		vals[GBT_MAX_COLS];
+		int			c;
 
 		CHECK_FOR_INTERRUPTS();
-		if (isnull)
+		index_deform_tuple(iscan->xs_itup, iscan->xs_itupdesc, values, isnull);
+		if (isnull[0])
 			continue;
-		if (n == cap)
-		{
-			cap *= 2;
-			keys = repalloc_huge(keys, sizeof(uint64) * cap);
-			tids = repalloc_huge(tids, sizeof(ItemPointerData) * cap);
-		}
-		keys[n] = gbt_encode_key(value, keytype);
-		tids[n] = iscan->xs_heaptid;
+		if (n == out->cap)
+			gbt_entries_grow(out, out->cap * 2);
+		out->keys[n] = gbt_encode_key(values[0], keytype);
+		out->tids[n] = iscan->xs_heaptid;
+		out->nulls[n] = gbt_entry_values(index, cols, values, isnull, vals);
+		for (c = 0; c < cols->ncols; c++)
+			out->vals[c][n] = vals[c];
 		n++;
 	}
 	index_endscan(iscan);
+	out->n = n;
 
 	/*
 	 * A DESC leading column comes out in descending key order (TIDs
@@ -320,16 +418,14 @@ gbt_export_index(Relation heap, Relation index, Oid keytype, uint64 **keys_out,
 		int64		i;
 		int64		run;
 
-		reverse_entries(keys, tids, 0, n);
+		reverse_entries(out, 0, n);
 		for (i = 0; i < n; i = run)
 		{
-			for (run = i + 1; run < n && keys[run] == keys[i]; run++)
+			for (run = i + 1; run < n && out->keys[run] == out->keys[i]; run++)
 				;
-			reverse_entries(keys, tids, i, run);
+			reverse_entries(out, i, run);
 		}
 	}
-	*keys_out = keys;
-	*tids_out = tids;
 	return n;
 }
 
@@ -353,40 +449,40 @@ build_mirror(Relation index, Oid keytype)
 	uint64		generation;
 	uint64		log_start;
 	int			service_pid;
-	uint64	   *keys;
-	ItemPointerData *tids;
-	int64		n;
+	GbtColumns	cols;
+	GbtEntries	entries;
 	Relation	heap;
 	dsm_segment *seg = NULL;
 	GbtRequest *req = NULL;
 	bool		ok = false;
+	GbtMirrorKey key;
 
 	gbt_resync_flush();
 	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
-	if (!gbt_register_build(&log_start, &service_pid))
+	fill_key(&key, index);
+	gbt_index_columns(index, &cols);
+	if (!gbt_register_build(&key, &log_start, &service_pid))
 		return false;
 	PG_TRY();
 	{
 		/* A bitmap scan has no heap relation open; the query holds its lock. */
 		heap = table_open(index->rd_index->indrelid, NoLock);
-		n = gbt_export_index(heap, index, keytype, &keys, &tids);
+		gbt_export_index(heap, index, keytype, &cols, &entries);
 		table_close(heap, NoLock);
 
-		req = gbt_request_create(&seg, n * (sizeof(uint64) + sizeof(ItemPointerData)), 0);
+		req = gbt_request_create(&seg, gbt_entries_flat_size(cols.ncols, entries.n), 0);
 		if (req != NULL)
 		{
 			req->kind = GBT_REQ_BUILD;
-			fill_key(&req->key, index);
+			req->key = key;
 			req->generation = generation;
 			req->log_start = log_start;
 			req->service_pid = service_pid;
-			req->nitems = n;
-			memcpy(GBT_REQUEST_DATA(req), keys, sizeof(uint64) * n);
-			memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * n, tids,
-				   sizeof(ItemPointerData) * n);
+			req->columns = cols;
+			req->nitems = entries.n;
+			gbt_entries_flatten(&entries, GBT_REQUEST_DATA(req));
 		}
-		pfree(keys);
-		pfree(tids);
+		gbt_entries_free(&entries);
 		ok = req != NULL && gbt_request_send(seg) && req->status == GBT_REPLY_OK;
 	}
 	PG_FINALLY();

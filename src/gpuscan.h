@@ -32,8 +32,11 @@ extern GbtScanStats gbt_scan_stats;
 extern int64 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void gbt_mirror_after_build(Relation index);
 extern Oid	gbt_mirror_key_type(Relation index);
+extern void gbt_index_columns(Relation index, GbtColumns *cols);
+extern uint8 gbt_entry_values(Relation index, const GbtColumns *cols,
+							  const Datum *values, const bool *isnull, int64 *vals);
 extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
-							  uint64 **keys_out, ItemPointerData **tids_out);
+							  const GbtColumns *cols, GbtEntries *out);
 extern uint64 gbt_encode_key(Datum value, Oid typid);
 
 typedef void (*GbtDumpFn) (const uint64 *keys, const ItemPointerData *tids,

@@ -112,7 +112,7 @@ gpubtree_insert(Relation rel, Datum *values, bool *isnull,
 					  indexUnchanged, indexInfo);
 
 	/* After nbtree has the entry: see gbt_resync_insert(). */
-	gbt_resync_insert(rel, values[0], isnull[0], ht_ctid);
+	gbt_resync_insert(rel, values, isnull, ht_ctid);
 	return result;
 }
 

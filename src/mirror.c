@@ -4,10 +4,11 @@
  *
  * A mirror is one Harmonia tree of the index's keys (cuda/harmonia.h):
  * with a usable GPU, Harmonia's GPU tree, searched in batches there
- * (cuda/gbt_mirror_gpu.cu); otherwise Harmonia's CPU twin.  TIDs stay in
- * the service's memory in (key, TID) order and are gathered on the host
- * from the positions the search returns; the delta is searched here too.  If a device call fails, the request fails
- * and the backend's scan is answered by nbtree.
+ * (cuda/gbt_mirror_gpu.cu); otherwise Harmonia's CPU twin.  The entries
+ * (keys, TIDs, column values) also stay in the service's memory in (key,
+ * TID) order: TIDs are gathered on the host from the positions the search
+ * returns, and the delta is searched here too.  If a device call fails, the
+ * request fails and the backend's scan is answered by nbtree.
  */
 #include "postgres.h"
 
@@ -22,23 +23,21 @@
 #endif
 
 /*
- * The tree holds keys[0..n) (its own copy, on the device or in the CPU
- * twin); keys and TIDs stay here too, for the delta's bookkeeping and for
- * gathering TIDs by position.  Entries VACUUM removed from the tree are
- * marked in removed[]; entries inserted since the build sit in ins_*, in
- * (key, TID) order.  When the delta grows, the service merges it into a new
- * tree.
+ * The tree holds base.keys (its own copy, on the device or in the CPU
+ * twin).  Entries VACUUM removed from the tree are marked in removed[];
+ * entries inserted since the build sit in ins, in (key, TID) order, with the
+ * change-log position they came from in ins_pos (0: from the export).  When
+ * the delta grows, the service merges it into a new tree.
  */
 struct GbtMirror
 {
-	int64		n;
-	uint64	   *keys;
-	ItemPointerData *tids;
-	uint8	   *removed;		/* bit per tree position; NULL: none yet */
+	GbtColumns	columns;
+	GbtEntries	base;
+	uint32	   *blocks;			/* heap block of each base entry */
+	uint8	   *removed;		/* bit per base position; NULL: none yet */
 	int64		nremoved;
-	int64		nins;
-	uint64	   *ins_keys;
-	ItemPointerData *ins_tids;
+	GbtEntries	ins;
+	uint64	   *ins_pos;
 	hm_tree    *tree;			/* Harmonia's CPU twin, when not on the GPU */
 #ifdef USE_CUDA
 	gbt_mirror_gpu *device;		/* NULL: CPU only */
@@ -47,12 +46,6 @@ struct GbtMirror
 
 #define IS_REMOVED(m, i) ((m)->removed != NULL && \
 						  ((m)->removed[(i) >> 3] & (1 << ((i) & 7))) != 0)
-
-static void *
-alloc_huge(Size size)
-{
-	return MemoryContextAllocHuge(TopMemoryContext, Max(size, 1));
-}
 
 /* (key, TID) order, the order of nbtree's heapkeyspace indexes. */
 static inline int
@@ -63,24 +56,23 @@ entry_cmp(uint64 ka, const ItemPointerData *ta, uint64 kb, const ItemPointerData
 	return ItemPointerCompare((ItemPointer) ta, (ItemPointer) tb);
 }
 
-/* Position of (key, tid) in sorted arrays of n entries, or -1. */
+/* Position of (key, tid) among e's entries (sorted), or -1. */
 static int64
-find_entry(const uint64 *keys, const ItemPointerData *tids, int64 n,
-		   uint64 key, const ItemPointerData *tid)
+find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
 {
 	int64		lo = 0;
-	int64		hi = n;
+	int64		hi = e->n;
 
 	while (lo < hi)
 	{
 		int64		mid = lo + (hi - lo) / 2;
 
-		if (entry_cmp(keys[mid], &tids[mid], key, tid) < 0)
+		if (entry_cmp(e->keys[mid], &e->tids[mid], key, tid) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && entry_cmp(keys[lo], &tids[lo], key, tid) == 0 ? lo : -1;
+	return lo < e->n && entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
 }
 
 /* First position in keys[0..n) whose key is >= key (or > key if after). */
@@ -102,25 +94,45 @@ key_bound(const uint64 *keys, int64 n, uint64 key, bool after)
 	return lo;
 }
 
+/* Copy entry i of src to position j of dst (same columns). */
+static inline void
+copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
+{
+	int			c;
+
+	dst->keys[j] = src->keys[i];
+	dst->tids[j] = src->tids[i];
+	for (c = 0; c < src->ncols; c++)
+		dst->vals[c][j] = src->vals[c][i];
+	dst->nulls[j] = src->nulls[i];
+}
+
 GbtMirror *
-gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids, int64 n,
+gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 				 bool use_gpu, char *err, Size errlen)
 {
-	GbtMirror  *m = MemoryContextAllocZero(TopMemoryContext, sizeof(GbtMirror));
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	GbtMirror  *m = palloc0(sizeof(GbtMirror));
+	int64		n = entries->n;
+	int64		i;
 	hm_input	in;
 	hm_status	status;
 
-	m->n = n;
-	m->keys = alloc_huge(sizeof(uint64) * n);
-	m->tids = alloc_huge(sizeof(ItemPointerData) * n);
-	memcpy(m->keys, keys, sizeof(uint64) * n);
-	memcpy(m->tids, tids, sizeof(ItemPointerData) * n);
-	m->ins_keys = alloc_huge(0);
-	m->ins_tids = alloc_huge(0);
+	m->columns = *columns;
+	gbt_entries_init(&m->base, columns->ncols, n);
+	for (i = 0; i < n; i++)
+		copy_entry(&m->base, i, entries, i);
+	m->base.n = n;
+	m->blocks = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+		m->blocks[i] = ItemPointerGetBlockNumberNoCheck(&entries->tids[i]);
+	gbt_entries_init(&m->ins, columns->ncols, 16);
+	m->ins_pos = palloc(sizeof(uint64) * m->ins.cap);
+	MemoryContextSwitchTo(old);
 #ifdef USE_CUDA
 	if (use_gpu)
 	{
-		if (gbt_mirror_gpu_build(keys, n, HM_DEFAULT_FANOUT, &m->device, err, errlen) != 0)
+		if (gbt_mirror_gpu_build(entries->keys, n, HM_DEFAULT_FANOUT, &m->device, err, errlen) != 0)
 		{
 			gbt_mirror_free(m);
 			return NULL;
@@ -130,7 +142,7 @@ gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids, int64 n,
 #endif
 	memset(&in, 0, sizeof(in));
 	in.n = n;
-	in.keys = keys;
+	in.keys = entries->keys;
 	status = hm_cpu_build(&in, HM_DEFAULT_FANOUT, &m->tree);
 	if (status != HM_OK)
 	{
@@ -151,37 +163,44 @@ gbt_mirror_free(GbtMirror *m)
 #endif
 	if (m->tree != NULL)
 		hm_cpu_free(m->tree);
-	pfree(m->keys);
-	pfree(m->tids);
+	gbt_entries_free(&m->base);
+	gbt_entries_free(&m->ins);
+	pfree(m->ins_pos);
+	pfree(m->blocks);
 	if (m->removed)
 		pfree(m->removed);
-	if (m->ins_keys)
-		pfree(m->ins_keys);
-	if (m->ins_tids)
-		pfree(m->ins_tids);
 	pfree(m);
+}
+
+const GbtColumns *
+gbt_mirror_columns(const GbtMirror *m)
+{
+	return &m->columns;
 }
 
 int64
 gbt_mirror_entries(const GbtMirror *m)
 {
-	return m->n - m->nremoved + m->nins;
+	return m->base.n - m->nremoved + m->ins.n;
 }
 
 int64
 gbt_mirror_delta(const GbtMirror *m)
 {
-	return m->nremoved + m->nins;
+	return m->nremoved + m->ins.n;
 }
 
-/* Keys, TIDs and the delta here, plus the tree (host or device). */
+/* Entries and the delta here, plus the tree (host or device). */
 int64
 gbt_mirror_bytes(const GbtMirror *m)
 {
-	int64		bytes = (m->n + m->nins) * (int64) (sizeof(uint64) + sizeof(ItemPointerData));
+	int64		per_entry = sizeof(uint64) + sizeof(ItemPointerData) + 1 +
+		m->columns.ncols * sizeof(int64);
+	int64		bytes = m->base.n * (per_entry + sizeof(uint32)) +
+		m->ins.n * (per_entry + sizeof(uint64));
 
 	if (m->removed != NULL)
-		bytes += m->n / 8 + 1;
+		bytes += m->base.n / 8 + 1;
 	if (m->tree != NULL)
 		bytes += hm_bytes(m->tree);
 #ifdef USE_CUDA
@@ -201,93 +220,96 @@ gbt_mirror_on_gpu(const GbtMirror *m)
 #endif
 }
 
-typedef struct Entry
-{
-	uint64		key;
-	ItemPointerData tid;
-} Entry;
+/* Order of entry indexes by (key, TID) of the batch being inserted. */
+static const GbtEntries *qsort_entries;
 
 static int
-entry_qsort_cmp(const void *a, const void *b)
+index_cmp(const void *a, const void *b)
 {
-	const Entry *ea = a;
-	const Entry *eb = b;
+	int64		ia = *(const int64 *) a;
+	int64		ib = *(const int64 *) b;
 
-	return entry_cmp(ea->key, &ea->tid, eb->key, &eb->tid);
+	return entry_cmp(qsort_entries->keys[ia], &qsort_entries->tids[ia],
+					 qsort_entries->keys[ib], &qsort_entries->tids[ib]);
 }
 
 int64
-gbt_mirror_insert(GbtMirror *m, uint64 *keys, ItemPointerData *tids, int64 n)
+gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 {
-	Entry	   *in = alloc_huge(sizeof(Entry) * n);
-	int64		nnew = 0;
+	MemoryContext old;
+	int64	   *order = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64		nfresh = 0;
 	int64		added = 0;
-	int64		i;
-	int64		a,
+	int64		i,
+				a,
 				b,
 				o;
-	uint64	   *nk;
-	ItemPointerData *nt;
+	GbtEntries	merged;
+	uint64	   *merged_pos;
 
-	for (i = 0; i < n; i++)
-	{
-		in[i].key = keys[i];
-		in[i].tid = tids[i];
-	}
-	qsort(in, n, sizeof(Entry), entry_qsort_cmp);
+	for (i = 0; i < e->n; i++)
+		order[i] = i;
+	qsort_entries = e;
+	qsort(order, e->n, sizeof(int64), index_cmp);
 
 	/* Keep only what neither the tree nor the delta holds. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < e->n; i++)
 	{
-		int64		pos;
+		int64		k = order[i];
+		int64		at;
 
-		if (i > 0 && entry_qsort_cmp(&in[i - 1], &in[i]) == 0)
+		if (i > 0 && index_cmp(&order[i - 1], &order[i]) == 0)
 			continue;
-		pos = find_entry(m->keys, m->tids, m->n, in[i].key, &in[i].tid);
-		if (pos >= 0)
+		at = find_entry(&m->base, e->keys[k], &e->tids[k]);
+		if (at >= 0)
 		{
 			/* Removed by VACUUM, and the TID is back with the same key. */
-			if (IS_REMOVED(m, pos))
+			if (IS_REMOVED(m, at))
 			{
-				m->removed[pos >> 3] &= ~(1 << (pos & 7));
+				m->removed[at >> 3] &= ~(1 << (at & 7));
 				m->nremoved--;
+				copy_entry(&m->base, at, e, k);
 				added++;
 			}
 			continue;
 		}
-		if (find_entry(m->ins_keys, m->ins_tids, m->nins, in[i].key, &in[i].tid) >= 0)
+		if (find_entry(&m->ins, e->keys[k], &e->tids[k]) >= 0)
 			continue;
-		in[nnew++] = in[i];
+		fresh[nfresh++] = k;
 	}
 
-	if (nnew > 0)
+	if (nfresh > 0)
 	{
 		/* Merge the new entries into the sorted delta. */
-		nk = alloc_huge(sizeof(uint64) * (m->nins + nnew));
-		nt = alloc_huge(sizeof(ItemPointerData) * (m->nins + nnew));
-		for (a = 0, b = 0, o = 0; a < m->nins || b < nnew; o++)
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		gbt_entries_init(&merged, m->columns.ncols, m->ins.n + nfresh);
+		merged_pos = palloc_extended(sizeof(uint64) * merged.cap, MCXT_ALLOC_HUGE);
+		MemoryContextSwitchTo(old);
+		for (a = 0, b = 0, o = 0; a < m->ins.n || b < nfresh; o++)
 		{
-			if (b >= nnew ||
-				(a < m->nins && entry_cmp(m->ins_keys[a], &m->ins_tids[a],
-										  in[b].key, &in[b].tid) < 0))
+			if (b >= nfresh ||
+				(a < m->ins.n && entry_cmp(m->ins.keys[a], &m->ins.tids[a],
+										   e->keys[fresh[b]], &e->tids[fresh[b]]) < 0))
 			{
-				nk[o] = m->ins_keys[a];
-				nt[o] = m->ins_tids[a++];
+				merged_pos[o] = m->ins_pos[a];
+				copy_entry(&merged, o, &m->ins, a++);
 			}
 			else
 			{
-				nk[o] = in[b].key;
-				nt[o] = in[b++].tid;
+				merged_pos[o] = pos ? pos[fresh[b]] : 0;
+				copy_entry(&merged, o, e, fresh[b++]);
 			}
 		}
-		pfree(m->ins_keys);
-		pfree(m->ins_tids);
-		m->ins_keys = nk;
-		m->ins_tids = nt;
-		m->nins += nnew;
-		added += nnew;
+		merged.n = o;
+		gbt_entries_free(&m->ins);
+		pfree(m->ins_pos);
+		m->ins = merged;
+		m->ins_pos = merged_pos;
+		added += nfresh;
 	}
-	pfree(in);
+	pfree(order);
+	pfree(fresh);
 	return added;
 }
 
@@ -321,74 +343,63 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 
 	if (ndead == 0)
 		return 0;
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < m->base.n; i++)
 	{
-		if (IS_REMOVED(m, i) || !tid_in(dead, ndead, &m->tids[i]))
+		if (IS_REMOVED(m, i) || !tid_in(dead, ndead, &m->base.tids[i]))
 			continue;
 		if (m->removed == NULL)
-		{
-			m->removed = alloc_huge(m->n / 8 + 1);
-			memset(m->removed, 0, m->n / 8 + 1);
-		}
+			m->removed = MemoryContextAllocExtended(TopMemoryContext, m->base.n / 8 + 1,
+													 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		m->removed[i >> 3] |= 1 << (i & 7);
 		m->nremoved++;
 		removed++;
 	}
-	for (i = 0, o = 0; i < m->nins; i++)
+	for (i = 0, o = 0; i < m->ins.n; i++)
 	{
-		if (tid_in(dead, ndead, &m->ins_tids[i]))
+		if (tid_in(dead, ndead, &m->ins.tids[i]))
 		{
 			removed++;
 			continue;
 		}
-		m->ins_keys[o] = m->ins_keys[i];
-		m->ins_tids[o++] = m->ins_tids[i];
+		m->ins_pos[o] = m->ins_pos[i];
+		copy_entry(&m->ins, o++, &m->ins, i);
 	}
-	m->nins = o;
+	m->ins.n = o;
 	return removed;
 }
 
 bool
 gbt_mirror_wants_merge(const GbtMirror *m)
 {
-	return m->nins > Max(65536, m->n / 8) || m->nremoved > Max(65536, m->n / 4);
+	return m->ins.n > Max(65536, m->base.n / 8) ||
+		m->nremoved > Max(65536, m->base.n / 4);
 }
 
 GbtMirror *
 gbt_mirror_merge(const GbtMirror *m, bool use_gpu, char *err, Size errlen)
 {
-	int64		total = gbt_mirror_entries(m);
-	uint64	   *keys = alloc_huge(sizeof(uint64) * total);
-	ItemPointerData *tids = alloc_huge(sizeof(ItemPointerData) * total);
+	GbtEntries	all;
 	int64		a = 0,
-				b = 0,
-				o = 0;
+				b = 0;
 	GbtMirror  *merged;
 
-	while (a < m->n || b < m->nins)
+	gbt_entries_init(&all, m->columns.ncols, gbt_mirror_entries(m));
+	while (a < m->base.n || b < m->ins.n)
 	{
-		if (a < m->n && IS_REMOVED(m, a))
+		if (a < m->base.n && IS_REMOVED(m, a))
 		{
 			a++;
 			continue;
 		}
-		if (b >= m->nins ||
-			(a < m->n && entry_cmp(m->keys[a], &m->tids[a],
-								   m->ins_keys[b], &m->ins_tids[b]) < 0))
-		{
-			keys[o] = m->keys[a];
-			tids[o++] = m->tids[a++];
-		}
+		if (b >= m->ins.n ||
+			(a < m->base.n && entry_cmp(m->base.keys[a], &m->base.tids[a],
+										m->ins.keys[b], &m->ins.tids[b]) < 0))
+			copy_entry(&all, all.n++, &m->base, a++);
 		else
-		{
-			keys[o] = m->ins_keys[b];
-			tids[o++] = m->ins_tids[b++];
-		}
+			copy_entry(&all, all.n++, &m->ins, b++);
 	}
-	Assert(o == total);
-	merged = gbt_mirror_build(keys, tids, total, use_gpu, err, errlen);
-	pfree(keys);
-	pfree(tids);
+	merged = gbt_mirror_build(&m->columns, &all, use_gpu, err, errlen);
+	gbt_entries_free(&all);
 	return merged;
 }
 
@@ -438,9 +449,9 @@ gbt_mirror_range_count(const GbtMirror *m, uint64 lo, uint64 hi,
 	if (m->nremoved > 0)
 		for (i = start; i < end; i++)
 			count -= IS_REMOVED(m, i);
-	if (m->nins > 0 && lo <= hi)
-		count += key_bound(m->ins_keys, m->nins, hi, true) -
-			key_bound(m->ins_keys, m->nins, lo, false);
+	if (m->ins.n > 0 && lo <= hi)
+		count += key_bound(m->ins.keys, m->ins.n, hi, true) -
+			key_bound(m->ins.keys, m->ins.n, lo, false);
 	return count;
 }
 
@@ -454,20 +465,20 @@ gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 	if (m->nremoved == 0)
 	{
 		if (end > start)
-			memcpy(out, m->tids + start, sizeof(ItemPointerData) * (end - start));
+			memcpy(out, m->base.tids + start, sizeof(ItemPointerData) * (end - start));
 		o = Max(end - start, 0);
 	}
 	else
 		for (i = start; i < end; i++)
 			if (!IS_REMOVED(m, i))
-				out[o++] = m->tids[i];
-	if (m->nins > 0 && lo <= hi)
+				out[o++] = m->base.tids[i];
+	if (m->ins.n > 0 && lo <= hi)
 	{
-		int64		from = key_bound(m->ins_keys, m->nins, lo, false);
-		int64		to = key_bound(m->ins_keys, m->nins, hi, true);
+		int64		from = key_bound(m->ins.keys, m->ins.n, lo, false);
+		int64		to = key_bound(m->ins.keys, m->ins.n, hi, true);
 
 		if (to > from)
-			memcpy(out + o, m->ins_tids + from, sizeof(ItemPointerData) * (to - from));
+			memcpy(out + o, m->ins.tids + from, sizeof(ItemPointerData) * (to - from));
 		o += Max(to - from, 0);
 	}
 	return o;
@@ -476,7 +487,7 @@ gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 int64
 gbt_mirror_raw_size(const GbtMirror *m)
 {
-	return m->n + m->nins;
+	return m->base.n + m->ins.n;
 }
 
 int64
@@ -486,19 +497,19 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, uint64 *keys,
 	int64		o = 0;
 	int64		i;
 
-	for (i = Max(from, 0); i < Min(to, m->n + m->nins); i++)
+	for (i = Max(from, 0); i < Min(to, m->base.n + m->ins.n); i++)
 	{
-		if (i < m->n)
+		if (i < m->base.n)
 		{
 			if (IS_REMOVED(m, i))
 				continue;
-			keys[o] = m->keys[i];
-			tids[o++] = m->tids[i];
+			keys[o] = m->base.keys[i];
+			tids[o++] = m->base.tids[i];
 		}
 		else
 		{
-			keys[o] = m->ins_keys[i - m->n];
-			tids[o++] = m->ins_tids[i - m->n];
+			keys[o] = m->ins.keys[i - m->base.n];
+			tids[o++] = m->ins.tids[i - m->base.n];
 		}
 	}
 	return o;

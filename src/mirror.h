@@ -12,15 +12,18 @@
 
 #include "storage/itemptr.h"
 
+#include "entries.h"
+
 typedef struct GbtMirror GbtMirror;
 
 /*
- * Build from n entries sorted by (key, TID).  use_gpu asks for the GPU
+ * Build from entries sorted by (key, TID).  use_gpu asks for the GPU
  * engine; the CPU twin is used when it is not available.  Returns NULL with
  * a message in err on failure (out of device memory, say).
  */
-extern GbtMirror *gbt_mirror_build(const uint64 *keys, const ItemPointerData *tids,
-								   int64 n, bool use_gpu, char *err, Size errlen);
+extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
+								   bool use_gpu, char *err, Size errlen);
+extern const GbtColumns *gbt_mirror_columns(const GbtMirror *m);
 extern void gbt_mirror_free(GbtMirror *m);
 extern int64 gbt_mirror_entries(const GbtMirror *m);	/* live entries */
 extern int64 gbt_mirror_delta(const GbtMirror *m);	/* inserted + removed */
@@ -28,12 +31,12 @@ extern int64 gbt_mirror_bytes(const GbtMirror *m);
 extern bool gbt_mirror_on_gpu(const GbtMirror *m);
 
 /*
- * Add entries (any order).  An entry whose TID the mirror already holds
- * under the same key is not added again: exports and the change log
- * overlap.  Returns how many were added.
+ * Add entries (any order; same columns as the mirror), with the change-log
+ * position each came from (pos may be NULL: 0).  An entry whose TID the
+ * mirror already holds under the same key is not added again: exports and
+ * the change log overlap.  Returns how many were added.
  */
-extern int64 gbt_mirror_insert(GbtMirror *m, uint64 *keys, ItemPointerData *tids,
-							   int64 n);
+extern int64 gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos);
 
 /* Remove every entry whose TID is in dead[] (sorted).  Returns how many. */
 extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead);

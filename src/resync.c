@@ -89,14 +89,16 @@ write_batch(void)
  * the write.
  */
 void
-gbt_resync_insert(Relation index, Datum value, bool isnull, ItemPointer tid)
+gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
+				  ItemPointer tid)
 {
 	PendingIndex *pi;
 	Oid			keytype;
 	GbtLogEntry *e;
+	GbtColumns	cols;
 
 	/* No service, no mirrors; NULL keys and other types are never mirrored. */
-	if (gbt_shared == NULL || isnull ||
+	if (gbt_shared == NULL || isnull[0] ||
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return;
 
@@ -122,8 +124,10 @@ gbt_resync_insert(Relation index, Datum value, bool isnull, ItemPointer tid)
 	e->key.dbid = MyDatabaseId;
 	e->key.indexrelid = RelationGetRelid(index);
 	e->key.relfilenode = index->rd_node.relNode;
-	e->ikey = gbt_encode_key(value, keytype);
+	e->ikey = gbt_encode_key(values[0], keytype);
 	e->tid = *tid;
+	gbt_index_columns(index, &cols);
+	e->nulls = gbt_entry_values(index, &cols, values, isnull, e->vals);
 }
 
 /*

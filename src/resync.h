@@ -11,8 +11,8 @@
 #include "storage/itemptr.h"
 #include "utils/relcache.h"
 
-extern void gbt_resync_insert(Relation index, Datum value, bool isnull,
-							  ItemPointer tid);
+extern void gbt_resync_insert(Relation index, const Datum *values,
+							  const bool *isnull, ItemPointer tid);
 extern void gbt_resync_flush(void);
 
 #endif							/* GPUBTREE_RESYNC_H */

@@ -201,19 +201,31 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 /*
  * Before exporting an index: register the log position the export starts
  * at, so that the service keeps every entry logged from then on until the
- * mirror arrives.  False when no service is running.
+ * mirror arrives.  False when no service is running, or when another
+ * backend is already exporting the same index (one export is enough; the
+ * others' scans use nbtree meanwhile).
  */
 bool
-gbt_register_build(uint64 *start, int *service_pid)
+gbt_register_build(const GbtMirrorKey *key, uint64 *start, int *service_pid)
 {
 	GbtSlot    *slot = &gbt_shared->slots[MyProc->pgprocno];
 	GbtLog	   *log = &gbt_shared->log;
+	int			i;
 
 	register_slot_cleanup();
 	LWLockAcquire(log->lock, LW_EXCLUSIVE);
 	*service_pid = gbt_service_pid();
+	for (i = 0; i < gbt_shared->nslots && *service_pid != 0; i++)
+	{
+		GbtSlot    *other = &gbt_shared->slots[i];
+
+		if (other->building && other->build_service_pid == *service_pid &&
+			memcmp(&other->build_key, key, sizeof(GbtMirrorKey)) == 0)
+			*service_pid = 0;
+	}
 	*start = log->head;
 	slot->building = *service_pid != 0;
+	slot->build_key = *key;
 	slot->build_service_pid = *service_pid;
 	slot->build_start = *start;
 	LWLockRelease(log->lock);

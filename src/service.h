@@ -54,10 +54,12 @@
 #include "storage/spin.h"
 #include "utils/relcache.h"
 
+#include "entries.h"
+
 #define GBT_GENERATIONS 4096
 #define GBT_MAX_MIRRORS 256
 #define GBT_ERRMSG_LEN 256
-#define GBT_LOG_SIZE (1 << 18)	/* change log entries (8 MB) */
+#define GBT_LOG_SIZE (1 << 18)	/* change log entries (18 MB) */
 
 typedef enum GbtSlotState
 {
@@ -94,9 +96,9 @@ typedef struct GbtMirrorKey
 
 /*
  * A request, at the start of its DSM segment.
- *	BUILD: nitems (key, TID) pairs follow, keys[] then tids[], in (key, TID)
- *		order; log_start is the change-log position registered before the
- *		export began.
+ *	BUILD: nitems entries follow (entries.h's flat layout, columns as in
+ *		columns), in (key, TID) order; log_start is the change-log position
+ *		registered before the export began.
  *	SCAN: nitems inclusive ranges follow, lo[] then hi[]; the answer is TIDs.
  *	DUMP: the answer is keys[] then tids[] of the mirror's live entries among
  *		raw positions [offset, offset + nitems); total says how many raw
@@ -111,7 +113,7 @@ typedef struct GbtRequest
 	uint64		generation;		/* the index's generation the request saw */
 	uint64		log_start;		/* BUILD */
 	int			service_pid;	/* BUILD: the service the start was registered with */
-	int			keytype;		/* a HM key type, for the mirror's record */
+	GbtColumns	columns;		/* BUILD: the index's mirrored columns */
 	int64		nitems;
 	int64		offset;			/* DUMP */
 	uint64		mirror_id;		/* DUMP (reply), REMOVE */
@@ -136,6 +138,7 @@ typedef struct GbtSlot
 
 	/* A mirror export under way (protected by the log lock). */
 	bool		building;
+	GbtMirrorKey build_key;
 	int			build_service_pid;
 	uint64		build_start;	/* log position when the export began */
 } GbtSlot;
@@ -144,8 +147,10 @@ typedef struct GbtSlot
 typedef struct GbtLogEntry
 {
 	GbtMirrorKey key;
+	uint8		nulls;			/* bit c set: column c is NULL */
 	uint64		ikey;			/* the order-preserving 64-bit key */
 	ItemPointerData tid;
+	int64		vals[GBT_MAX_COLS]; /* the mirrored columns (entries.h) */
 } GbtLogEntry;
 
 /*
@@ -216,7 +221,8 @@ extern GbtRequest *gbt_request_create(dsm_segment **seg, Size datasize,
 extern bool gbt_request_send(dsm_segment *seg);
 extern void gbt_count_fallback(void);
 extern bool gbt_log_write(const GbtLogEntry *entries, int n);
-extern bool gbt_register_build(uint64 *start, int *service_pid);
+extern bool gbt_register_build(const GbtMirrorKey *key, uint64 *start,
+							   int *service_pid);
 extern void gbt_unregister_build(void);
 
 /* service_worker.c: the background worker */

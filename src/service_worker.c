@@ -181,48 +181,57 @@ reply(GbtRequest *req, GbtReplyStatus status, const char *message)
 		strlcpy(req->message, message, GBT_ERRMSG_LEN);
 }
 
+/* Append log entry le, logged at position p, to e and pos[]. */
+static void
+add_logged(GbtEntries *e, uint64 *pos, const GbtLogEntry *le, uint64 p)
+{
+	int			c;
+
+	e->keys[e->n] = le->ikey;
+	e->tids[e->n] = le->tid;
+	for (c = 0; c < e->ncols; c++)
+		e->vals[c][e->n] = le->vals[c];
+	e->nulls[e->n] = le->nulls;
+	pos[e->n++] = p;
+}
+
 /*
  * The entries logged for key at positions [from, applied): those a mirror
  * built from an export that began at from may lack.  The caller has checked
  * that the export is still registered, so the log still holds them.
  */
-static int64
-logged_since(const GbtMirrorKey *key, uint64 from, uint64 **keys,
-			 ItemPointerData **tids)
+static void
+logged_since(const GbtMirrorKey *key, int ncols, uint64 from, GbtEntries *e,
+			 uint64 **pos)
 {
 	GbtLog	   *log = &gbt_shared->log;
-	int64		n = 0;
 	uint64		p;
 
-	*keys = palloc(sizeof(uint64) * Max(log->applied - from, 1));
-	*tids = palloc(sizeof(ItemPointerData) * Max(log->applied - from, 1));
+	gbt_entries_init(e, ncols, log->applied - from);
+	*pos = palloc(sizeof(uint64) * e->cap);
 	for (p = from; p < log->applied; p++)
 	{
-		GbtLogEntry *e = &log->entries[p % GBT_LOG_SIZE];
+		GbtLogEntry *le = &log->entries[p % GBT_LOG_SIZE];
 
-		if (memcmp(&e->key, key, sizeof(GbtMirrorKey)) != 0)
-			continue;
-		(*keys)[n] = e->ikey;
-		(*tids)[n++] = e->tid;
+		if (memcmp(&le->key, key, sizeof(GbtMirrorKey)) == 0)
+			add_logged(e, *pos, le, p);
 	}
-	return n;
 }
 
 static void
 handle_build(GbtRequest *req, int slotno)
 {
-	const uint64 *keys = (const uint64 *) GBT_REQUEST_DATA(req);
-	const ItemPointerData *tids = (const ItemPointerData *) (keys + req->nitems);
+	GbtEntries	entries;
 	GbtSlot    *slot = &gbt_shared->slots[slotno];
 	ServiceMirror *sm;
 	GbtMirror  *m;
 	char		err[GBT_ERRMSG_LEN];
 	instr_time	start,
 				duration;
-	int64		estimate = req->nitems * (int64) (sizeof(uint64) + sizeof(ItemPointerData)) * 3;
-	uint64	   *lkeys;
-	ItemPointerData *ltids;
-	int64		nlogged;
+	int64		estimate = req->nitems * (int64) (sizeof(uint64) + sizeof(ItemPointerData) +
+												  sizeof(int64) * req->columns.ncols) * 2;
+	GbtEntries	logged;
+	uint64	   *logged_pos = NULL;
 	bool		registered;
 
 	/* Exported before something the log could not carry: stale already. */
@@ -241,7 +250,8 @@ handle_build(GbtRequest *req, int slotno)
 	}
 
 	INSTR_TIME_SET_CURRENT(start);
-	m = gbt_mirror_build(keys, tids, req->nitems, gpu_usable, err, sizeof(err));
+	gbt_entries_unflatten(&entries, req->columns.ncols, req->nitems, GBT_REQUEST_DATA(req));
+	m = gbt_mirror_build(&req->columns, &entries, gpu_usable, err, sizeof(err));
 	if (m == NULL)
 	{
 		reply(req, GBT_REPLY_ERROR, err);
@@ -249,10 +259,12 @@ handle_build(GbtRequest *req, int slotno)
 	}
 
 	/* What was logged since the export began (the log is applied up to now). */
+	memset(&logged, 0, sizeof(logged));
 	LWLockAcquire(gbt_shared->log.lock, LW_SHARED);
 	registered = slot->building && slot->build_service_pid == MyProcPid &&
 		slot->build_start == req->log_start;
-	nlogged = registered ? logged_since(&req->key, req->log_start, &lkeys, &ltids) : 0;
+	if (registered)
+		logged_since(&req->key, req->columns.ncols, req->log_start, &logged, &logged_pos);
 	LWLockRelease(gbt_shared->log.lock);
 	if (!registered)
 	{
@@ -260,8 +272,8 @@ handle_build(GbtRequest *req, int slotno)
 		reply(req, GBT_REPLY_NO_MIRROR, "the export is no longer registered");
 		return;
 	}
-	if (nlogged > 0)
-		gbt_mirror_insert(m, lkeys, ltids, nlogged);
+	if (logged.n > 0)
+		gbt_mirror_insert(m, &logged, logged_pos);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 
@@ -454,30 +466,32 @@ apply_log(void)
 	LWLockRelease(log->lock);
 
 	/* Each mirror takes its entries. */
-	if (n > 0)
+	for (i = 0; i < GBT_MAX_MIRRORS && n > 0; i++)
 	{
-		uint64	   *keys = palloc(sizeof(uint64) * n);
-		ItemPointerData *tids = palloc(sizeof(ItemPointerData) * n);
+		ServiceMirror *sm = &mirrors[i];
+		GbtEntries	e;
+		uint64	   *pos;
+		int64		j;
 
-		for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		if (!sm->in_use)
+			continue;
+		gbt_entries_init(&e, gbt_mirror_columns(sm->mirror)->ncols, 16);
+		pos = palloc(sizeof(uint64) * e.cap);
+		for (j = 0; j < n; j++)
 		{
-			ServiceMirror *sm = &mirrors[i];
-			int64		m = 0;
-			int64		j;
-
-			if (!sm->in_use)
+			if (memcmp(&copy[j].key, &sm->key, sizeof(GbtMirrorKey)) != 0)
 				continue;
-			for (j = 0; j < n; j++)
-				if (memcmp(&copy[j].key, &sm->key, sizeof(GbtMirrorKey)) == 0)
-				{
-					keys[m] = copy[j].ikey;
-					tids[m++] = copy[j].tid;
-				}
-			if (m > 0)
-				gbt_mirror_insert(sm->mirror, keys, tids, m);
+			if (e.n == e.cap)
+			{
+				gbt_entries_grow(&e, e.cap * 2);
+				pos = repalloc(pos, sizeof(uint64) * e.cap);
+			}
+			add_logged(&e, pos, &copy[j], from + j);
 		}
-		pfree(keys);
-		pfree(tids);
+		if (e.n > 0)
+			gbt_mirror_insert(sm->mirror, &e, pos);
+		gbt_entries_free(&e);
+		pfree(pos);
 	}
 	pfree(copy);
 
@@ -497,7 +511,8 @@ apply_log(void)
 
 /*
  * Drop mirrors whose index (or database) moved to a newer generation: they
- * can never be used again.  Fold large deltas into new trees.
+ * can never be used again.  Fold large deltas into new trees.  Evict the
+ * least recently used mirrors while all exceed gpubtree.gpu_memory_limit.
  */
 static void
 maintain_mirrors(void)
@@ -532,6 +547,28 @@ maintain_mirrors(void)
 		gbt_mirror_free(sm->mirror);
 		sm->mirror = merged;
 		sm->id = next_mirror_id++;
+	}
+
+	/* Deltas grow, and gpubtree.gpu_memory_limit may have been lowered. */
+	for (;;)
+	{
+		int64		limit = (int64) gpubtree_gpu_memory_limit * 1024 * 1024;
+		int64		total = 0;
+		ServiceMirror *lru = NULL;
+
+		for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		{
+			ServiceMirror *sm = &mirrors[i];
+
+			if (!sm->in_use)
+				continue;
+			total += gbt_mirror_bytes(sm->mirror);
+			if (lru == NULL || sm->last_used < lru->last_used)
+				lru = sm;
+		}
+		if (total <= limit || lru == NULL)
+			break;
+		drop_mirror(lru);
 	}
 }
 

@@ -106,8 +106,8 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	Relation	index;
 	Relation	heap;
 	Oid			keytype;
-	uint64	   *keys;
-	ItemPointerData *itids;
+	GbtColumns	cols;
+	GbtEntries	exported;
 	Entry	   *ie;
 	Collected	m;
 	int64		ni,
@@ -137,13 +137,15 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		index_close(index, AccessShareLock);
 		return (Datum) 0;
 	}
-	ni = gbt_export_index(heap, index, keytype, &keys, &itids);
+	gbt_index_columns(index, &cols);
+	ni = gbt_export_index(heap, index, keytype, &cols, &exported);
 	ie = palloc_extended(sizeof(Entry) * Max(ni, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < ni; i++)
 	{
-		ie[i].key = keys[i];
-		ie[i].tid = itids[i];
+		ie[i].key = exported.keys[i];
+		ie[i].tid = exported.tids[i];
 	}
+	gbt_entries_free(&exported);
 
 	qsort(ie, ni, sizeof(Entry), cmp_tid_key);
 	qsort(m.e, m.n, sizeof(Entry), cmp_tid_key);

@@ -1,0 +1,95 @@
+/*
+ * entries.c
+ *	  Batches of mirror entries (see entries.h).
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "entries.h"
+
+void
+gbt_entries_init(GbtEntries *e, int ncols, int64 cap)
+{
+	memset(e, 0, sizeof(GbtEntries));
+	e->ncols = ncols;
+	gbt_entries_grow(e, Max(cap, 16));
+}
+
+/* Room for cap entries (never shrinks); in the current memory context. */
+void
+gbt_entries_grow(GbtEntries *e, int64 cap)
+{
+	int			c;
+
+	if (cap <= e->cap)
+		return;
+#define GROW(p, type) \
+	((p) = (p) ? repalloc_huge((p), sizeof(type) * cap) \
+	 : palloc_extended(sizeof(type) * cap, MCXT_ALLOC_HUGE))
+	GROW(e->keys, uint64);
+	GROW(e->tids, ItemPointerData);
+	for (c = 0; c < e->ncols; c++)
+		GROW(e->vals[c], int64);
+	GROW(e->nulls, uint8);
+#undef GROW
+	e->cap = cap;
+}
+
+void
+gbt_entries_free(GbtEntries *e)
+{
+	int			c;
+
+	if (e->keys)
+		pfree(e->keys);
+	if (e->tids)
+		pfree(e->tids);
+	for (c = 0; c < e->ncols; c++)
+		if (e->vals[c])
+			pfree(e->vals[c]);
+	if (e->nulls)
+		pfree(e->nulls);
+	memset(e, 0, sizeof(GbtEntries));
+}
+
+Size
+gbt_entries_flat_size(int ncols, int64 n)
+{
+	return MAXALIGN(sizeof(uint64) * n) + MAXALIGN(sizeof(ItemPointerData) * n) +
+		ncols * MAXALIGN(sizeof(int64) * n) + MAXALIGN(n);
+}
+
+void
+gbt_entries_flatten(const GbtEntries *e, char *buf)
+{
+	GbtEntries	view;
+	int			c;
+
+	gbt_entries_unflatten(&view, e->ncols, e->n, buf);
+	memcpy(view.keys, e->keys, sizeof(uint64) * e->n);
+	memcpy(view.tids, e->tids, sizeof(ItemPointerData) * e->n);
+	for (c = 0; c < e->ncols; c++)
+		memcpy(view.vals[c], e->vals[c], sizeof(int64) * e->n);
+	memcpy(view.nulls, e->nulls, e->n);
+}
+
+void
+gbt_entries_unflatten(GbtEntries *e, int ncols, int64 n, char *buf)
+{
+	int			c;
+
+	memset(e, 0, sizeof(GbtEntries));
+	e->n = e->cap = n;
+	e->ncols = ncols;
+	e->keys = (uint64 *) buf;
+	buf += MAXALIGN(sizeof(uint64) * n);
+	e->tids = (ItemPointerData *) buf;
+	buf += MAXALIGN(sizeof(ItemPointerData) * n);
+	for (c = 0; c < ncols; c++)
+	{
+		e->vals[c] = (int64 *) buf;
+		buf += MAXALIGN(sizeof(int64) * n);
+	}
+	e->nulls = (uint8 *) buf;
+}

@@ -1,0 +1,74 @@
+/*
+ * entries.h
+ *	  A batch of index entries as the mirror holds them: order-preserving
+ *	  64-bit key, TID, and the values of the index's mirrored columns, in
+ *	  separate arrays (exports, build requests, the change log's contents,
+ *	  mirrors).
+ *
+ * Column c is attribute c + 1 of the index (the key column is column 0),
+ * for the first GBT_MAX_COLS attributes whose type has a mirrored form:
+ * integers, date and timestamps as int64, float4 and float8 as float8
+ * (float4 widens exactly).  Other types get GBT_COL_NONE and no values.
+ */
+#ifndef GPUBTREE_ENTRIES_H
+#define GPUBTREE_ENTRIES_H
+
+#include "postgres.h"
+
+#include "storage/itemptr.h"
+
+#define GBT_MAX_COLS 4
+
+typedef enum GbtColType
+{
+	GBT_COL_NONE = 0,
+	GBT_COL_INT64,
+	GBT_COL_FLOAT8
+} GbtColType;
+
+typedef struct GbtColumns
+{
+	int			ncols;
+	GbtColType	type[GBT_MAX_COLS];
+} GbtColumns;
+
+typedef struct GbtEntries
+{
+	int64		n;
+	int64		cap;
+	int			ncols;
+	uint64	   *keys;
+	ItemPointerData *tids;
+	int64	   *vals[GBT_MAX_COLS]; /* int64, or float8's bits */
+	uint8	   *nulls;			/* bit c set: column c is NULL */
+} GbtEntries;
+
+extern void gbt_entries_init(GbtEntries *e, int ncols, int64 cap);
+extern void gbt_entries_grow(GbtEntries *e, int64 cap);
+extern void gbt_entries_free(GbtEntries *e);
+
+/* Bytes of n entries of ncols columns laid out one array after another. */
+extern Size gbt_entries_flat_size(int ncols, int64 n);
+/* Copy e into a flat buffer / point e's arrays into one (no copy). */
+extern void gbt_entries_flatten(const GbtEntries *e, char *buf);
+extern void gbt_entries_unflatten(GbtEntries *e, int ncols, int64 n, char *buf);
+
+static inline double
+gbt_val_float8(int64 v)
+{
+	double		d;
+
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+static inline int64
+gbt_float8_val(double d)
+{
+	int64		v;
+
+	memcpy(&v, &d, sizeof(v));
+	return v;
+}
+
+#endif							/* GPUBTREE_ENTRIES_H */
