@@ -669,7 +669,7 @@ gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
 		GbtRequest *req;
 		bool		same;
 
-		req = gbt_request_create(&seg, 0, chunk * (sizeof(uint64) + sizeof(ItemPointerData)));
+		req = gbt_request_create(&seg, 0, gbt_entries_flat_size(GBT_MAX_COLS, chunk));
 		if (req == NULL)
 			return false;
 		req->kind = GBT_REQ_DUMP;
@@ -688,9 +688,12 @@ gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
 		total = req->total;
 		if (req->status == GBT_REPLY_OK && same)
 		{
-			uint64	   *keys = (uint64 *) GBT_REQUEST_DATA(req);
+			GbtEntries	e;
 
-			fn(keys, (ItemPointerData *) (keys + chunk), req->nresults, arg);
+			gbt_entries_unflatten(&e, GBT_MAX_COLS, chunk, GBT_REQUEST_DATA(req));
+			e.n = req->nresults;
+			e.ncols = req->columns.ncols;
+			fn(&e, &req->columns, arg);
 		}
 		dsm_detach(seg);
 		if (*status != GBT_REPLY_OK)
@@ -715,21 +718,21 @@ typedef struct SweepState
 } SweepState;
 
 static void
-sweep_chunk(const uint64 *keys, const ItemPointerData *tids, int64 n, void *arg)
+sweep_chunk(const GbtEntries *e, const GbtColumns *cols, void *arg)
 {
 	SweepState *st = arg;
 	int64		i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < e->n; i++)
 	{
-		if (!st->callback((ItemPointer) &tids[i], st->callback_state))
+		if (!st->callback(&e->tids[i], st->callback_state))
 			continue;
 		if (st->ndead == st->maxdead)
 		{
 			st->maxdead *= 2;
 			st->dead = repalloc_huge(st->dead, sizeof(ItemPointerData) * st->maxdead);
 		}
-		st->dead[st->ndead++] = tids[i];
+		st->dead[st->ndead++] = e->tids[i];
 	}
 }
 

@@ -39,8 +39,7 @@ extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
 							  const GbtColumns *cols, GbtEntries *out);
 extern uint64 gbt_encode_key(Datum value, Oid typid);
 
-typedef void (*GbtDumpFn) (const uint64 *keys, const ItemPointerData *tids,
-						   int64 n, void *arg);
+typedef void (*GbtDumpFn) (const GbtEntries *e, const GbtColumns *cols, void *arg);
 extern bool gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg,
 							uint64 *mirror_id, GbtReplyStatus *status);
 extern void gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,

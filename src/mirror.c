@@ -102,7 +102,7 @@ copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
 
 	dst->keys[j] = src->keys[i];
 	dst->tids[j] = src->tids[i];
-	for (c = 0; c < src->ncols; c++)
+	for (c = 0; c < Min(src->ncols, dst->ncols); c++)
 		dst->vals[c][j] = src->vals[c][i];
 	dst->nulls[j] = src->nulls[i];
 }
@@ -490,29 +490,24 @@ gbt_mirror_raw_size(const GbtMirror *m)
 	return m->base.n + m->ins.n;
 }
 
+/* Appends to out, whose arrays have room for to - from more entries. */
 int64
-gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, uint64 *keys,
-				ItemPointerData *tids)
+gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out)
 {
-	int64		o = 0;
+	int64		n0 = out->n;
 	int64		i;
 
 	for (i = Max(from, 0); i < Min(to, m->base.n + m->ins.n); i++)
 	{
 		if (i < m->base.n)
 		{
-			if (IS_REMOVED(m, i))
-				continue;
-			keys[o] = m->base.keys[i];
-			tids[o++] = m->base.tids[i];
+			if (!IS_REMOVED(m, i))
+				copy_entry(out, out->n++, &m->base, i);
 		}
 		else
-		{
-			keys[o] = m->ins.keys[i - m->base.n];
-			tids[o++] = m->ins.tids[i - m->base.n];
-		}
+			copy_entry(out, out->n++, &m->ins, i - m->base.n);
 	}
-	return o;
+	return out->n - n0;
 }
 
 bool

@@ -67,12 +67,12 @@ extern int64 gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 								   int64 start, int64 end, ItemPointerData *out);
 
 /*
- * Raw positions: the tree's entries, then the inserted ones.  Copies the
- * live entries among positions [from, to) into keys/tids; returns how many.
+ * Raw positions: the tree's entries, then the inserted ones.  Appends the
+ * live entries among positions [from, to) to out; returns how many.
  */
 extern int64 gbt_mirror_raw_size(const GbtMirror *m);
 extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
-							 uint64 *keys, ItemPointerData *tids);
+							 GbtEntries *out);
 
 /* Whether this process can use a GPU, with the reason when it cannot. */
 extern bool gbt_engine_gpu_usable(char *name, Size namelen,

@@ -301,23 +301,27 @@ current_mirror(const GbtMirrorKey *key, uint64 generation)
 	return sm != NULL && sm->generation >= generation ? sm : NULL;
 }
 
-/* DUMP: the live entries among raw positions [offset, offset + nitems). */
+/*
+ * DUMP: the live entries among raw positions [offset, offset + nitems), in
+ * entries.h's flat layout for nitems entries of GBT_MAX_COLS columns.
+ */
 static void
 handle_dump(GbtRequest *req)
 {
 	ServiceMirror *sm = current_mirror(&req->key, req->generation);
-	Size		used = MAXALIGN(sizeof(GbtRequest));
-	uint64	   *keys = (uint64 *) ((char *) req + used);
-	ItemPointerData *tids = (ItemPointerData *) (keys + req->nitems);
+	GbtEntries	out;
 
 	if (sm == NULL)
 	{
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
-	Assert(used + req->nitems * (sizeof(uint64) + sizeof(ItemPointerData)) <= req->capacity);
-	req->nresults = gbt_mirror_read(sm->mirror, req->offset, req->offset + req->nitems,
-									keys, tids);
+	Assert(MAXALIGN(sizeof(GbtRequest)) + gbt_entries_flat_size(GBT_MAX_COLS, req->nitems) <=
+		   req->capacity);
+	gbt_entries_unflatten(&out, GBT_MAX_COLS, req->nitems, GBT_REQUEST_DATA(req));
+	out.n = 0;
+	req->nresults = gbt_mirror_read(sm->mirror, req->offset, req->offset + req->nitems, &out);
+	req->columns = *gbt_mirror_columns(sm->mirror);
 	req->total = gbt_mirror_raw_size(sm->mirror);
 	req->mirror_id = sm->id;
 	reply(req, GBT_REPLY_OK, NULL);

@@ -7,6 +7,7 @@
  *	- "missing from the mirror": an index entry the mirror lacks (the
  *	  invariant of service.h forbids it);
  *	- "key differs": the same TID under another key in the mirror;
+ *	- "values differ": the same entry with other column values;
  *	- "not in the index": a mirror entry the index lacks whose heap tuple is
  *	  not surely dead.  Entries of dead tuples are allowed: nbtree removes
  *	  some by itself (LP_DEAD and bottom-up deletion), and VACUUM's sweep
@@ -38,6 +39,8 @@ typedef struct Entry
 {
 	uint64		key;
 	ItemPointerData tid;
+	uint8		nulls;
+	int64		vals[GBT_MAX_COLS];
 } Entry;
 
 typedef struct Collected
@@ -47,22 +50,38 @@ typedef struct Collected
 	int64		cap;
 } Collected;
 
+/* Entry i of e, with the values of the columns the mirror holds. */
 static void
-collect(const uint64 *keys, const ItemPointerData *tids, int64 n, void *arg)
+take(Entry *to, const GbtEntries *e, int64 i, const GbtColumns *cols)
+{
+	int			c;
+
+	memset(to, 0, sizeof(Entry));
+	to->key = e->keys[i];
+	to->tid = e->tids[i];
+	for (c = 0; c < cols->ncols; c++)
+	{
+		if (cols->type[c] == GBT_COL_NONE)
+			continue;
+		to->nulls |= e->nulls[i] & (1 << c);
+		if (!(e->nulls[i] & (1 << c)))
+			to->vals[c] = e->vals[c][i];
+	}
+}
+
+static void
+collect(const GbtEntries *e, const GbtColumns *cols, void *arg)
 {
 	Collected  *c = arg;
 	int64		i;
 
-	if (c->n + n > c->cap)
+	if (c->n + e->n > c->cap)
 	{
-		c->cap = Max(c->cap * 2, c->n + n);
+		c->cap = Max(c->cap * 2, c->n + e->n);
 		c->e = repalloc_huge(c->e, sizeof(Entry) * c->cap);
 	}
-	for (i = 0; i < n; i++)
-	{
-		c->e[c->n].key = keys[i];
-		c->e[c->n++].tid = tids[i];
-	}
+	for (i = 0; i < e->n; i++)
+		take(&c->e[c->n++], e, i, cols);
 }
 
 static int
@@ -141,10 +160,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	ni = gbt_export_index(heap, index, keytype, &cols, &exported);
 	ie = palloc_extended(sizeof(Entry) * Max(ni, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < ni; i++)
-	{
-		ie[i].key = exported.keys[i];
-		ie[i].tid = exported.tids[i];
-	}
+		take(&ie[i], &exported, i, &cols);
 	gbt_entries_free(&exported);
 
 	qsort(ie, ni, sizeof(Entry), cmp_tid_key);
@@ -166,6 +182,9 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		{
 			if (ie[i].key != m.e[j].key)
 				put(rsinfo, "key differs", &ie[i].tid);
+			else if (ie[i].nulls != m.e[j].nulls ||
+					 memcmp(ie[i].vals, m.e[j].vals, sizeof(ie[i].vals)) != 0)
+				put(rsinfo, "values differ", &ie[i].tid);
 			i++;
 			j++;
 		}
