@@ -262,3 +262,25 @@ CREATE FUNCTION gpubtree_mirrors(
 CREATE FUNCTION gpubtree_verify(index regclass, OUT problem text, OUT tid tid)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- Range aggregates over a gpubtree index's leading key column, k in
+-- [lo, hi], for the rows the current snapshot sees: answered by the GPU
+-- service, or by an index scan without it.  Plain SQL aggregates take the
+-- same path through the planner; these are for direct use.  They need
+-- SELECT on the columns involved and refuse tables with row-level security
+-- enabled for the user.
+CREATE FUNCTION gpubtree_count(index regclass, lo anyelement, hi anyelement)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE FUNCTION gpubtree_sum(index regclass, col name, lo anyelement, hi anyelement)
+	RETURNS numeric
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE FUNCTION gpubtree_avg(index regclass, col name, lo anyelement, hi anyelement)
+	RETURNS numeric
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE FUNCTION gpubtree_min(index regclass, col name, lo anyelement, hi anyelement)
+	RETURNS numeric
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE FUNCTION gpubtree_max(index regclass, col name, lo anyelement, hi anyelement)
+	RETURNS numeric
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL RESTRICTED;

@@ -145,6 +145,7 @@ _PG_init(void)
 	gpubtree_btree_label_init();
 	gbt_explain_init();
 	gbt_plan_init();
+	gbt_aggplan_init();
 }
 
 const char *

@@ -31,7 +31,12 @@ extern bool gpubtree_build_after_create;
 
 /* handler.c */
 struct RelationData;
+struct IndexOptInfo;
 extern bool gpubtree_is_gpubtree_index(struct RelationData *index);
+extern bool gpubtree_is_gpubtree_indexinfo(struct IndexOptInfo *index);
+
+/* aggplan.c */
+extern void gbt_aggplan_init(void);
 
 /* btree_label.c */
 extern void gpubtree_btree_label_init(void);

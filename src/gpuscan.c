@@ -110,8 +110,8 @@ gbt_encode_key(Datum value, Oid typid)
  * keytype column?  Within the integer and float families, yes; date,
  * timestamp and timestamptz only with their own type (time-zone rules).
  */
-static bool
-comparable(Oid argtype, Oid keytype)
+bool
+gbt_comparable(Oid argtype, Oid keytype)
 {
 	KeyFamily	family = key_family(keytype);
 
@@ -207,15 +207,26 @@ gbt_entry_values(Relation index, const GbtColumns *cols, const Datum *values,
 	return nulls;
 }
 
+static int
+cmp_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /*
- * Turn the scan's keys into inclusive key ranges: an intersection of bounds,
+ * Turn scan keys into inclusive key ranges: an intersection of bounds,
  * times the elements of at most one = ANY array.  Returns false when the
- * keys are not all of that shape (then nbtree answers), or when the scan is
- * small enough that nbtree is the faster choice.
+ * keys are not all of that shape (then nbtree answers).  For a bitmap scan
+ * (!aggregate), also when the scan is small enough that nbtree is the
+ * faster choice; for an aggregate, the ranges come sorted and disjoint
+ * (repeated array elements match once, as in SQL).
  */
-static bool
-scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out,
-			   int64 *n_out)
+bool
+gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
+				   uint64 **lo_out, uint64 **hi_out, int64 *n_out)
 {
 	uint64		lo = 0;
 	uint64		hi = PG_UINT64_MAX;
@@ -224,9 +235,9 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 	bool		has_range = false;
 	int			i;
 
-	for (i = 0; i < scan->numberOfKeys; i++)
+	for (i = 0; i < nkeys; i++)
 	{
-		ScanKey		key = &scan->keyData[i];
+		ScanKey		key = &keys[i];
 		Oid			argtype = OidIsValid(key->sk_subtype) ? key->sk_subtype : keytype;
 		uint64		k;
 
@@ -234,7 +245,7 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 			(key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL |
 							  SK_ROW_HEADER | SK_ROW_MEMBER)))
 			return false;
-		if (!comparable(argtype, keytype))
+		if (!gbt_comparable(argtype, keytype))
 			return false;
 
 		if (key->sk_flags & SK_SEARCHARRAY)
@@ -291,12 +302,12 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 		int			nelems;
 		int64		n = 0;
 
-		if (!comparable(elemtype, keytype))
+		if (!gbt_comparable(elemtype, keytype))
 			return false;
 		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
 		deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
 						  &elems, &nulls, &nelems);
-		if (nelems < gpubtree_min_gpu_batch)
+		if (nelems < gpubtree_min_gpu_batch && !aggregate)
 			return false;		/* small: nbtree's descents are cheaper */
 
 		*lo_out = palloc(sizeof(uint64) * Max(nelems, 1));
@@ -314,12 +325,24 @@ scan_to_ranges(IndexScanDesc scan, Oid keytype, uint64 **lo_out, uint64 **hi_out
 			(*hi_out)[n] = k;
 			n++;
 		}
+		if (aggregate && n > 1)
+		{
+			int64		j;
+			int64		u = 1;
+
+			qsort(*lo_out, n, sizeof(uint64), cmp_uint64);
+			for (j = 1; j < n; j++)
+				if ((*lo_out)[j] != (*lo_out)[u - 1])
+					(*lo_out)[u++] = (*lo_out)[j];
+			n = u;
+			memcpy(*hi_out, *lo_out, sizeof(uint64) * n);
+		}
 		*n_out = n;
 		return true;
 	}
 
 	/* A single-key lookup stays on nbtree: one descent beats a round trip. */
-	if (!has_range)
+	if (!has_range && !aggregate)
 		return false;
 
 	*lo_out = palloc(sizeof(uint64));
@@ -429,8 +452,8 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 	return n;
 }
 
-static void
-fill_key(GbtMirrorKey *key, Relation index)
+void
+gbt_fill_key(GbtMirrorKey *key, Relation index)
 {
 	key->dbid = MyDatabaseId;
 	key->indexrelid = RelationGetRelid(index);
@@ -443,8 +466,8 @@ fill_key(GbtMirrorKey *key, Relation index)
  * is logged while it runs; the generation read before that tells the service
  * whether anything the log cannot carry happened meanwhile.
  */
-static bool
-build_mirror(Relation index, Oid keytype)
+bool
+gbt_build_mirror(Relation index, Oid keytype)
 {
 	uint64		generation;
 	uint64		log_start;
@@ -459,7 +482,7 @@ build_mirror(Relation index, Oid keytype)
 
 	gbt_resync_flush();
 	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
-	fill_key(&key, index);
+	gbt_fill_key(&key, index);
 	gbt_index_columns(index, &cols);
 	if (!gbt_register_build(&key, &log_start, &service_pid))
 		return false;
@@ -516,7 +539,7 @@ gbt_mirror_after_build(Relation index)
 		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return;
-	(void) build_mirror(index, keytype);
+	(void) gbt_build_mirror(index, keytype);
 }
 
 /*
@@ -538,7 +561,7 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 	if (req == NULL)
 		return false;
 	req->kind = GBT_REQ_SCAN;
-	fill_key(&req->key, index);
+	gbt_fill_key(&req->key, index);
 	req->generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
 	req->nitems = n;
 	memcpy(GBT_REQUEST_DATA(req), lo, sizeof(uint64) * n);
@@ -609,7 +632,8 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return nbtree_getbitmap(scan, tbm);
 	INSTR_TIME_SET_CURRENT(t0);
-	if (!scan_to_ranges(scan, keytype, &lo, &hi, &n))
+	if (!gbt_keys_to_ranges(scan->keyData, scan->numberOfKeys, keytype, false,
+							&lo, &hi, &n))
 		return nbtree_getbitmap(scan, tbm);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
@@ -633,7 +657,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			room = sizeof(ItemPointerData) * ntids;
 		else if (status == GBT_REPLY_NO_MIRROR && gpubtree_build_on_scan && attempt == 0)
 		{
-			if (!build_mirror(index, keytype))
+			if (!gbt_build_mirror(index, keytype))
 				break;
 		}
 		else
@@ -673,7 +697,7 @@ gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
 		if (req == NULL)
 			return false;
 		req->kind = GBT_REQ_DUMP;
-		fill_key(&req->key, index);
+		gbt_fill_key(&req->key, index);
 		req->generation = generation;
 		req->offset = offset;
 		req->nitems = chunk;
@@ -785,7 +809,7 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		if (req != NULL)
 		{
 			req->kind = GBT_REQ_REMOVE;
-			fill_key(&req->key, index);
+			gbt_fill_key(&req->key, index);
 			req->mirror_id = mirror_id;
 			req->nitems = st.ndead;
 			memcpy(GBT_REQUEST_DATA(req), st.dead, sizeof(ItemPointerData) * st.ndead);

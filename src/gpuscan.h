@@ -38,6 +38,11 @@ extern uint8 gbt_entry_values(Relation index, const GbtColumns *cols,
 extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
 							  const GbtColumns *cols, GbtEntries *out);
 extern uint64 gbt_encode_key(Datum value, Oid typid);
+extern bool gbt_comparable(Oid argtype, Oid keytype);
+extern bool gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
+							   uint64 **lo_out, uint64 **hi_out, int64 *n_out);
+extern void gbt_fill_key(GbtMirrorKey *key, Relation index);
+extern bool gbt_build_mirror(Relation index, Oid keytype);
 
 typedef void (*GbtDumpFn) (const GbtEntries *e, const GbtColumns *cols, void *arg);
 extern bool gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg,

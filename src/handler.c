@@ -189,6 +189,13 @@ gpubtree_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 }
 
+/* Is this planner index a gpubtree index? */
+bool
+gpubtree_is_gpubtree_indexinfo(IndexOptInfo *index)
+{
+	return index->amcostestimate == (void (*) ()) gpubtree_costestimate;
+}
+
 /*
  * Is this index a gpubtree index?  Judged by its routines, not by relam,
  * which speculative.c may label as btree for the length of a statement.

@@ -14,8 +14,13 @@
 
 #include "utils/memutils.h"
 
+#include "aggstate.h"
 #include "harmonia.h"
 #include "mirror.h"
+#if __has_include("vagg.h")	/* TEMPORARY until cuda/vagg.h lands */
+#include "vagg.h"
+#define GBT_HAVE_VAGG
+#endif
 
 #ifdef USE_CUDA
 #include "gbt_device.h"
@@ -34,6 +39,7 @@ struct GbtMirror
 	GbtColumns	columns;
 	GbtEntries	base;
 	uint32	   *blocks;			/* heap block of each base entry */
+	uint8	   *colnulls[GBT_MAX_COLS];	/* bit per base position: NULL value */
 	uint8	   *removed;		/* bit per base position; NULL: none yet */
 	int64		nremoved;
 	GbtEntries	ins;
@@ -107,6 +113,21 @@ copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
 	dst->nulls[j] = src->nulls[i];
 }
 
+/* Base position i's NULL bits per column, from its entry's NULL mask. */
+static void
+set_null_bits(GbtMirror *m, int64 i, uint8 nulls)
+{
+	int			c;
+
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		if (nulls & (1 << c) || m->columns.type[c] == GBT_COL_NONE)
+			m->colnulls[c][i >> 3] |= 1 << (i & 7);
+		else
+			m->colnulls[c][i >> 3] &= ~(1 << (i & 7));
+	}
+}
+
 GbtMirror *
 gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 				 bool use_gpu, char *err, Size errlen)
@@ -126,6 +147,10 @@ gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 	m->blocks = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 		m->blocks[i] = ItemPointerGetBlockNumberNoCheck(&entries->tids[i]);
+	for (i = 0; i < columns->ncols; i++)
+		m->colnulls[i] = palloc_extended(n / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (i = 0; i < n; i++)
+		set_null_bits(m, i, entries->nulls[i]);
 	gbt_entries_init(&m->ins, columns->ncols, 16);
 	m->ins_pos = palloc(sizeof(uint64) * m->ins.cap);
 	MemoryContextSwitchTo(old);
@@ -156,6 +181,8 @@ gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 void
 gbt_mirror_free(GbtMirror *m)
 {
+	int			c;
+
 	if (m == NULL)
 		return;
 #ifdef USE_CUDA
@@ -167,6 +194,8 @@ gbt_mirror_free(GbtMirror *m)
 	gbt_entries_free(&m->ins);
 	pfree(m->ins_pos);
 	pfree(m->blocks);
+	for (c = 0; c < m->columns.ncols; c++)
+		pfree(m->colnulls[c]);
 	if (m->removed)
 		pfree(m->removed);
 	pfree(m);
@@ -196,7 +225,7 @@ gbt_mirror_bytes(const GbtMirror *m)
 {
 	int64		per_entry = sizeof(uint64) + sizeof(ItemPointerData) + 1 +
 		m->columns.ncols * sizeof(int64);
-	int64		bytes = m->base.n * (per_entry + sizeof(uint32)) +
+	int64		bytes = m->base.n * (per_entry + sizeof(uint32) + m->columns.ncols / 8.0) +
 		m->ins.n * (per_entry + sizeof(uint64));
 
 	if (m->removed != NULL)
@@ -261,19 +290,13 @@ gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 
 		if (i > 0 && index_cmp(&order[i - 1], &order[i]) == 0)
 			continue;
+		/*
+		 * A removed tree entry whose TID is back under the same key goes to
+		 * the delta like any new entry, with its log position.
+		 */
 		at = find_entry(&m->base, e->keys[k], &e->tids[k]);
-		if (at >= 0)
-		{
-			/* Removed by VACUUM, and the TID is back with the same key. */
-			if (IS_REMOVED(m, at))
-			{
-				m->removed[at >> 3] &= ~(1 << (at & 7));
-				m->nremoved--;
-				copy_entry(&m->base, at, e, k);
-				added++;
-			}
+		if (at >= 0 && !IS_REMOVED(m, at))
 			continue;
-		}
 		if (find_entry(&m->ins, e->keys[k], &e->tids[k]) >= 0)
 			continue;
 		fresh[nfresh++] = k;
@@ -483,6 +506,149 @@ gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 	}
 	return o;
 }
+
+#ifdef GBT_HAVE_VAGG
+static void
+from_vagg(GbtAggResult *r, const gbt_vagg_result *v)
+{
+	int			c;
+
+	memset(r, 0, sizeof(GbtAggResult));
+	r->count = v->count;
+	r->nunsure = v->nunsure;
+	for (c = 0; c < GBT_MAX_COLS; c++)
+	{
+		GbtAggCol  *a = &r->col[c];
+		const gbt_vagg_col *b = &v->col[c];
+
+		a->nonnull = b->nonnull;
+		a->sum_hi = b->sum_hi;
+		a->sum_lo = b->sum_lo;
+		a->fsum_hi = b->fsum_hi;
+		a->fsum_lo = b->fsum_lo;
+		a->nnan = b->nnan;
+		a->npinf = b->npinf;
+		a->nninf = b->nninf;
+		a->min_i = b->min_i;
+		a->max_i = b->max_i;
+		a->min_f = b->min_f;
+		a->max_f = b->max_f;
+	}
+}
+
+static void
+vagg_columns(gbt_vagg_input *in, const GbtColumns *cols)
+{
+	int			c;
+
+	in->ncols = cols->ncols;
+	for (c = 0; c < cols->ncols; c++)
+		in->coltype[c] = cols->type[c] == GBT_COL_FLOAT8 ? GBT_VAGG_FLOAT8 : GBT_VAGG_INT64;
+}
+
+/*
+ * Aggregate the live entries in the key ranges [lo[i], hi[i]] (sorted,
+ * disjoint) that were applied before log position log_bound: those on heap
+ * blocks set in visible[] into out, the others into unsure (at most
+ * unsure_cap; out->nunsure counts them all).
+ */
+bool
+gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
+					 const uint8 *visible, int64 nvisible, uint64 log_bound,
+					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
+					 char *err, Size errlen)
+{
+	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1), MCXT_ALLOC_HUGE);
+	gbt_vagg_input in;
+	gbt_vagg_result res;
+	GbtAggResult part;
+	GbtEntries	d;
+	int64		r,
+				i,
+				c;
+
+	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
+		return false;
+
+	/* The tree's entries. */
+	memset(&in, 0, sizeof(in));
+	in.n = m->base.n;
+	in.blocks = m->blocks;
+	in.removed = m->removed;
+	vagg_columns(&in, &m->columns);
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		in.cols[c] = m->base.vals[c];
+		in.nulls[c] = m->colnulls[c];
+	}
+	if (gbt_vagg_cpu(&in, start, end, nranges, visible, nvisible, &res,
+					 upos, unsure_cap, err, errlen) != 0)
+		return false;
+	from_vagg(out, &res);
+	for (i = 0; i < Min(res.nunsure, unsure_cap); i++)
+		copy_entry(unsure, unsure->n++, &m->base, upos[i]);
+
+	/* The delta's, logged before log_bound, gathered into arrays of their own. */
+	gbt_entries_init(&d, m->columns.ncols, 16);
+	for (r = 0; r < nranges && m->ins.n > 0; r++)
+	{
+		int64		from = key_bound(m->ins.keys, m->ins.n, lo[r], false);
+		int64		to = key_bound(m->ins.keys, m->ins.n, hi[r], true);
+
+		for (i = from; i < to; i++)
+		{
+			if (m->ins_pos[i] >= log_bound)
+				continue;
+			if (d.n == d.cap)
+				gbt_entries_grow(&d, d.cap * 2);
+			copy_entry(&d, d.n++, &m->ins, i);
+		}
+	}
+	if (d.n > 0)
+	{
+		uint32	   *blocks = palloc(sizeof(uint32) * d.n);
+		uint8	   *nulls[GBT_MAX_COLS];
+		int64		zero = 0;
+		int64		room = Max(unsure_cap - unsure->n, 0);
+
+		for (i = 0; i < d.n; i++)
+			blocks[i] = ItemPointerGetBlockNumberNoCheck(&d.tids[i]);
+		in.n = d.n;
+		in.blocks = blocks;
+		in.removed = NULL;
+		for (c = 0; c < m->columns.ncols; c++)
+		{
+			nulls[c] = palloc0(d.n / 8 + 1);
+			for (i = 0; i < d.n; i++)
+				if (d.nulls[i] & (1 << c) || m->columns.type[c] == GBT_COL_NONE)
+					nulls[c][i >> 3] |= 1 << (i & 7);
+			in.cols[c] = d.vals[c];
+			in.nulls[c] = nulls[c];
+		}
+		if (gbt_vagg_cpu(&in, &zero, &d.n, 1, visible, nvisible, &res,
+						 upos, room, err, errlen) != 0)
+			return false;
+		from_vagg(&part, &res);
+		gbt_agg_combine(out, &part, &m->columns);
+		for (i = 0; i < Min(res.nunsure, room); i++)
+			copy_entry(unsure, unsure->n++, &d, upos[i]);
+	}
+	gbt_entries_free(&d);
+	return true;
+}
+#else
+bool
+gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
+					 const uint8 *visible, int64 nvisible, uint64 log_bound,
+					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
+					 char *err, Size errlen)
+{
+	strlcpy(err, "TEMPORARY: no vagg", errlen);
+	return false;
+}
+#endif
 
 int64
 gbt_mirror_raw_size(const GbtMirror *m)

@@ -15,6 +15,7 @@
 #include "entries.h"
 
 typedef struct GbtMirror GbtMirror;
+struct GbtAggResult;				/* service.h */
 
 /*
  * Build from entries sorted by (key, TID).  use_gpu asks for the GPU
@@ -73,6 +74,12 @@ extern int64 gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 extern int64 gbt_mirror_raw_size(const GbtMirror *m);
 extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
 							 GbtEntries *out);
+
+extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+								 int64 nranges, const uint8 *visible, int64 nvisible,
+								 uint64 log_bound, struct GbtAggResult *out,
+								 GbtEntries *unsure, int64 unsure_cap,
+								 char *err, Size errlen);
 
 /* Whether this process can use a GPU, with the reason when it cannot. */
 extern bool gbt_engine_gpu_usable(char *name, Size namelen,

@@ -75,7 +75,9 @@ typedef enum GbtRequestKind
 	GBT_REQ_BUILD,				/* here are the index's entries: build the mirror */
 	GBT_REQ_SCAN,				/* return the TIDs of entries in these ranges */
 	GBT_REQ_DUMP,				/* return entries [offset, offset + nitems) */
-	GBT_REQ_REMOVE				/* VACUUM: remove entries with these TIDs */
+	GBT_REQ_REMOVE,				/* VACUUM: remove entries with these TIDs */
+	GBT_REQ_AGG_PREPARE,		/* name the mirror an aggregate will read */
+	GBT_REQ_AGG					/* aggregate these ranges of that mirror */
 } GbtRequestKind;
 
 typedef enum GbtReplyStatus
@@ -85,6 +87,35 @@ typedef enum GbtReplyStatus
 	GBT_REPLY_NO_ROOM,			/* nresults TIDs do not fit: ask again */
 	GBT_REPLY_ERROR				/* failed: message says why; use nbtree */
 } GbtReplyStatus;
+
+/*
+ * An aggregate over entries of a mirror, per column (entries.h), in a form
+ * that combines exactly: int64 columns' sums in 128 bits, float8 columns'
+ * sums of finite values in double-double with NaN and infinities counted
+ * apart, min and max in PostgreSQL's order (NaN highest).
+ */
+typedef struct GbtAggCol
+{
+	int64		nonnull;
+	int64		sum_hi;			/* int64 column: sum = sum_hi * 2^64 + sum_lo */
+	uint64		sum_lo;
+	double		fsum_hi;		/* float8 column: fsum_hi + fsum_lo */
+	double		fsum_lo;
+	int64		nnan;
+	int64		npinf;
+	int64		nninf;
+	int64		min_i;
+	int64		max_i;
+	double		min_f;
+	double		max_f;
+} GbtAggCol;
+
+typedef struct GbtAggResult
+{
+	int64		count;			/* entries aggregated */
+	GbtAggCol	col[GBT_MAX_COLS];
+	int64		nunsure;		/* entries left to the backend */
+} GbtAggResult;
 
 /* What identifies one mirror: a mirror is never used for other storage. */
 typedef struct GbtMirrorKey
@@ -105,6 +136,16 @@ typedef struct GbtMirrorKey
  *		positions there are.  mirror_id identifies the mirror's layout.
  *	REMOVE: nitems TIDs follow, sorted; applies only if mirror_id still names
  *		the mirror, else the mirror is dropped.
+ *	AGG_PREPARE: the answer is mirror_id, log_bound (everything logged before
+ *		it is in the mirror) and columns.  Every entry the mirror holds now
+ *		was inserted into the heap before this answer, which is what lets
+ *		the backend read the visibility map after it (aggregate.c).
+ *	AGG: the mirror named by mirror_id, entries in nitems disjoint inclusive
+ *		ranges (lo[] then hi[]) that were there at AGG_PREPARE (log position
+ *		below log_bound); then nvisible bits of the visibility map.  Entries
+ *		on all-visible blocks are aggregated into agg; the others come back
+ *		(at most unsure_cap, entries.h's flat layout for GBT_MAX_COLS
+ *		columns) for the backend to check against the heap.
  */
 typedef struct GbtRequest
 {
@@ -116,13 +157,17 @@ typedef struct GbtRequest
 	GbtColumns	columns;		/* BUILD: the index's mirrored columns */
 	int64		nitems;
 	int64		offset;			/* DUMP */
-	uint64		mirror_id;		/* DUMP (reply), REMOVE */
+	uint64		mirror_id;		/* DUMP (reply), REMOVE, AGG */
+	uint64		log_bound;		/* AGG_PREPARE (reply), AGG */
+	int64		nvisible;		/* AGG: heap blocks in the visibility bits */
+	int64		unsure_cap;		/* AGG */
 	Size		capacity;		/* bytes of the segment */
 
 	/* the reply */
 	GbtReplyStatus status;
 	int64		nresults;		/* entries in the answer, after the data */
 	int64		total;			/* DUMP: raw positions of the mirror */
+	GbtAggResult agg;			/* AGG */
 	double		device_ms;		/* time spent on the device or engine */
 	bool		on_gpu;			/* answered by the GPU (else CPU engine) */
 	char		message[GBT_ERRMSG_LEN];

@@ -327,6 +327,64 @@ handle_dump(GbtRequest *req)
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
+/* AGG_PREPARE: which mirror, and up to where the log is in it. */
+static void
+handle_agg_prepare(GbtRequest *req)
+{
+	ServiceMirror *sm = current_mirror(&req->key, req->generation);
+
+	if (sm == NULL)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return;
+	}
+	req->mirror_id = sm->id;
+	req->log_bound = gbt_shared->log.applied;	/* applied this round */
+	req->columns = *gbt_mirror_columns(sm->mirror);
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/* AGG: see service.h. */
+static void
+handle_agg(GbtRequest *req)
+{
+	ServiceMirror *sm = current_mirror(&req->key, req->generation);
+	uint64	   *lo = (uint64 *) GBT_REQUEST_DATA(req);
+	uint64	   *hi = lo + req->nitems;
+	uint8	   *visible = (uint8 *) (hi + req->nitems);
+	GbtEntries	unsure;
+	char		err[GBT_ERRMSG_LEN];
+	instr_time	t0,
+				t1;
+
+	if (sm == NULL || sm->id != req->mirror_id)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return;
+	}
+	gbt_entries_unflatten(&unsure, GBT_MAX_COLS, req->unsure_cap,
+						  GBT_REQUEST_DATA(req) +
+						  MAXALIGN(2 * sizeof(uint64) * req->nitems + (req->nvisible + 7) / 8));
+	unsure.n = 0;
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_aggregate(sm->mirror, lo, hi, req->nitems, visible, req->nvisible,
+							  req->log_bound, &req->agg, &unsure, req->unsure_cap,
+							  err, sizeof(err)))
+	{
+		reply(req, GBT_REPLY_ERROR, err);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	req->nresults = unsure.n;
+	req->device_ms = INSTR_TIME_GET_MILLISEC(t1);
+	req->on_gpu = gbt_mirror_on_gpu(sm->mirror);
+	req->columns = *gbt_mirror_columns(sm->mirror);
+	sm->hits++;
+	sm->last_used = GetCurrentTimestamp();
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
 /*
  * REMOVE (VACUUM's sweep): take the dead TIDs out of the mirror the sweep
  * read, and move it to a new generation, which makes any export that began
@@ -643,6 +701,10 @@ serve_round(void)
 			handle_dump(req);
 		else if (req->kind == GBT_REQ_REMOVE)
 			handle_remove(req);
+		else if (req->kind == GBT_REQ_AGG_PREPARE)
+			handle_agg_prepare(req);
+		else if (req->kind == GBT_REQ_AGG)
+			handle_agg(req);
 		else
 			continue;
 		done[i] = true;

@@ -1,0 +1,205 @@
+/*
+ * aggfinal.c
+ *	  PostgreSQL's aggregate results from exact partial aggregates.
+ *
+ * What PostgreSQL 15 does, aggregate by aggregate:
+ *	count(*), count(x): int8.
+ *	sum(int2), sum(int4): int8 (an error beyond int8).
+ *	sum(int8): numeric.  avg(int2/int4/int8): numeric, sum / count by
+ *	numeric_div().
+ *	sum(float8): float8, summed in input order; an error when a partial sum
+ *	overflows.  avg(float4/float8): float8, sum / count, where the running
+ *	sum of squares can also overflow.  NaN anywhere gives NaN; +Infinity
+ *	and -Infinity together give NaN.
+ *	min, max: the input type, NaN highest for floats.
+ *	Over no rows everything but count is NULL.
+ * Our float sums are exact up to the final rounding, and PostgreSQL's are
+ * the same values added in heap order, so they agree to within that order's
+ * rounding error (a few ulps times the number of rows, relative to the sum
+ * of magnitudes).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/float.h"
+#include "utils/fmgrprotos.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "aggfinal.h"
+
+/* Beyond this, N * max|x|, PostgreSQL's float sums could overflow on the way. */
+#define FLOAT_SUM_SAFE 1e300
+#define FLOAT_AVG_SAFE 1e150
+
+bool
+gbt_agg_supported(GbtAggKind kind, Oid argtype)
+{
+	switch (kind)
+	{
+		case GBT_AGG_COUNT_STAR:
+		case GBT_AGG_COUNT:
+			return true;
+		case GBT_AGG_SUM:
+			return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
+				argtype == FLOAT8OID;
+		case GBT_AGG_AVG:
+			return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
+				argtype == FLOAT4OID || argtype == FLOAT8OID;
+		case GBT_AGG_MIN:
+		case GBT_AGG_MAX:
+			return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
+				argtype == FLOAT4OID || argtype == FLOAT8OID || argtype == DATEOID ||
+				argtype == TIMESTAMPOID || argtype == TIMESTAMPTZOID;
+	}
+	return false;
+}
+
+/* A 128-bit integer as numeric, through its decimal digits. */
+static Datum
+int128_numeric(int64 hi, uint64 lo)
+{
+	int128		v = (int128) (((uint128) (uint64) hi << 64) | lo);
+	uint128		mag = v < 0 ? -(uint128) v : (uint128) v;
+	char		buf[48];
+	char	   *p = buf + sizeof(buf) - 1;
+
+	*p = '\0';
+	do
+	{
+		*--p = '0' + (int) (mag % 10);
+		mag /= 10;
+	} while (mag != 0);
+	if (v < 0)
+		*--p = '-';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(p),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+static double
+float_sum(const GbtAggCol *c)
+{
+	if (c->nnan > 0 || (c->npinf > 0 && c->nninf > 0))
+		return get_float8_nan();
+	if (c->npinf > 0)
+		return get_float8_infinity();
+	if (c->nninf > 0)
+		return -get_float8_infinity();
+	return c->fsum_hi + c->fsum_lo;
+}
+
+/*
+ * The largest magnitude among the values times their number: a bound on
+ * every partial sum.  Infinite when min or max is not finite (NaN or an
+ * infinity hides the largest finite magnitude).
+ */
+static double
+float_scale(const GbtAggCol *c)
+{
+	if (!isfinite(c->min_f) || !isfinite(c->max_f))
+		return get_float8_infinity();
+	return Max(fabs(c->min_f), fabs(c->max_f)) * (double) c->nonnull;
+}
+
+Datum
+gbt_agg_sum_numeric(const GbtAggResult *r, int col, GbtColType type)
+{
+	const GbtAggCol *c = &r->col[col];
+
+	if (type == GBT_COL_INT64)
+		return int128_numeric(c->sum_hi, c->sum_lo);
+	return DirectFunctionCall1(float8_numeric, Float8GetDatum(float_sum(c)));
+}
+
+bool
+gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
+			  Datum *value, bool *isnull)
+{
+	const GbtAggCol *c = &r->col[col];
+	bool		isfloat = argtype == FLOAT4OID || argtype == FLOAT8OID;
+
+	*isnull = false;
+	if (kind == GBT_AGG_COUNT_STAR)
+	{
+		*value = Int64GetDatum(r->count);
+		return true;
+	}
+	if (kind == GBT_AGG_COUNT)
+	{
+		*value = Int64GetDatum(c->nonnull);
+		return true;
+	}
+	if (c->nonnull == 0)
+	{
+		*isnull = true;
+		return true;
+	}
+
+	switch (kind)
+	{
+		case GBT_AGG_SUM:
+			if (argtype == FLOAT8OID)
+			{
+				if (float_scale(c) >= FLOAT_SUM_SAFE)
+					return false;
+				*value = Float8GetDatum(float_sum(c));
+			}
+			else if (argtype == INT8OID)
+				*value = int128_numeric(c->sum_hi, c->sum_lo);
+			else
+			{
+				/* int8 result: the 128-bit sum must fit. */
+				if (c->sum_hi != ((int64) c->sum_lo < 0 ? -1 : 0))
+					return false;
+				*value = Int64GetDatum((int64) c->sum_lo);
+			}
+			return true;
+		case GBT_AGG_AVG:
+			if (isfloat)
+			{
+				if (float_scale(c) >= FLOAT_AVG_SAFE)
+					return false;
+				*value = Float8GetDatum(float_sum(c) / (double) c->nonnull);
+			}
+			else
+				*value = DirectFunctionCall2(numeric_div,
+											 int128_numeric(c->sum_hi, c->sum_lo),
+											 int128_numeric(0, c->nonnull));
+			return true;
+		case GBT_AGG_MIN:
+		case GBT_AGG_MAX:
+			{
+				int64		i = kind == GBT_AGG_MIN ? c->min_i : c->max_i;
+				double		f = kind == GBT_AGG_MIN ? c->min_f : c->max_f;
+
+				switch (argtype)
+				{
+					case INT2OID:
+						*value = Int16GetDatum((int16) i);
+						break;
+					case INT4OID:
+						*value = Int32GetDatum((int32) i);
+						break;
+					case DATEOID:
+						*value = DateADTGetDatum((DateADT) i);
+						break;
+					case FLOAT4OID:
+						*value = Float4GetDatum((float4) f);
+						break;
+					case FLOAT8OID:
+						*value = Float8GetDatum(f);
+						break;
+					default:	/* int8, timestamp, timestamptz */
+						*value = Int64GetDatum(i);
+						break;
+				}
+				return true;
+			}
+		default:
+			return false;
+	}
+}

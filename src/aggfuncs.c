@@ -1,0 +1,278 @@
+/*
+ * aggfuncs.c
+ *	  gpubtree_count(), gpubtree_sum(), gpubtree_avg(), gpubtree_min(),
+ *	  gpubtree_max(): range aggregates over a gpubtree index, called
+ *	  directly.
+ *
+ * The range is [lo, hi] on the index's leading key column, the rows those
+ * of the current snapshot.  The GPU service answers (aggregate.c); without
+ * it, or with gpubtree.device = off, an index scan here does, with the same
+ * result.  Results are numeric (count: bigint), exact for integer columns.
+ * Like a query, they need SELECT on the columns involved, and they refuse a
+ * table with row-level security enabled for the user (the policies would
+ * not be applied).
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+#include "aggfinal.h"
+#include "aggregate.h"
+#include "aggstate.h"
+#include "gpubtree.h"
+#include "gpuscan.h"
+
+PG_FUNCTION_INFO_V1(gpubtree_count);
+PG_FUNCTION_INFO_V1(gpubtree_sum);
+PG_FUNCTION_INFO_V1(gpubtree_avg);
+PG_FUNCTION_INFO_V1(gpubtree_min);
+PG_FUNCTION_INFO_V1(gpubtree_max);
+
+typedef struct FuncAgg
+{
+	GbtAggResult r;
+	GbtColumns	columns;
+	int			col;			/* the aggregated column of the index */
+	Oid			coltype;
+	bool		by_service;
+} FuncAgg;
+
+static void
+check_select(Oid heapoid, AttrNumber attnum)
+{
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck(heapoid, attnum, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+		return;
+	aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid),
+					   get_attname(heapoid, attnum, false));
+}
+
+/* The index column named colname, checked to be one we can aggregate. */
+static int
+find_column(Relation index, const char *fname, const char *colname, Oid *coltype)
+{
+	Oid			heapoid = index->rd_index->indrelid;
+	int			c;
+
+	for (c = 0; c < index->rd_index->indnatts; c++)
+	{
+		AttrNumber	attnum = index->rd_index->indkey.values[c];
+		char	   *name = attnum != 0 ? get_attname(heapoid, attnum, false) : NULL;
+
+		if (name == NULL || strcmp(name, colname) != 0)
+			continue;
+		*coltype = TupleDescAttr(RelationGetDescr(index), c)->atttypid;
+		if (c >= GBT_MAX_COLS ||
+			!gbt_agg_supported(GBT_AGG_MIN, *coltype) || *coltype == DATEOID ||
+			*coltype == TIMESTAMPOID || *coltype == TIMESTAMPTZOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s cannot aggregate column \"%s\" of index \"%s\"",
+							fname, colname, RelationGetRelationName(index)),
+					 errdetail("Only integer and floating-point columns among the first %d of the index can be aggregated.",
+							   GBT_MAX_COLS)));
+		return c;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("column \"%s\" is not in index \"%s\"",
+					colname, RelationGetRelationName(index))));
+	return -1;					/* keep compiler quiet */
+}
+
+/* A scan key "key <strategy> value" for the index's leading column. */
+static void
+bound_key(ScanKey key, Relation index, StrategyNumber strategy, Datum value,
+		  Oid argtype)
+{
+	Oid			keytype = index->rd_opcintype[0];
+	Oid			opno = get_opfamily_member(index->rd_opfamily[0], keytype,
+										   argtype, strategy);
+
+	if (!OidIsValid(opno))
+		elog(ERROR, "no operator for types %u and %u in the index's operator family",
+			 keytype, argtype);
+	ScanKeyEntryInitialize(key, 0, 1, strategy,
+						   argtype == keytype ? InvalidOid : argtype,
+						   index->rd_indcollation[0], get_opcode(opno), value);
+}
+
+/* The same aggregate from an index scan: without the service. */
+static void
+aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
+				  Snapshot snapshot, FuncAgg *fa)
+{
+	IndexScanDesc scan = index_beginscan(heap, index, snapshot, nkeys, 0);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	scan->xs_want_itup = true;
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		int64		vals[GBT_MAX_COLS];
+		uint8		nulls;
+
+		CHECK_FOR_INTERRUPTS();
+		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
+		nulls = gbt_entry_values(index, &fa->columns, values, isnull, vals);
+		gbt_agg_add_entry(&fa->r, &fa->columns, vals, nulls);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
+}
+
+static void
+run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
+{
+	int			b = has_column ? 2 : 1;
+	Relation	index;
+	Relation	heap;
+	Oid			heapoid;
+	Oid			keytype;
+	Oid			lotype = get_fn_expr_argtype(fcinfo->flinfo, b);
+	Oid			hitype = get_fn_expr_argtype(fcinfo->flinfo, b + 1);
+	ScanKeyData keys[2];
+	uint64	   *lo;
+	uint64	   *hi;
+	int64		nranges;
+	GbtAggAnswer answer;
+	const char *why;
+
+	memset(fa, 0, sizeof(FuncAgg));
+	if (PG_ARGISNULL(0) || (has_column && PG_ARGISNULL(1)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the index and column of %s must not be NULL", fname)));
+	if (PG_ARGISNULL(b) || PG_ARGISNULL(b + 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the bounds of %s must not be NULL", fname)));
+
+	index = index_open(PG_GETARG_OID(0), AccessShareLock);
+	if (!gpubtree_is_gpubtree_index(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gpubtree index", RelationGetRelationName(index))));
+	heapoid = index->rd_index->indrelid;
+	keytype = gbt_mirror_key_type(index);
+	if (index->rd_index->indkey.values[0] == 0 || !OidIsValid(keytype) ||
+		index->rd_indpred != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s needs an index whose leading column is a plain column, without a predicate",
+						fname)));
+	if (lotype != hitype || !gbt_comparable(lotype, keytype))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("bounds of type %s cannot be compared with key column of type %s",
+						format_type_be(lotype), format_type_be(keytype)),
+				 errhint("Cast the bounds to %s.", format_type_be(keytype))));
+	if (has_column)
+		fa->col = find_column(index, fname, NameStr(*PG_GETARG_NAME(1)), &fa->coltype);
+
+	check_select(heapoid, index->rd_index->indkey.values[0]);
+	if (has_column)
+		check_select(heapoid, index->rd_index->indkey.values[fa->col]);
+	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s cannot be used on table \"%s\", which has row-level security enabled for this user",
+						fname, get_rel_name(heapoid))));
+
+	heap = table_open(heapoid, AccessShareLock);
+	gbt_index_columns(index, &fa->columns);
+	bound_key(&keys[0], index, BTGreaterEqualStrategyNumber, PG_GETARG_DATUM(b), lotype);
+	bound_key(&keys[1], index, BTLessEqualStrategyNumber, PG_GETARG_DATUM(b + 1), lotype);
+
+	if (gpubtree_device_mode != GPUBTREE_DEVICE_OFF &&
+		gbt_keys_to_ranges(keys, 2, keytype, true, &lo, &hi, &nranges) &&
+		gbt_aggregate(heap, index, lo, hi, nranges, GetActiveSnapshot(), &answer, &why))
+	{
+		fa->r = answer.r;
+		fa->by_service = true;
+	}
+	else
+		aggregate_by_scan(heap, index, keys, 2, GetActiveSnapshot(), fa);
+
+	table_close(heap, AccessShareLock);
+	index_close(index, AccessShareLock);
+}
+
+Datum
+gpubtree_count(PG_FUNCTION_ARGS)
+{
+	FuncAgg		fa;
+
+	run(fcinfo, "gpubtree_count", false, &fa);
+	PG_RETURN_INT64(fa.r.count);
+}
+
+Datum
+gpubtree_sum(PG_FUNCTION_ARGS)
+{
+	FuncAgg		fa;
+
+	run(fcinfo, "gpubtree_sum", true, &fa);
+	if (fa.r.col[fa.col].nonnull == 0)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(gbt_agg_sum_numeric(&fa.r, fa.col, fa.columns.type[fa.col]));
+}
+
+Datum
+gpubtree_avg(PG_FUNCTION_ARGS)
+{
+	FuncAgg		fa;
+	Datum		sum;
+
+	run(fcinfo, "gpubtree_avg", true, &fa);
+	if (fa.r.col[fa.col].nonnull == 0)
+		PG_RETURN_NULL();
+	sum = gbt_agg_sum_numeric(&fa.r, fa.col, fa.columns.type[fa.col]);
+	PG_RETURN_DATUM(DirectFunctionCall2(numeric_div, sum,
+										DirectFunctionCall1(int8_numeric,
+															Int64GetDatum(fa.r.col[fa.col].nonnull))));
+}
+
+static Datum
+min_or_max(FunctionCallInfo fcinfo, bool is_min)
+{
+	FuncAgg		fa;
+	const GbtAggCol *c;
+
+	run(fcinfo, is_min ? "gpubtree_min" : "gpubtree_max", true, &fa);
+	c = &fa.r.col[fa.col];
+	if (c->nonnull == 0)
+		PG_RETURN_NULL();
+	if (fa.columns.type[fa.col] == GBT_COL_INT64)
+		return DirectFunctionCall1(int8_numeric, Int64GetDatum(is_min ? c->min_i : c->max_i));
+	return DirectFunctionCall1(float8_numeric, Float8GetDatum(is_min ? c->min_f : c->max_f));
+}
+
+Datum
+gpubtree_min(PG_FUNCTION_ARGS)
+{
+	return min_or_max(fcinfo, true);
+}
+
+Datum
+gpubtree_max(PG_FUNCTION_ARGS)
+{
+	return min_or_max(fcinfo, false);
+}

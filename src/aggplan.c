@@ -1,0 +1,593 @@
+/*
+ * aggplan.c
+ *	  Plain SQL aggregates over key ranges of a gpubtree index, answered by
+ *	  the GPU service: the "GpubtreeAggregate" custom scan.
+ *
+ * create_upper_paths_hook offers it for a query on one table with only
+ * aggregates in its target list (no GROUP BY, HAVING, DISTINCT or FILTER
+ * inside them), when every WHERE condition is a range, equality or = ANY on
+ * the leading column of a gpubtree index (constants or parameters), and each
+ * aggregate is count(*), or count, sum, avg, min or max of a column the
+ * index holds among its first GBT_MAX_COLS (key or INCLUDE columns) whose
+ * result the service can give exactly (aggfinal.c).  Never on a table with
+ * row-level security, an inheritance parent, a partial or expression index.
+ *
+ * The node carries the ordinary plan for the same aggregates as its child.
+ * At run time it asks the service (aggregate.c); whenever the answer could
+ * differ from PostgreSQL's own (no service, gpubtree.device = off, too many
+ * rows on pages that are not all-visible, a sum that could overflow on the
+ * way) it runs the child instead, so the result is always the ordinary
+ * plan's.  Column privileges are checked by the executor on the query's
+ * range table as for any plan.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planner.h"
+#include "optimizer/prep.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "aggfinal.h"
+#include "aggregate.h"
+#include "gpubtree.h"
+#include "gpuscan.h"
+
+static create_upper_paths_hook_type prev_create_upper_paths = NULL;
+
+#define GBT_AGG_BASE_COST 10.0
+
+/* custom_private of the path and the plan, in this order. */
+enum
+{
+	PRIV_INDEX,					/* index OID */
+	PRIV_STRATEGIES,			/* per condition: btree strategy */
+	PRIV_SUBTYPES,				/* per condition: the bound's type */
+	PRIV_OPERATORS,				/* per condition: the operator */
+	PRIV_ARRAYS,				/* per condition: 1 for = ANY(array) */
+	PRIV_KINDS,					/* per aggregate: GbtAggKind */
+	PRIV_COLUMNS,				/* per aggregate: index column */
+	PRIV_ARGTYPES,				/* per aggregate: argument type */
+	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns) */
+	PRIV_BOUNDS					/* per condition: the bound (path only) */
+};
+
+typedef struct AggScanState
+{
+	CustomScanState css;
+	Oid			indexoid;
+	List	   *strategies;
+	List	   *subtypes;
+	List	   *operators;
+	List	   *arrays;
+	List	   *kinds;
+	List	   *columns;
+	List	   *argtypes;
+	List	   *bounds;			/* ExprState per condition */
+	bool		done;			/* the one row is out */
+	bool		fallback;		/* the child answers */
+	const char *why;			/* why the child answers */
+	GbtAggAnswer answer;
+	int64		nranges;
+	bool		answered;
+} AggScanState;
+
+static CustomPathMethods agg_path_methods;
+static CustomScanMethods agg_scan_methods;
+static CustomExecMethods agg_exec_methods;
+
+/* Which aggregate of ours is this Aggref, on which index column? */
+static bool
+match_aggref(Aggref *aggref, Index relid, IndexOptInfo *index,
+			 GbtAggKind *kind, int *col, Oid *argtype)
+{
+	char	   *name;
+	TargetEntry *arg;
+	Var		   *var;
+	int			c;
+
+	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL ||
+		aggref->aggfilter != NULL || aggref->aggkind != AGGKIND_NORMAL ||
+		aggref->agglevelsup != 0 || aggref->aggvariadic ||
+		aggref->aggsplit != AGGSPLIT_SIMPLE ||
+		get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE)
+		return false;
+	name = get_func_name(aggref->aggfnoid);
+	if (strcmp(name, "count") == 0)
+		*kind = aggref->aggstar ? GBT_AGG_COUNT_STAR : GBT_AGG_COUNT;
+	else if (strcmp(name, "sum") == 0)
+		*kind = GBT_AGG_SUM;
+	else if (strcmp(name, "avg") == 0)
+		*kind = GBT_AGG_AVG;
+	else if (strcmp(name, "min") == 0)
+		*kind = GBT_AGG_MIN;
+	else if (strcmp(name, "max") == 0)
+		*kind = GBT_AGG_MAX;
+	else
+		return false;
+	*col = 0;
+	*argtype = InvalidOid;
+	if (*kind == GBT_AGG_COUNT_STAR)
+		return true;
+
+	if (list_length(aggref->args) != 1)
+		return false;
+	arg = linitial_node(TargetEntry, aggref->args);
+	var = (Var *) arg->expr;
+	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0)
+		return false;
+	for (c = 0; c < Min(index->ncolumns, GBT_MAX_COLS); c++)
+	{
+		if (index->indexkeys[c] != var->varattno)
+			continue;
+		*col = c;
+		*argtype = var->vartype;
+		/* The aggregate must take the column's own type (or "any"). */
+		if (*kind != GBT_AGG_COUNT &&
+			(aggref->aggargtypes == NIL || linitial_oid(aggref->aggargtypes) != var->vartype))
+			return false;
+		if (*kind == GBT_AGG_COUNT)
+			return true;
+		return gbt_agg_supported(*kind, var->vartype);
+	}
+	return false;
+}
+
+/*
+ * Is clause a condition on the index's leading column that the service
+ * takes?  Returns its strategy, bound and the bound's type.
+ */
+static bool
+match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
+				Oid *subtype, Oid *opno, bool *array, Expr **bound)
+{
+	Oid			keytype = index->opcintype[0];
+	Node	   *left;
+	Node	   *right;
+	Oid			op;
+	Oid			lefttype;
+	Oid			righttype;
+
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *e = (OpExpr *) clause;
+
+		left = linitial(e->args);
+		right = lsecond(e->args);
+		op = e->opno;
+		*array = false;
+		if (!IsA(left, Var) && IsA(right, Var))
+		{
+			Node	   *t = left;
+
+			left = right;
+			right = t;
+			op = get_commutator(op);
+			if (!OidIsValid(op))
+				return false;
+		}
+	}
+	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
+	{
+		ScalarArrayOpExpr *e = (ScalarArrayOpExpr *) clause;
+
+		left = linitial(e->args);
+		right = lsecond(e->args);
+		op = e->opno;
+		*array = true;
+	}
+	else
+		return false;
+
+	if (!IsA(left, Var) || ((Var *) left)->varno != relid ||
+		((Var *) left)->varlevelsup != 0 ||
+		((Var *) left)->varattno != index->indexkeys[0] ||
+		!is_pseudo_constant_clause(right) ||
+		!op_in_opfamily(op, index->opfamily[0]))
+		return false;
+	get_op_opfamily_properties(op, index->opfamily[0], false, strategy,
+							   &lefttype, &righttype);
+	if (lefttype != keytype || !gbt_comparable(righttype, keytype) ||
+		(*array && *strategy != BTEqualStrategyNumber))
+		return false;
+	*subtype = righttype;
+	*opno = op;
+	*bound = (Expr *) right;
+	return true;
+}
+
+/* The ordinary plan for just these aggregates: the node's child. */
+static Path *
+fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+			  List *aggrefs)
+{
+	PathTarget *target = create_empty_pathtarget();
+	AggClauseCosts costs;
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+		add_column_to_pathtarget(target, lfirst(lc), 0);
+	set_pathtarget_cost_width(root, target);
+	MemSet(&costs, 0, sizeof(costs));
+	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
+	return (Path *) create_agg_path(root, output_rel, input_rel->cheapest_total_path,
+									target, AGG_PLAIN, AGGSPLIT_SIMPLE, NIL, NIL,
+									&costs, 1.0);
+}
+
+static void
+try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+		  IndexOptInfo *index, List *aggrefs)
+{
+	Index		relid = input_rel->relid;
+	List	   *strategies = NIL,
+			   *subtypes = NIL,
+			   *operators = NIL,
+			   *arrays = NIL,
+			   *bounds = NIL,
+			   *kinds = NIL,
+			   *columns = NIL,
+			   *argtypes = NIL;
+	ListCell   *lc;
+	CustomPath *cpath;
+	double		unsure_rows;
+
+	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
+		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
+		return;
+
+	foreach(lc, input_rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		int			strategy;
+		Oid			subtype;
+		Oid			opno;
+		bool		array;
+		Expr	   *bound;
+
+		if (rinfo->pseudoconstant ||
+			!match_condition(rinfo->clause, relid, index, &strategy, &subtype,
+							 &opno, &array, &bound))
+			return;
+		strategies = lappend_int(strategies, strategy);
+		subtypes = lappend_oid(subtypes, subtype);
+		operators = lappend_oid(operators, opno);
+		arrays = lappend_int(arrays, array);
+		bounds = lappend(bounds, bound);
+	}
+	foreach(lc, aggrefs)
+	{
+		GbtAggKind	kind;
+		int			col;
+		Oid			argtype;
+
+		if (!match_aggref(lfirst_node(Aggref, lc), relid, index, &kind, &col, &argtype))
+			return;
+		kinds = lappend_int(kinds, kind);
+		columns = lappend_int(columns, col);
+		argtypes = lappend_oid(argtypes, argtype);
+	}
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.rows = 1;
+
+	/*
+	 * Two round trips and the visibility map, about what a few index page
+	 * reads cost (so a small range, or min/max through the index's ends,
+	 * stays with PostgreSQL), plus a heap visit for each row on a page that
+	 * is not all-visible.
+	 */
+	unsure_rows = input_rel->rows * (1.0 - input_rel->allvisfrac);
+	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +
+		unsure_rows * (cpu_tuple_cost + random_page_cost / 16);
+	cpath->path.total_cost = cpath->path.startup_cost;
+	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs));
+	cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
+									   strategies, subtypes, operators, arrays);
+	cpath->custom_private = lappend(cpath->custom_private, kinds);
+	cpath->custom_private = lappend(cpath->custom_private, columns);
+	cpath->custom_private = lappend(cpath->custom_private, argtypes);
+	cpath->custom_private = lappend(cpath->custom_private, aggrefs);
+	cpath->custom_private = lappend(cpath->custom_private, bounds);
+	cpath->methods = &agg_path_methods;
+	add_path(output_rel, (Path *) cpath);
+}
+
+static void
+gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+					   RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	RangeTblEntry *rte;
+	Relation	rel;
+	bool		rls;
+	List	   *aggrefs = NIL;
+	List	   *vars;
+	ListCell   *lc;
+
+	if (prev_create_upper_paths)
+		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_GROUP_AGG || gbt_shared == NULL ||
+		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
+		!parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
+		parse->havingQual != NULL || parse->hasWindowFuncs || parse->hasTargetSRFs ||
+		input_rel->reloptkind != RELOPT_BASEREL || input_rel->rtekind != RTE_RELATION)
+		return;
+	rte = planner_rt_fetch(input_rel->relid, root);
+	if (rte->inh || rte->tablesample != NULL || rte->securityQuals != NIL ||
+		rte->relkind != RELKIND_RELATION)
+		return;
+	rel = table_open(rte->relid, NoLock);
+	rls = rel->rd_rel->relrowsecurity;
+	table_close(rel, NoLock);
+	if (rls)
+		return;
+
+	/* The aggregates, each once; nothing else may come from the table. */
+	vars = pull_var_clause((Node *) output_rel->reltarget->exprs,
+						   PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
+						   PVC_INCLUDE_PLACEHOLDERS);
+	foreach(lc, vars)
+	{
+		if (!IsA(lfirst(lc), Aggref))
+			return;
+		if (!list_member(aggrefs, lfirst(lc)))
+			aggrefs = lappend(aggrefs, lfirst(lc));
+	}
+	if (aggrefs == NIL)
+		return;
+
+	foreach(lc, input_rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+
+		if (gpubtree_is_gpubtree_indexinfo(index))
+		{
+			try_index(root, input_rel, output_rel, index, aggrefs);
+			return;
+		}
+	}
+}
+
+static Plan *
+plan_agg(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+		 List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *priv = best_path->custom_private;
+	List	   *aggrefs = list_nth(priv, PRIV_AGGREFS);
+	List	   *scan_tlist = NIL;
+	ListCell   *lc;
+	int			resno = 1;
+
+	foreach(lc, aggrefs)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(lfirst(lc)), resno++, NULL, false));
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.scanrelid = 0;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = copyObject(list_nth(priv, PRIV_BOUNDS));
+	cscan->custom_private = list_truncate(list_copy(priv), PRIV_AGGREFS);
+	cscan->methods = &agg_scan_methods;
+	return &cscan->scan.plan;
+}
+
+static Node *
+create_agg_state(CustomScan *cscan)
+{
+	AggScanState *s = (AggScanState *) newNode(sizeof(AggScanState), T_CustomScanState);
+	List	   *priv = cscan->custom_private;
+
+	s->css.methods = &agg_exec_methods;
+	s->indexoid = (Oid) intVal(list_nth(priv, PRIV_INDEX));
+	s->strategies = list_nth(priv, PRIV_STRATEGIES);
+	s->subtypes = list_nth(priv, PRIV_SUBTYPES);
+	s->operators = list_nth(priv, PRIV_OPERATORS);
+	s->arrays = list_nth(priv, PRIV_ARRAYS);
+	s->kinds = list_nth(priv, PRIV_KINDS);
+	s->columns = list_nth(priv, PRIV_COLUMNS);
+	s->argtypes = list_nth(priv, PRIV_ARGTYPES);
+	return (Node *) s;
+}
+
+static void
+begin_agg(CustomScanState *node, EState *estate, int eflags)
+{
+	AggScanState *s = (AggScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	node->custom_ps = list_make1(ExecInitNode(linitial(cscan->custom_plans), estate, eflags));
+	s->bounds = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+}
+
+/* Ask the service; false (with s->why) when the child must answer. */
+static bool
+answer_by_service(AggScanState *s)
+{
+	EState	   *estate = s->css.ss.ps.state;
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+	int			nkeys = list_length(s->bounds);
+	ScanKeyData *keys = palloc0(sizeof(ScanKeyData) * Max(nkeys, 1));
+	Relation	index;
+	Relation	heap;
+	uint64	   *lo;
+	uint64	   *hi;
+	bool		ok;
+	int			i;
+
+	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
+	{
+		s->why = "gpubtree.device = off";
+		return false;
+	}
+	for (i = 0; i < nkeys; i++)
+	{
+		bool		isnull;
+		Datum		v = ExecEvalExpr(list_nth(s->bounds, i), econtext, &isnull);
+
+		if (isnull)
+		{
+			s->why = "a NULL bound";
+			return false;
+		}
+		ScanKeyEntryInitialize(&keys[i], list_nth_int(s->arrays, i) ? SK_SEARCHARRAY : 0,
+							   1, list_nth_int(s->strategies, i),
+							   list_nth_oid(s->subtypes, i), InvalidOid,
+							   get_opcode(list_nth_oid(s->operators, i)), v);
+	}
+
+	index = index_open(s->indexoid, AccessShareLock);
+	heap = table_open(index->rd_index->indrelid, NoLock);
+	ok = gbt_keys_to_ranges(keys, nkeys, index->rd_opcintype[0], true, &lo, &hi, &s->nranges);
+	if (!ok)
+		s->why = "conditions the service does not take";
+	else
+		ok = gbt_aggregate(heap, index, lo, hi, s->nranges, estate->es_snapshot,
+						   &s->answer, &s->why);
+	table_close(heap, NoLock);
+	index_close(index, AccessShareLock);
+	if (!ok)
+		return false;
+
+	ExecClearTuple(slot);
+	for (i = 0; i < list_length(s->kinds); i++)
+	{
+		if (!gbt_agg_final(list_nth_int(s->kinds, i), list_nth_oid(s->argtypes, i),
+						   &s->answer.r, list_nth_int(s->columns, i),
+						   &slot->tts_values[i], &slot->tts_isnull[i]))
+		{
+			s->why = "a float sum that could overflow";
+			return false;
+		}
+	}
+	ExecStoreVirtualTuple(slot);
+	s->answered = true;
+	return true;
+}
+
+static TupleTableSlot *
+agg_next(ScanState *ss)
+{
+	AggScanState *s = (AggScanState *) ss;
+
+	if (!s->done && !s->fallback)
+	{
+		s->done = true;
+		if (answer_by_service(s))
+			return ss->ss_ScanTupleSlot;
+		s->fallback = true;
+	}
+	if (s->fallback)
+	{
+		TupleTableSlot *child = ExecProcNode(linitial(s->css.custom_ps));
+
+		if (TupIsNull(child))
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		return ExecCopySlot(ss->ss_ScanTupleSlot, child);
+	}
+	return ExecClearTuple(ss->ss_ScanTupleSlot);
+}
+
+static bool
+agg_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+exec_agg(CustomScanState *node)
+{
+	return ExecScan(&node->ss, agg_next, agg_recheck);
+}
+
+static void
+end_agg(CustomScanState *node)
+{
+	ExecEndNode(linitial(node->custom_ps));
+}
+
+static void
+rescan_agg(CustomScanState *node)
+{
+	AggScanState *s = (AggScanState *) node;
+
+	s->done = false;
+	s->fallback = false;
+	s->answered = false;
+	ExecReScan(linitial(node->custom_ps));
+}
+
+static void
+explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	AggScanState *s = (AggScanState *) node;
+	char	   *name = get_rel_name(s->indexoid);
+
+	ExplainPropertyText("Index", name ? name : "?", es);
+	ExplainPropertyInteger("Conditions", NULL, list_length(s->strategies), es);
+	if (!es->analyze)
+		return;
+	if (s->answered)
+	{
+		ExplainPropertyText("Answered by", s->answer.on_gpu ? "GPU service (GPU)" :
+							"GPU service (CPU engine)", es);
+		ExplainPropertyInteger("Key Ranges", NULL, s->nranges, es);
+		ExplainPropertyInteger("Entries on All-Visible Pages", NULL,
+							   s->answer.r.count - s->answer.checked_visible, es);
+		ExplainPropertyInteger("Entries Checked in Heap", NULL, s->answer.checked, es);
+		if (es->verbose)
+		{
+			ExplainPropertyInteger("Heap Blocks", NULL, s->answer.blocks, es);
+			ExplainPropertyInteger("All-Visible Blocks", NULL, s->answer.visible_blocks, es);
+		}
+		if (es->timing)
+		{
+			ExplainPropertyFloat("Device Time", "ms", s->answer.device_ms, 3, es);
+			ExplainPropertyFloat("Service Time", "ms", s->answer.total_ms, 3, es);
+		}
+	}
+	else if (s->fallback)
+		ExplainPropertyText("Answered by", psprintf("the plan below (%s)", s->why), es);
+}
+
+void
+gbt_aggplan_init(void)
+{
+	agg_path_methods.CustomName = "GpubtreeAggregate";
+	agg_path_methods.PlanCustomPath = plan_agg;
+	agg_scan_methods.CustomName = "GpubtreeAggregate";
+	agg_scan_methods.CreateCustomScanState = create_agg_state;
+	agg_exec_methods.CustomName = "GpubtreeAggregate";
+	agg_exec_methods.BeginCustomScan = begin_agg;
+	agg_exec_methods.ExecCustomScan = exec_agg;
+	agg_exec_methods.EndCustomScan = end_agg;
+	agg_exec_methods.ReScanCustomScan = rescan_agg;
+	agg_exec_methods.ExplainCustomScan = explain_agg;
+	RegisterCustomScanMethods(&agg_scan_methods);
+
+	prev_create_upper_paths = create_upper_paths_hook;
+	create_upper_paths_hook = gbt_create_upper_paths;
+}

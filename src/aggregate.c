@@ -1,0 +1,273 @@
+/*
+ * aggregate.c
+ *	  Range aggregates answered by the GPU service, exact under MVCC.
+ *
+ * The service aggregates the mirror's entries that lie on heap blocks the
+ * visibility map marks all-visible: their tuples are visible to every
+ * snapshot, ours included, and the mirror holds exactly one entry per such
+ * tuple (service.h's invariant, and VACUUM's sweep before TID reuse).  The
+ * other entries come back here and are checked against the heap with our
+ * snapshot, like an index-only scan does.
+ *
+ * Order matters, as in an index-only scan, which reads the visibility map
+ * after the index entry: a heap insert clears the page's all-visible bit
+ * before its index entry exists.  So we first ask the service which mirror
+ * it will use (AGG_PREPARE): every entry in it by then was inserted into the
+ * heap before the answer.  Then we read the visibility map, and ask for the
+ * aggregate over the entries that were in the mirror at AGG_PREPARE only;
+ * later ones belong to transactions our snapshot cannot see (it was taken
+ * before AGG_PREPARE was sent, and a commit writes its entries to the change
+ * log before it becomes visible).
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "access/visibilitymapdefs.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "aggregate.h"
+#include "aggstate.h"
+#include "gpubtree.h"
+#include "gpuscan.h"
+#include "resync.h"
+
+/* The visibility map's layout (visibilitymap.c): two bits per heap block. */
+#define VM_MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
+#define VM_BLOCKS_PER_PAGE (VM_MAPSIZE * 4)
+
+/* Entries on blocks that are not all-visible we check here, up to this. */
+#define GBT_MAX_UNSURE (1 << 20)
+
+/*
+ * One bit per heap block: set when the visibility map says all-visible.
+ * Reads the map's pages directly (a byte holds four blocks), which for a
+ * large table is much cheaper than asking block by block.
+ */
+static uint8 *
+read_visibility(Relation heap, BlockNumber nblocks, int64 *nvisible)
+{
+	uint8	   *bits = palloc0(nblocks / 8 + 1);
+	SMgrRelation smgr = RelationGetSmgr(heap);
+	BlockNumber mapblocks;
+	BlockNumber mapblk;
+
+	*nvisible = 0;
+	if (!smgrexists(smgr, VISIBILITYMAP_FORKNUM))
+		return bits;
+	mapblocks = smgrnblocks(smgr, VISIBILITYMAP_FORKNUM);
+	for (mapblk = 0; mapblk < mapblocks; mapblk++)
+	{
+		BlockNumber first = mapblk * VM_BLOCKS_PER_PAGE;
+		Buffer		buf;
+		uint8	   *map;
+		int			i;
+
+		if (first >= nblocks)
+			break;
+		buf = ReadBufferExtended(heap, VISIBILITYMAP_FORKNUM, mapblk,
+								 RBM_ZERO_ON_ERROR, NULL);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		map = (uint8 *) PageGetContents(BufferGetPage(buf));
+		for (i = 0; i < VM_MAPSIZE && first + i * 4 < nblocks; i++)
+		{
+			int			j;
+
+			if (map[i] == 0)
+				continue;
+			for (j = 0; j < 4; j++)
+			{
+				BlockNumber blk = first + i * 4 + j;
+
+				if (blk < nblocks && (map[i] >> (2 * j)) & VISIBILITYMAP_ALL_VISIBLE)
+				{
+					bits[blk >> 3] |= 1 << (blk & 7);
+					(*nvisible)++;
+				}
+			}
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	return bits;
+}
+
+/* AGG_PREPARE: the mirror the aggregate will read. */
+static bool
+prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
+		uint64 *log_bound, GbtColumns *columns)
+{
+	dsm_segment *seg;
+	GbtRequest *req = gbt_request_create(&seg, 0, 0);
+	bool		ok;
+
+	*status = GBT_REPLY_ERROR;
+	if (req == NULL)
+		return false;
+	req->kind = GBT_REQ_AGG_PREPARE;
+	gbt_fill_key(&req->key, index);
+	req->generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
+	ok = gbt_request_send(seg);
+	*status = ok ? req->status : GBT_REPLY_ERROR;
+	*mirror_id = req->mirror_id;
+	*log_bound = req->log_bound;
+	*columns = req->columns;
+	dsm_detach(seg);
+	return ok && *status == GBT_REPLY_OK;
+}
+
+/* Add the unsure entries that our snapshot sees. */
+static void
+check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
+			 GbtAggAnswer *answer)
+{
+	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	int64		i;
+
+	for (i = 0; i < e->n; i++)
+	{
+		ItemPointerData tid = e->tids[i];
+		bool		call_again = false;
+		bool		all_dead = false;
+		int64		vals[GBT_MAX_COLS];
+		int			c;
+
+		CHECK_FOR_INTERRUPTS();
+		answer->checked++;
+		if (!table_index_fetch_tuple(fetch, &tid, snapshot, slot, &call_again, &all_dead))
+			continue;
+		ExecClearTuple(slot);
+		for (c = 0; c < GBT_MAX_COLS; c++)
+			vals[c] = e->vals[c][i];
+		gbt_agg_add_entry(&answer->r, &answer->columns, vals, e->nulls[i]);
+		answer->checked_visible++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
+}
+
+bool
+gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
+			  int64 nranges, Snapshot snapshot, GbtAggAnswer *answer,
+			  const char **why)
+{
+	Oid			keytype = gbt_mirror_key_type(index);
+	int64		unsure_cap = 65536;
+	GbtReplyStatus status = GBT_REPLY_ERROR;
+	uint64		mirror_id;
+	uint64		log_bound;
+	BlockNumber nblocks;
+	uint8	   *visible;
+	int			attempt;
+	instr_time	t0,
+				t1;
+
+	memset(answer, 0, sizeof(GbtAggAnswer));
+	if (gbt_shared == NULL || !gbt_service_running())
+	{
+		*why = "no GPU service";
+		return false;
+	}
+	if (!IsMVCCSnapshot(snapshot))
+	{
+		*why = "not an MVCC snapshot";
+		return false;
+	}
+	if (!index->rd_index->indisvalid || !OidIsValid(keytype))
+	{
+		*why = "index not usable";
+		return false;
+	}
+	INSTR_TIME_SET_CURRENT(t0);
+
+	/* Our own inserts first, so that we see our own rows. */
+	gbt_resync_flush();
+
+	for (attempt = 0; attempt < 3; attempt++)
+	{
+		dsm_segment *seg;
+		GbtRequest *req;
+		Size		data;
+		GbtEntries	unsure;
+
+		if (!prepare(index, &status, &mirror_id, &log_bound, &answer->columns))
+		{
+			if (status == GBT_REPLY_NO_MIRROR && gpubtree_build_on_scan &&
+				attempt == 0 && gbt_build_mirror(index, keytype))
+				continue;
+			*why = status == GBT_REPLY_NO_MIRROR ? "no current mirror" :
+				"the service did not answer";
+			return false;
+		}
+
+		/* After AGG_PREPARE's answer: see the header comment. */
+		nblocks = RelationGetNumberOfBlocks(heap);
+		visible = read_visibility(heap, nblocks, &answer->visible_blocks);
+		answer->blocks = nblocks;
+
+		data = MAXALIGN(2 * sizeof(uint64) * nranges + (nblocks + 7) / 8);
+		req = gbt_request_create(&seg, data, gbt_entries_flat_size(GBT_MAX_COLS, unsure_cap));
+		if (req == NULL)
+		{
+			*why = "no shared memory for the request";
+			return false;
+		}
+		req->kind = GBT_REQ_AGG;
+		gbt_fill_key(&req->key, index);
+		req->generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
+		req->mirror_id = mirror_id;
+		req->log_bound = log_bound;
+		req->nitems = nranges;
+		req->nvisible = nblocks;
+		req->unsure_cap = unsure_cap;
+		memcpy(GBT_REQUEST_DATA(req), lo, sizeof(uint64) * nranges);
+		memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * nranges, hi, sizeof(uint64) * nranges);
+		memcpy(GBT_REQUEST_DATA(req) + 2 * sizeof(uint64) * nranges, visible, (nblocks + 7) / 8);
+		pfree(visible);
+
+		if (!gbt_request_send(seg) || req->status == GBT_REPLY_ERROR)
+		{
+			dsm_detach(seg);
+			*why = "the service did not answer";
+			return false;
+		}
+		if (req->status == GBT_REPLY_NO_MIRROR)
+		{
+			dsm_detach(seg);
+			continue;			/* merged or rebuilt meanwhile: again */
+		}
+		if (req->agg.nunsure > unsure_cap)
+		{
+			int64		need = req->agg.nunsure;
+
+			dsm_detach(seg);
+			if (need > GBT_MAX_UNSURE)
+			{
+				*why = "too many entries on heap pages that are not all-visible";
+				return false;
+			}
+			unsure_cap = need;
+			attempt--;			/* not a failure: only room */
+			continue;
+		}
+		answer->r = req->agg;
+		answer->on_gpu = req->on_gpu;
+		answer->device_ms = req->device_ms;
+		gbt_entries_unflatten(&unsure, GBT_MAX_COLS, unsure_cap, GBT_REQUEST_DATA(req) + data);
+		unsure.n = req->nresults;
+		check_unsure(heap, snapshot, &unsure, answer);
+		dsm_detach(seg);
+
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		answer->total_ms = INSTR_TIME_GET_MILLISEC(t1);
+		return true;
+	}
+	*why = "the mirror kept changing";
+	return false;
+}

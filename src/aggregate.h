@@ -1,0 +1,40 @@
+/*
+ * aggregate.h
+ *	  Range aggregates answered by the GPU service, exact under MVCC
+ *	  (aggregate.c); used by the planner's aggregate node (aggplan.c) and the
+ *	  gpubtree_count()/_sum()/... functions (aggfuncs.c).
+ */
+#ifndef GPUBTREE_AGGREGATE_H
+#define GPUBTREE_AGGREGATE_H
+
+#include "postgres.h"
+
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+#include "service.h"
+
+typedef struct GbtAggAnswer
+{
+	GbtAggResult r;				/* over every visible entry in the ranges */
+	GbtColumns	columns;		/* the mirror's columns */
+	bool		on_gpu;
+	double		device_ms;		/* the service's time on the aggregate */
+	double		total_ms;		/* here, round trips and heap checks included */
+	int64		blocks;			/* heap blocks, and how many all-visible */
+	int64		visible_blocks;
+	int64		checked;		/* entries checked against the heap */
+	int64		checked_visible;
+} GbtAggAnswer;
+
+/*
+ * Aggregate the entries of the index in the inclusive key ranges (sorted,
+ * disjoint) that the snapshot sees.  Returns false, with the reason in
+ * *why, when the service cannot answer exactly; the caller then computes the
+ * aggregate another way.
+ */
+extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
+						  const uint64 *hi, int64 nranges, Snapshot snapshot,
+						  GbtAggAnswer *answer, const char **why);
+
+#endif							/* GPUBTREE_AGGREGATE_H */

@@ -1,0 +1,124 @@
+/*
+ * aggstate.c
+ *	  Exact partial aggregates (see aggstate.h).
+ *
+ * int64 sums are 128-bit (hi, lo) with carries; float8 sums of finite
+ * values are double-double, added with the error-free TwoSum, so combining
+ * partial sums in any order loses nothing a double could show.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "aggstate.h"
+
+void
+gbt_agg_init(GbtAggResult *r)
+{
+	memset(r, 0, sizeof(GbtAggResult));
+}
+
+static void
+add_int128(GbtAggCol *c, int64 hi, uint64 lo)
+{
+	uint64		sum = c->sum_lo + lo;
+
+	c->sum_hi += hi + (sum < lo ? 1 : 0);
+	c->sum_lo = sum;
+}
+
+/* (hi, lo) += (bhi, blo), double-double. */
+static void
+add_dd(double *hi, double *lo, double bhi, double blo)
+{
+	double		s = *hi + bhi;
+	double		bb = s - *hi;
+	double		e = (*hi - (s - bb)) + (bhi - bb);
+	double		t;
+
+	e += *lo + blo;
+	t = s + e;
+	*lo = e - (t - s);
+	*hi = t;
+}
+
+static void
+add_value(GbtAggCol *c, GbtColType type, int64 v)
+{
+	if (type == GBT_COL_INT64)
+	{
+		add_int128(c, v < 0 ? -1 : 0, (uint64) v);
+		if (c->nonnull == 0 || v < c->min_i)
+			c->min_i = v;
+		if (c->nonnull == 0 || v > c->max_i)
+			c->max_i = v;
+	}
+	else
+	{
+		double		d = gbt_val_float8(v);
+
+		if (isnan(d))
+			c->nnan++;
+		else if (isinf(d) && d > 0)
+			c->npinf++;
+		else if (isinf(d))
+			c->nninf++;
+		else
+			add_dd(&c->fsum_hi, &c->fsum_lo, d, 0.0);
+		if (c->nonnull == 0 || gbt_float8_lt(d, c->min_f))
+			c->min_f = d;
+		if (c->nonnull == 0 || gbt_float8_lt(c->max_f, d))
+			c->max_f = d;
+	}
+	c->nonnull++;
+}
+
+void
+gbt_agg_add_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
+				  uint8 nulls)
+{
+	int			c;
+
+	r->count++;
+	for (c = 0; c < cols->ncols; c++)
+		if (cols->type[c] != GBT_COL_NONE && !(nulls & (1 << c)))
+			add_value(&r->col[c], cols->type[c], vals[c]);
+}
+
+void
+gbt_agg_combine(GbtAggResult *into, const GbtAggResult *part,
+				const GbtColumns *cols)
+{
+	int			c;
+
+	into->count += part->count;
+	into->nunsure += part->nunsure;
+	for (c = 0; c < cols->ncols; c++)
+	{
+		GbtAggCol  *a = &into->col[c];
+		const GbtAggCol *b = &part->col[c];
+
+		if (cols->type[c] == GBT_COL_NONE || b->nonnull == 0)
+			continue;
+		if (cols->type[c] == GBT_COL_INT64)
+		{
+			add_int128(a, b->sum_hi, b->sum_lo);
+			if (a->nonnull == 0 || b->min_i < a->min_i)
+				a->min_i = b->min_i;
+			if (a->nonnull == 0 || b->max_i > a->max_i)
+				a->max_i = b->max_i;
+		}
+		else
+		{
+			add_dd(&a->fsum_hi, &a->fsum_lo, b->fsum_hi, b->fsum_lo);
+			a->nnan += b->nnan;
+			a->npinf += b->npinf;
+			a->nninf += b->nninf;
+			if (a->nonnull == 0 || gbt_float8_lt(b->min_f, a->min_f))
+				a->min_f = b->min_f;
+			if (a->nonnull == 0 || gbt_float8_lt(a->max_f, b->max_f))
+				a->max_f = b->max_f;
+		}
+		a->nonnull += b->nonnull;
+	}
+}

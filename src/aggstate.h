@@ -1,0 +1,34 @@
+/*
+ * aggstate.h
+ *	  Exact partial aggregates (GbtAggResult, service.h): start, add one
+ *	  entry, combine two.  Used by the service (tree and delta) and by the
+ *	  backend (entries it checked against the heap).
+ */
+#ifndef GPUBTREE_AGGSTATE_H
+#define GPUBTREE_AGGSTATE_H
+
+#include "postgres.h"
+
+#include <math.h>
+
+#include "entries.h"
+#include "service.h"
+
+extern void gbt_agg_init(GbtAggResult *r);
+extern void gbt_agg_add_entry(GbtAggResult *r, const GbtColumns *cols,
+							  const int64 *vals, uint8 nulls);
+extern void gbt_agg_combine(GbtAggResult *into, const GbtAggResult *part,
+							const GbtColumns *cols);
+
+/* PostgreSQL's float8 order: NaN above everything. */
+static inline bool
+gbt_float8_lt(double a, double b)
+{
+	if (isnan(a))
+		return false;
+	if (isnan(b))
+		return true;
+	return a < b;
+}
+
+#endif							/* GPUBTREE_AGGSTATE_H */
