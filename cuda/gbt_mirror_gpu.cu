@@ -11,6 +11,13 @@
 
 #include "gbt_mirror_gpu.h"
 #include "harmonia.h"
+#if __has_include("vagg.h")	/* TEMPORARY until cuda/vagg.h lands */
+#include "vagg.h"
+#define GBT_HAVE_VAGG
+#else
+#define GBT_VAGG_MAX_COLS 4
+typedef struct gbt_vagg_gpu_ctx gbt_vagg_gpu_ctx;
+#endif
 
 struct gbt_mirror_gpu
 {
@@ -20,6 +27,17 @@ struct gbt_mirror_gpu
 	int64_t		cap;
 	hm_range   *h_ranges;		/* pinned host staging */
 	int64_t    *h_pos;
+
+	/* For aggregates, copied at the first one. */
+	bool		agg_ready;
+	int64_t		agg_n;
+	uint32_t   *d_blocks;
+	uint8_t    *d_removed;		/* NULL: none removed */
+	uint64_t	removed_version;
+	void	   *d_cols[GBT_VAGG_MAX_COLS];
+	uint8_t    *d_nulls[GBT_VAGG_MAX_COLS];
+	size_t		agg_bytes;
+	gbt_vagg_gpu_ctx *vagg;
 };
 
 static int
@@ -116,10 +134,115 @@ gbt_mirror_gpu_ranges(gbt_mirror_gpu *g, const uint64_t *lo, const uint64_t *hi,
 	return 0;
 }
 
+#ifndef GBT_HAVE_VAGG
+static void gbt_vagg_gpu_ctx_free(gbt_vagg_gpu_ctx *) {}
+#endif
+
+static void
+drop_agg(gbt_mirror_gpu *g)
+{
+	int			c;
+
+	cudaFree(g->d_blocks);
+	cudaFree(g->d_removed);
+	for (c = 0; c < GBT_VAGG_MAX_COLS; c++)
+	{
+		cudaFree(g->d_cols[c]);
+		cudaFree(g->d_nulls[c]);
+		g->d_cols[c] = NULL;
+		g->d_nulls[c] = NULL;
+	}
+	g->d_blocks = NULL;
+	g->d_removed = NULL;
+	g->agg_bytes = 0;
+	g->agg_ready = false;
+	if (g->vagg)
+		gbt_vagg_gpu_ctx_free(g->vagg);
+	g->vagg = NULL;
+}
+
+#ifdef GBT_HAVE_VAGG
+/* Device copy of a host array; false on failure. */
+static bool
+upload(void **dst, const void *src, size_t bytes, size_t *total)
+{
+	if (cudaMalloc(dst, bytes > 0 ? bytes : 1) != cudaSuccess)
+	{
+		*dst = NULL;
+		return false;
+	}
+	*total += bytes;
+	return bytes == 0 || cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+}
+
+extern "C" int
+gbt_mirror_gpu_vagg(gbt_mirror_gpu *g, int64_t n, const uint32_t *blocks,
+					const uint8_t *removed, uint64_t removed_version,
+					int ncols, const int *float_cols,
+					const int64_t *const *cols, const uint8_t *const *colnulls,
+					const int64_t *start, const int64_t *end, int64_t nranges,
+					const uint8_t *visible, int64_t nvisible,
+					gbt_vagg_result *out, int64_t *unsure,
+					int64_t unsure_cap, char *err, size_t errlen)
+{
+	gbt_vagg_input in = {};
+	size_t		bitmap = (size_t) n / 8 + 1;
+	int			c;
+
+	if (!g->agg_ready)
+	{
+		bool		ok = true;
+
+		g->vagg = gbt_vagg_gpu_ctx_create();
+		ok = g->vagg != NULL &&
+			upload((void **) &g->d_blocks, blocks, sizeof(uint32_t) * n, &g->agg_bytes);
+		for (c = 0; c < ncols && ok; c++)
+			ok = upload(&g->d_cols[c], cols[c], sizeof(int64_t) * n, &g->agg_bytes) &&
+				upload((void **) &g->d_nulls[c], colnulls[c], bitmap, &g->agg_bytes);
+		if (!ok)
+		{
+			(void) cudaGetLastError();
+			drop_agg(g);
+			return fail("aggregate", "out of device memory for the mirror's columns",
+						err, errlen);
+		}
+		g->agg_n = n;
+		g->removed_version = 0;
+		g->agg_ready = true;
+	}
+	if (removed != NULL && removed_version != g->removed_version)
+	{
+		if (g->d_removed == NULL &&
+			!upload((void **) &g->d_removed, removed, bitmap, &g->agg_bytes))
+		{
+			(void) cudaGetLastError();
+			drop_agg(g);
+			return fail("aggregate", "out of device memory", err, errlen);
+		}
+		if (cudaMemcpy(g->d_removed, removed, bitmap, cudaMemcpyHostToDevice) != cudaSuccess)
+			return fail("aggregate", cudaGetErrorString(cudaGetLastError()), err, errlen);
+		g->removed_version = removed_version;
+	}
+
+	in.n = g->agg_n;
+	in.blocks = g->d_blocks;
+	in.removed = removed != NULL ? g->d_removed : NULL;
+	in.ncols = ncols;
+	for (c = 0; c < ncols; c++)
+	{
+		in.coltype[c] = float_cols[c] ? GBT_VAGG_FLOAT8 : GBT_VAGG_INT64;
+		in.cols[c] = g->d_cols[c];
+		in.nulls[c] = g->d_nulls[c];
+	}
+	return gbt_vagg_gpu(g->vagg, &in, start, end, nranges, visible, nvisible, out,
+						unsure, unsure_cap, err, errlen);
+}
+#endif
+
 extern "C" size_t
 gbt_mirror_gpu_bytes(const gbt_mirror_gpu *g)
 {
-	return hm_bytes(g->tree);
+	return hm_bytes(g->tree) + g->agg_bytes;
 }
 
 extern "C" void
@@ -128,6 +251,7 @@ gbt_mirror_gpu_free(gbt_mirror_gpu *g)
 	if (g == NULL)
 		return;
 	drop_buffers(g);
+	drop_agg(g);
 	hm_gpu_free(g->tree);
 	delete g;
 }

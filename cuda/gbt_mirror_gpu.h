@@ -30,6 +30,23 @@ extern int	gbt_mirror_gpu_ranges(gbt_mirror_gpu *g, const uint64_t *lo,
 								  const uint64_t *hi, int64_t n, int64_t *start,
 								  int64_t *end, char *err, size_t errlen);
 
+/*
+ * Visibility-filtered aggregate over position ranges (cuda/vagg.h's
+ * contract), on the device.  The mirror's aggregate arrays (host: blocks,
+ * column values and NULL bits, n entries) are copied to the device at the
+ * first call; the removed bits again whenever removed_version changes.
+ * start/end/visible/out/unsure are host memory.
+ */
+struct gbt_vagg_result;
+extern int	gbt_mirror_gpu_vagg(gbt_mirror_gpu *g, int64_t n, const uint32_t *blocks,
+								const uint8_t *removed, uint64_t removed_version,
+								int ncols, const int *float_cols,
+								const int64_t *const *cols, const uint8_t *const *colnulls,
+								const int64_t *start, const int64_t *end, int64_t nranges,
+								const uint8_t *visible, int64_t nvisible,
+								struct gbt_vagg_result *out, int64_t *unsure,
+								int64_t unsure_cap, char *err, size_t errlen);
+
 extern size_t gbt_mirror_gpu_bytes(const gbt_mirror_gpu *g);
 extern void gbt_mirror_gpu_free(gbt_mirror_gpu *g);
 

@@ -232,7 +232,7 @@ fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 									&costs, 1.0);
 }
 
-static void
+static bool
 try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		  IndexOptInfo *index, List *aggrefs)
 {
@@ -251,7 +251,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
-		return;
+		return false;
 
 	foreach(lc, input_rel->baserestrictinfo)
 	{
@@ -265,7 +265,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		if (rinfo->pseudoconstant ||
 			!match_condition(rinfo->clause, relid, index, &strategy, &subtype,
 							 &opno, &array, &bound))
-			return;
+			return false;
 		strategies = lappend_int(strategies, strategy);
 		subtypes = lappend_oid(subtypes, subtype);
 		operators = lappend_oid(operators, opno);
@@ -279,7 +279,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		Oid			argtype;
 
 		if (!match_aggref(lfirst_node(Aggref, lc), relid, index, &kind, &col, &argtype))
-			return;
+			return false;
 		kinds = lappend_int(kinds, kind);
 		columns = lappend_int(columns, col);
 		argtypes = lappend_oid(argtypes, argtype);
@@ -311,6 +311,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cpath->custom_private = lappend(cpath->custom_private, bounds);
 	cpath->methods = &agg_path_methods;
 	add_path(output_rel, (Path *) cpath);
+	return true;
 }
 
 static void
@@ -362,11 +363,10 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 
-		if (gpubtree_is_gpubtree_indexinfo(index))
-		{
-			try_index(root, input_rel, output_rel, index, aggrefs);
+		/* The first gpubtree index that can answer. */
+		if (gpubtree_is_gpubtree_indexinfo(index) &&
+			try_index(root, input_rel, output_rel, index, aggrefs))
 			return;
-		}
 	}
 }
 

@@ -42,6 +42,7 @@ struct GbtMirror
 	uint8	   *colnulls[GBT_MAX_COLS];	/* bit per base position: NULL value */
 	uint8	   *removed;		/* bit per base position; NULL: none yet */
 	int64		nremoved;
+	uint64		removed_version;	/* bumped when removed[] changes */
 	GbtEntries	ins;
 	uint64	   *ins_pos;
 	hm_tree    *tree;			/* Harmonia's CPU twin, when not on the GPU */
@@ -375,6 +376,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 													 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		m->removed[i >> 3] |= 1 << (i & 7);
 		m->nremoved++;
+		m->removed_version++;
 		removed++;
 	}
 	for (i = 0, o = 0; i < m->ins.n; i++)
@@ -583,8 +585,27 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 		in.cols[c] = m->base.vals[c];
 		in.nulls[c] = m->colnulls[c];
 	}
-	if (gbt_vagg_cpu(&in, start, end, nranges, visible, nvisible, &res,
-					 upos, unsure_cap, err, errlen) != 0)
+#ifdef USE_CUDA
+	if (m->device != NULL)
+	{
+		int			isfloat[GBT_MAX_COLS];
+
+		for (c = 0; c < m->columns.ncols; c++)
+			isfloat[c] = m->columns.type[c] == GBT_COL_FLOAT8;
+		if (gbt_mirror_gpu_vagg(m->device, m->base.n, m->blocks, m->removed,
+								m->removed_version, m->columns.ncols, isfloat,
+								(const int64_t *const *) m->base.vals,
+								(const uint8_t *const *) m->colnulls,
+								(const int64_t *) start, (const int64_t *) end, nranges,
+								visible, nvisible, &res, (int64_t *) upos, unsure_cap,
+								err, errlen) != 0)
+			return false;
+	}
+	else
+#endif
+	if (gbt_vagg_cpu(&in, (const int64_t *) start, (const int64_t *) end, nranges,
+					 visible, nvisible, &res, (int64_t *) upos, unsure_cap,
+					 err, errlen) != 0)
 		return false;
 	from_vagg(out, &res);
 	for (i = 0; i < Min(res.nunsure, unsure_cap); i++)
@@ -627,8 +648,8 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			in.cols[c] = d.vals[c];
 			in.nulls[c] = nulls[c];
 		}
-		if (gbt_vagg_cpu(&in, &zero, &d.n, 1, visible, nvisible, &res,
-						 upos, room, err, errlen) != 0)
+		if (gbt_vagg_cpu(&in, (const int64_t *) &zero, (const int64_t *) &d.n, 1,
+						 visible, nvisible, &res, (int64_t *) upos, room, err, errlen) != 0)
 			return false;
 		from_vagg(&part, &res);
 		gbt_agg_combine(out, &part, &m->columns);

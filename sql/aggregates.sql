@@ -1,0 +1,179 @@
+-- Range aggregates from plain SQL (the GpubtreeAggregate node) and the
+-- gpubtree_count/sum/avg/min/max functions, against PostgreSQL's own
+-- aggregates over the same rows (gpubtree.device = off gives the ordinary
+-- plan).  The regression cluster preloads gpubtree, so the service runs.
+SET max_parallel_workers_per_gather = 0;
+
+CREATE TABLE ag (k int8, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8);
+INSERT INTO ag
+SELECT (g * 7919) % 20000 - 10000,
+	   CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 600 - 300)::int2 END,
+	   CASE WHEN g % 13 = 0 THEN NULL ELSE g * 37 END,
+	   CASE WHEN g % 17 = 0 THEN NULL ELSE g::int8 * 1000000007 END,
+	   CASE WHEN g % 19 = 0 THEN NULL ELSE (g % 1000) / 7.0 END,
+	   CASE WHEN g % 23 = 0 THEN NULL ELSE (g % 3000) / 3.0 - 400 END
+FROM generate_series(1, 30000) g;
+INSERT INTO ag VALUES (NULL, 1, 1, 1, 1, 1);
+CREATE INDEX ag_k ON ag USING gpubtree (k) INCLUDE (i4, i8, f8);
+CREATE INDEX ag_k2 ON ag USING gpubtree (k, i2) INCLUDE (f4);
+VACUUM ANALYZE ag;
+
+-- agree(query): the query's result through the GpubtreeAggregate node (the
+-- other plans are disabled, so that small ranges and pages that are not
+-- all-visible take it too), and whether the service answered it, against
+-- the ordinary plan's result (floats within 1e-12 relative: the summation
+-- order differs).
+CREATE FUNCTION agree(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	gpu jsonb;
+	cpu jsonb;
+	plan jsonb;
+	how text;
+	k text;
+	ok bool := true;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	SET LOCAL enable_indexscan = off;
+	SET LOCAL enable_indexonlyscan = off;
+	SET LOCAL enable_bitmapscan = off;
+	EXECUTE format('EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, SUMMARY OFF, COSTS OFF) %s', q) INTO plan;
+	how := coalesce(jsonb_path_query_first(plan, 'strict $.**."Answered by"') #>> '{}', 'no GpubtreeAggregate node');
+	EXECUTE format('SELECT to_jsonb(r) FROM (%s) r', q) INTO gpu;
+	RESET enable_seqscan;
+	RESET enable_indexscan;
+	RESET enable_indexonlyscan;
+	RESET enable_bitmapscan;
+	SET LOCAL gpubtree.device = off;
+	EXECUTE format('SELECT to_jsonb(r) FROM (%s) r', q) INTO cpu;
+	RESET gpubtree.device;
+	FOR k IN SELECT jsonb_object_keys(cpu) LOOP
+		IF jsonb_typeof(cpu -> k) = 'number' AND jsonb_typeof(gpu -> k) = 'number' THEN
+			ok := ok AND abs((gpu ->> k)::numeric - (cpu ->> k)::numeric)
+				<= 1e-12 * abs((cpu ->> k)::numeric);
+		ELSE
+			ok := ok AND (gpu -> k) IS NOT DISTINCT FROM (cpu -> k);
+		END IF;
+	END LOOP;
+	RETURN CASE WHEN ok THEN 'same' ELSE 'DIFFERENT ' || gpu::text || ' vs ' || cpu::text END
+		|| CASE WHEN how LIKE 'GPU service%' THEN ', by the service' ELSE ', ' || how END;
+END $$;
+
+-- The node, its child (the ordinary plan) and what answered.
+EXPLAIN (COSTS OFF)
+SELECT count(*), sum(i4), avg(f8) FROM ag WHERE k BETWEEN -500 AND 500;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*), sum(i4), avg(f8) FROM ag WHERE k BETWEEN -500 AND 500;
+
+-- Every aggregate and type, and ranges of every shape.
+SELECT q, agree(q) FROM unnest(ARRAY[
+	'SELECT count(*) FROM ag WHERE k BETWEEN -500 AND 500',
+	'SELECT count(*), count(i4), count(i8), count(f8) FROM ag WHERE k > 9000',
+	'SELECT sum(i4), sum(i8), sum(f8), sum(k) FROM ag WHERE k < -9000',
+	'SELECT avg(i4), avg(i8), avg(f8), avg(k) FROM ag WHERE k >= 0',
+	'SELECT min(i4), max(i4), min(i8), max(i8), min(f8), max(f8), min(k), max(k) FROM ag WHERE k <= 100',
+	'SELECT count(*), sum(i2), avg(i2), min(i2), max(i2), avg(f4), min(f4), max(f4) FROM ag WHERE k BETWEEN 10 AND 4000',
+	'SELECT count(*), sum(i4) FROM ag',
+	'SELECT count(*), sum(i4), min(f8) FROM ag WHERE k BETWEEN 5 AND 4',
+	'SELECT count(*), sum(i4), avg(i8), max(f8) FROM ag WHERE k = 42',
+	'SELECT count(*), sum(i8) FROM ag WHERE k = ANY (''{1, 2, 3, 3, 5000, -7, 99999}'')',
+	'SELECT count(*), sum(i8) FROM ag WHERE k = ANY (''{1, 2, 3, 3, 5000, -7, 99999}'') AND k > 2',
+	'SELECT count(*), sum(i4) FROM ag WHERE k > 10::int4 AND k <= 2000::int2',
+	'SELECT count(*), sum(i4) FROM ag WHERE 100 < k',
+	'SELECT sum(i4) / count(*) AS ratio, count(*) + 1 AS more FROM ag WHERE k > 0',
+	'SELECT count(*) FILTER (WHERE i4 > 5) FROM ag WHERE k > 0',
+	'SELECT count(DISTINCT i4) FROM ag WHERE k > 0',
+	'SELECT sum(f4) FROM ag WHERE k > 0',
+	'SELECT count(*) FROM ag WHERE k > 0 AND i4 > 5',
+	'SELECT count(*) FROM ag WHERE k IS NULL'
+]) q;
+
+-- Other key types: date, timestamp, float keys with NaN and infinities.
+CREATE TABLE agd (d date, ts timestamp, tz timestamptz, x float8);
+INSERT INTO agd SELECT date '2020-01-01' + g % 3000, timestamp '2020-01-01' + g * interval '37 minutes',
+	timestamptz '2020-01-01 00:00+00' + g * interval '1 hour',
+	CASE WHEN g % 101 = 0 THEN 'NaN' WHEN g % 103 = 0 THEN 'Infinity' ELSE g / 3.0 END
+FROM generate_series(1, 20000) g;
+CREATE INDEX agd_d ON agd USING gpubtree (d) INCLUDE (ts, x);
+CREATE INDEX agd_x ON agd USING gpubtree (x) INCLUDE (tz);
+VACUUM ANALYZE agd;
+SELECT q, agree(q) FROM unnest(ARRAY[
+	'SELECT count(*), min(ts), max(ts), min(d), max(d) FROM agd WHERE d BETWEEN ''2021-01-01'' AND ''2021-06-30''',
+	'SELECT count(*), min(x), max(x) FROM agd WHERE d > ''2022-01-01''',
+	'SELECT count(*), sum(x), avg(x) FROM agd WHERE d > ''2022-01-01''',
+	'SELECT count(*), min(tz), max(tz), min(x), max(x) FROM agd WHERE x > 1000',
+	'SELECT count(*), sum(x) FROM agd WHERE x BETWEEN 10 AND 20'
+]) q;
+
+-- After updates, deletes, VACUUM and reuse of the freed line pointers by
+-- other keys, and with pages that are not all-visible.
+UPDATE ag SET i4 = i4 + 1 WHERE k BETWEEN 0 AND 300;
+DELETE FROM ag WHERE k BETWEEN 301 AND 900;
+SELECT agree('SELECT count(*), sum(i4), sum(f8) FROM ag WHERE k BETWEEN -1000 AND 1000');
+VACUUM ag;
+INSERT INTO ag SELECT 50000 + g, 1, g, g, g, g FROM generate_series(1, 3000) g;
+SELECT agree('SELECT count(*), sum(i4), sum(f8) FROM ag WHERE k BETWEEN -1000 AND 1000'),
+	   agree('SELECT count(*), sum(i4), max(i8) FROM ag WHERE k > 40000');
+SELECT * FROM gpubtree_verify('ag_k');
+VACUUM ag;
+SELECT agree('SELECT count(*), sum(i4), max(i8) FROM ag WHERE k > 40000');
+
+-- Inside a transaction: its own rows count, a rolled-back savepoint's do not.
+BEGIN;
+INSERT INTO ag VALUES (60001, 1, 7, 7, 7, 7);
+SAVEPOINT s;
+INSERT INTO ag VALUES (60002, 1, 8, 8, 8, 8);
+ROLLBACK TO SAVEPOINT s;
+SELECT agree('SELECT count(*), sum(i4) FROM ag WHERE k > 60000');
+SELECT count(*), sum(i4) FROM ag WHERE k > 60000;
+COMMIT;
+
+-- The direct functions.
+SELECT gpubtree_count('ag_k', -500, 500) = (SELECT count(*) FROM ag WHERE k BETWEEN -500 AND 500) AS count_ok,
+	   gpubtree_sum('ag_k', 'i8', -500, 500) = (SELECT sum(i8) FROM ag WHERE k BETWEEN -500 AND 500) AS sum_ok,
+	   gpubtree_avg('ag_k', 'i4', -500, 500) = (SELECT avg(i4) FROM ag WHERE k BETWEEN -500 AND 500) AS avg_ok,
+	   gpubtree_min('ag_k', 'f8', -500, 500) = (SELECT min(f8) FROM ag WHERE k BETWEEN -500 AND 500)::numeric AS min_ok,
+	   gpubtree_max('ag_k', 'k', -500, 500) = (SELECT max(k) FROM ag WHERE k BETWEEN -500 AND 500) AS max_ok;
+SELECT gpubtree_count('ag_k', 5, 4), gpubtree_sum('ag_k', 'i4', 5, 4), gpubtree_min('ag_k', 'i4', 5, 4);
+SET gpubtree.device = off;
+SELECT gpubtree_count('ag_k', -500, 500) = (SELECT count(*) FROM ag WHERE k BETWEEN -500 AND 500) AS count_ok_without_service;
+RESET gpubtree.device;
+-- errors
+SELECT gpubtree_count('ag', 1, 2);
+CREATE INDEX ag_btree ON ag (k);
+SELECT gpubtree_count('ag_btree', 1, 2);
+SELECT gpubtree_sum('ag_k', 'i2', 1, 2);
+SELECT gpubtree_sum('ag_k', 'nope', 1, 2);
+SELECT gpubtree_count('ag_k', 'a'::text, 'b'::text);
+SELECT gpubtree_count('ag_k', 1, NULL::int);
+SELECT gpubtree_sum('agd_d', 'ts', '2020-01-01'::date, '2021-01-01'::date);
+
+-- Privileges: the same rules as for the query itself.
+CREATE ROLE gbt_agg_reader;
+GRANT SELECT (k, i4) ON ag TO gbt_agg_reader;
+SET ROLE gbt_agg_reader;
+SELECT count(*), sum(i4) FROM ag WHERE k BETWEEN -500 AND 500;
+SELECT sum(i8) FROM ag WHERE k BETWEEN -500 AND 500;
+SELECT gpubtree_sum('ag_k', 'i4', -500, 500) = (SELECT sum(i4) FROM ag WHERE k BETWEEN -500 AND 500) AS sum_ok;
+SELECT gpubtree_sum('ag_k', 'i8', -500, 500);
+RESET ROLE;
+-- Row-level security: never the GpubtreeAggregate node, and the functions refuse.
+GRANT SELECT ON ag TO gbt_agg_reader;
+ALTER TABLE ag ENABLE ROW LEVEL SECURITY;
+CREATE POLICY ag_pos ON ag FOR SELECT USING (i4 > 100000);
+SET ROLE gbt_agg_reader;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ag WHERE k BETWEEN -500 AND 500;
+SELECT count(*) = (SELECT count(*) FROM ag WHERE k BETWEEN -500 AND 500 AND i4 > 100000) AS rls_applied
+FROM ag WHERE k BETWEEN -500 AND 500;
+SELECT gpubtree_count('ag_k', -500, 500);
+RESET ROLE;
+ALTER TABLE ag DISABLE ROW LEVEL SECURITY;
+DROP POLICY ag_pos ON ag;
+REVOKE ALL ON ag FROM gbt_agg_reader;
+DROP ROLE gbt_agg_reader;
+
+-- gpubtree.device = off: the ordinary plan answers (and EXPLAIN says so).
+SET gpubtree.device = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ag WHERE k BETWEEN -500 AND 500;
+RESET gpubtree.device;
+
+RESET ALL;
