@@ -11,13 +11,7 @@
 
 #include "gbt_mirror_gpu.h"
 #include "harmonia.h"
-#if __has_include("vagg.h")	/* TEMPORARY until cuda/vagg.h lands */
 #include "vagg.h"
-#define GBT_HAVE_VAGG
-#else
-#define GBT_VAGG_MAX_COLS 4
-typedef struct gbt_vagg_gpu_ctx gbt_vagg_gpu_ctx;
-#endif
 
 struct gbt_mirror_gpu
 {
@@ -134,10 +128,6 @@ gbt_mirror_gpu_ranges(gbt_mirror_gpu *g, const uint64_t *lo, const uint64_t *hi,
 	return 0;
 }
 
-#ifndef GBT_HAVE_VAGG
-static void gbt_vagg_gpu_ctx_free(gbt_vagg_gpu_ctx *) {}
-#endif
-
 static void
 drop_agg(gbt_mirror_gpu *g)
 {
@@ -161,7 +151,6 @@ drop_agg(gbt_mirror_gpu *g)
 	g->vagg = NULL;
 }
 
-#ifdef GBT_HAVE_VAGG
 /* Device copy of a host array; false on failure. */
 static bool
 upload(void **dst, const void *src, size_t bytes, size_t *total)
@@ -237,7 +226,6 @@ gbt_mirror_gpu_vagg(gbt_mirror_gpu *g, int64_t n, const uint32_t *blocks,
 	return gbt_vagg_gpu(g->vagg, &in, start, end, nranges, visible, nvisible, out,
 						unsure, unsure_cap, err, errlen);
 }
-#endif
 
 extern "C" size_t
 gbt_mirror_gpu_bytes(const gbt_mirror_gpu *g)

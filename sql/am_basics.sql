@@ -1,4 +1,6 @@
 -- The access method itself: properties, and the btree features users rely on.
+-- (Aggregates here test scans: the aggregates test covers the GpubtreeAggregate node.)
+SET gpubtree.enable_aggregate = off;
 SELECT amname, amtype FROM pg_am WHERE amname = 'gpubtree';
 
 SELECT p, pg_indexam_has_property(a.oid, p)

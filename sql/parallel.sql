@@ -1,4 +1,6 @@
 -- Parallel index build and parallel index scans.
+-- (Aggregates here test scans: the aggregates test covers the GpubtreeAggregate node.)
+SET gpubtree.enable_aggregate = off;
 CREATE TABLE p (k int8, v int8);
 INSERT INTO p SELECT (g * 7919) % 100000, g FROM generate_series(1, 100000) g;
 VACUUM ANALYZE p;

@@ -1,6 +1,8 @@
 -- Bitmap scans answered by the GPU service (its CPU engine where there is
 -- no GPU), compared with btree on the same data.  The regression cluster
 -- preloads gpubtree, so the service runs.
+-- (Aggregates here test scans: the aggregates test covers the GpubtreeAggregate node.)
+SET gpubtree.enable_aggregate = off;
 SELECT running, mirror_bytes >= 0 AS sane FROM gpubtree_status();
 
 CREATE TABLE sg (k int8, f float8, d date, v int4);
@@ -145,6 +147,7 @@ SELECT count(*) FROM sg WHERE k BETWEEN -100 AND 100;
 RESET gpubtree.device;
 
 RESET ALL;
+SET gpubtree.enable_aggregate = off;
 
 -- The planner takes the service's bitmap path for a large constant = ANY,
 -- where btree's costs would have it descend the tree once per element.

@@ -24,6 +24,7 @@
 
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
@@ -44,6 +45,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "aggfinal.h"
 #include "aggregate.h"
@@ -213,6 +215,20 @@ match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
 	return true;
 }
 
+static bool
+column_not_null(Oid relid, AttrNumber attnum)
+{
+	HeapTuple	tp = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(attnum));
+	bool		notnull = false;
+
+	if (HeapTupleIsValid(tp))
+	{
+		notnull = ((Form_pg_attribute) GETSTRUCT(tp))->attnotnull;
+		ReleaseSysCache(tp);
+	}
+	return notnull;
+}
+
 /* The ordinary plan for just these aggregates: the node's child. */
 static Path *
 fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
@@ -248,6 +264,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	ListCell   *lc;
 	CustomPath *cpath;
 	double		unsure_rows;
+	bool		key_not_null = false;
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
@@ -262,6 +279,16 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		bool		array;
 		Expr	   *bound;
 
+		/* k IS NOT NULL: what the mirror holds anyway. */
+		if (IsA(rinfo->clause, NullTest) &&
+			((NullTest *) rinfo->clause)->nulltesttype == IS_NOT_NULL &&
+			IsA(((NullTest *) rinfo->clause)->arg, Var) &&
+			((Var *) ((NullTest *) rinfo->clause)->arg)->varno == relid &&
+			((Var *) ((NullTest *) rinfo->clause)->arg)->varattno == index->indexkeys[0])
+		{
+			key_not_null = true;
+			continue;
+		}
 		if (rinfo->pseudoconstant ||
 			!match_condition(rinfo->clause, relid, index, &strategy, &subtype,
 							 &opno, &array, &bound))
@@ -272,6 +299,14 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		arrays = lappend_int(arrays, array);
 		bounds = lappend(bounds, bound);
 	}
+	/*
+	 * The mirror has no entries for NULL keys, which only a condition on the
+	 * key excludes (the operators are strict), or NOT NULL.
+	 */
+	if (strategies == NIL && !key_not_null &&
+		!column_not_null(planner_rt_fetch(relid, root)->relid, index->indexkeys[0]))
+		return false;
+
 	foreach(lc, aggrefs)
 	{
 		GbtAggKind	kind;
@@ -329,7 +364,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
 
-	if (stage != UPPERREL_GROUP_AGG || gbt_shared == NULL ||
+	if (stage != UPPERREL_GROUP_AGG || gbt_shared == NULL || !gpubtree_enable_aggregate ||
 		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		!parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
 		parse->havingQual != NULL || parse->hasWindowFuncs || parse->hasTargetSRFs ||
@@ -552,8 +587,9 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 		return;
 	if (s->answered)
 	{
-		ExplainPropertyText("Answered by", s->answer.on_gpu ? "GPU service (GPU)" :
-							"GPU service (CPU engine)", es);
+		ExplainPropertyText("Answered by", "GPU service", es);
+		if (es->verbose)
+			ExplainPropertyText("Engine", s->answer.on_gpu ? "GPU" : "CPU engine", es);
 		ExplainPropertyInteger("Key Ranges", NULL, s->nranges, es);
 		ExplainPropertyInteger("Entries on All-Visible Pages", NULL,
 							   s->answer.r.count - s->answer.checked_visible, es);

@@ -28,6 +28,7 @@ int			gpubtree_service_timeout = 5000;
 int			gpubtree_min_gpu_batch = 1024;
 bool		gpubtree_build_on_scan = true;
 bool		gpubtree_build_after_create = false;
+bool		gpubtree_enable_aggregate = true;
 
 static const struct config_enum_entry device_mode_options[] = {
 	{"auto", GPUBTREE_DEVICE_AUTO, false},
@@ -126,6 +127,15 @@ _PG_init(void)
 							 "Otherwise the first bitmap scan that can use it builds it; on, CREATE INDEX takes longer.",
 							 &gpubtree_build_after_create,
 							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.enable_aggregate",
+							 "Lets the planner answer range aggregates through the GPU service.",
+							 "The GpubtreeAggregate plan node; off, aggregates use the ordinary plans.",
+							 &gpubtree_enable_aggregate,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

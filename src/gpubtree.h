@@ -28,6 +28,7 @@ extern int	gpubtree_service_timeout;	/* milliseconds */
 extern int	gpubtree_min_gpu_batch;
 extern bool gpubtree_build_on_scan;
 extern bool gpubtree_build_after_create;
+extern bool gpubtree_enable_aggregate;
 
 /* handler.c */
 struct RelationData;

@@ -17,10 +17,7 @@
 #include "aggstate.h"
 #include "harmonia.h"
 #include "mirror.h"
-#if __has_include("vagg.h")	/* TEMPORARY until cuda/vagg.h lands */
 #include "vagg.h"
-#define GBT_HAVE_VAGG
-#endif
 
 #ifdef USE_CUDA
 #include "gbt_device.h"
@@ -509,7 +506,6 @@ gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 	return o;
 }
 
-#ifdef GBT_HAVE_VAGG
 static void
 from_vagg(GbtAggResult *r, const gbt_vagg_result *v)
 {
@@ -659,17 +655,6 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	gbt_entries_free(&d);
 	return true;
 }
-#else
-bool
-gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
-					 const uint8 *visible, int64 nvisible, uint64 log_bound,
-					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
-					 char *err, Size errlen)
-{
-	strlcpy(err, "TEMPORARY: no vagg", errlen);
-	return false;
-}
-#endif
 
 int64
 gbt_mirror_raw_size(const GbtMirror *m)

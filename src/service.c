@@ -5,9 +5,12 @@
  */
 #include "postgres.h"
 
+#include <sys/statvfs.h>
+
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/dsm_impl.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/latch.h"
@@ -254,7 +257,8 @@ gbt_count_fallback(void)
 /*
  * Create a request segment with room for datasize bytes of request data and
  * resultsize bytes of answer.  The segment belongs to the current resource
- * owner, so an error anywhere detaches it.
+ * owner, so an error anywhere detaches it.  NULL when there is no room for
+ * it: the caller then does without the service.
  */
 GbtRequest *
 gbt_request_create(dsm_segment **seg, Size datasize, Size resultsize)
@@ -263,6 +267,22 @@ gbt_request_create(dsm_segment **seg, Size datasize, Size resultsize)
 										 MAXALIGN(datasize)), resultsize);
 	GbtRequest *req;
 
+	/*
+	 * POSIX segments live in /dev/shm, which containers often keep small;
+	 * running out there is an ERROR in dsm_create(), so look first, and let
+	 * the caller use nbtree instead.
+	 */
+	if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
+	{
+		struct statvfs st;
+
+		if (statvfs("/dev/shm", &st) == 0 &&
+			(uint64) st.f_bavail * st.f_frsize < (uint64) size + 64 * 1024 * 1024)
+		{
+			*seg = NULL;
+			return NULL;
+		}
+	}
 	*seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (*seg == NULL)
 		return NULL;

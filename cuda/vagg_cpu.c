@@ -1,0 +1,199 @@
+/*
+ * vagg_cpu.c
+ *	  CPU reference of vagg.h: one pass over the ranges in the given order.
+ *	  It is the oracle of the GPU tests and the engine without a GPU.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vagg.h"
+
+static int	vagg_fail(char *err, size_t errlen, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+static int
+vagg_fail(char *err, size_t errlen, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (err && errlen > 0)
+	{
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return 1;
+}
+
+/* error-free sum: s + e == a + b exactly (round to nearest, no overflow) */
+static inline void
+two_sum(double a, double b, double *s, double *e)
+{
+	double		x = a + b,
+				bb = x - a;
+
+	*e = (a - (x - bb)) + (b - bb);
+	*s = x;
+}
+
+/* (hi, lo) += x, renormalized */
+static inline void
+dd_add1(double *hi, double *lo, double x)
+{
+	double		s,
+				e;
+
+	two_sum(*hi, x, &s, &e);
+	e += *lo;
+	two_sum(s, e, hi, lo);
+}
+
+static inline int
+pg_flt_lt(double a, double b)
+{
+	if (isnan(a))
+		return 0;
+	if (isnan(b))
+		return 1;
+	return a < b;
+}
+
+static int
+check_args(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
+		   int64_t nranges, const uint8_t *visible, int64_t nvisible,
+		   gbt_vagg_result *out, int64_t *unsure, int64_t unsure_cap,
+		   char *err, size_t errlen)
+{
+	int			c;
+	int64_t		r,
+				total = 0;
+
+	if (!in || !out)
+		return vagg_fail(err, errlen, "vagg: input or result is NULL");
+	if (in->n < 0)
+		return vagg_fail(err, errlen, "vagg: negative entry count %lld", (long long) in->n);
+	if (in->ncols < 0 || in->ncols > GBT_VAGG_MAX_COLS)
+		return vagg_fail(err, errlen, "vagg: %d columns (0..%d allowed)", in->ncols,
+						 GBT_VAGG_MAX_COLS);
+	if (in->n > 0 && !in->blocks)
+		return vagg_fail(err, errlen, "vagg: block numbers are NULL");
+	for (c = 0; c < in->ncols; c++)
+	{
+		if (in->coltype[c] != GBT_VAGG_INT64 && in->coltype[c] != GBT_VAGG_FLOAT8)
+			return vagg_fail(err, errlen, "vagg: column %d has bad type %d", c,
+							 (int) in->coltype[c]);
+		if (in->n > 0 && !in->cols[c])
+			return vagg_fail(err, errlen, "vagg: column %d is NULL", c);
+	}
+	if (nranges < 0 || (nranges > 0 && (!start || !end)))
+		return vagg_fail(err, errlen, "vagg: bad range arrays (%lld ranges)",
+						 (long long) nranges);
+	if (nvisible < 0 || (nvisible > 0 && !visible))
+		return vagg_fail(err, errlen, "vagg: bad visibility map (%lld blocks)",
+						 (long long) nvisible);
+	if (unsure_cap < 0 || (unsure_cap > 0 && !unsure))
+		return vagg_fail(err, errlen, "vagg: bad unsure buffer (capacity %lld)",
+						 (long long) unsure_cap);
+	for (r = 0; r < nranges; r++)
+	{
+		if (start[r] < 0 || start[r] > end[r] || end[r] > in->n)
+			return vagg_fail(err, errlen, "vagg: range %lld [%lld, %lld) is not within [0, %lld]",
+							 (long long) r, (long long) start[r], (long long) end[r],
+							 (long long) in->n);
+		total += end[r] - start[r];
+		if (total > in->n)
+			return vagg_fail(err, errlen, "vagg: ranges cover more than the %lld entries",
+							 (long long) in->n);
+	}
+	return 0;
+}
+
+int
+gbt_vagg_cpu(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
+			 int64_t nranges, const uint8_t *visible, int64_t nvisible,
+			 gbt_vagg_result *out, int64_t *unsure, int64_t unsure_cap,
+			 char *err, size_t errlen)
+{
+	int64_t		r,
+				i,
+				nuns = 0;
+	int			c,
+				ncols;
+	/* int64 sums as 128-bit hi/lo, float sums as double-double */
+	uint64_t	shi[GBT_VAGG_MAX_COLS],
+				slo[GBT_VAGG_MAX_COLS];
+
+	if (check_args(in, start, end, nranges, visible, nvisible, out, unsure,
+				   unsure_cap, err, errlen))
+		return 1;
+	memset(out, 0, sizeof(*out));
+	memset(shi, 0, sizeof(shi));
+	memset(slo, 0, sizeof(slo));
+	ncols = in->ncols;
+	for (r = 0; r < nranges; r++)
+		for (i = start[r]; i < end[r]; i++)
+		{
+			uint32_t	b;
+
+			if (in->removed && ((in->removed[i >> 3] >> (i & 7)) & 1))
+				continue;
+			b = in->blocks[i];
+			if (!((int64_t) b < nvisible && ((visible[b >> 3] >> (b & 7)) & 1)))
+			{
+				if (nuns < unsure_cap)
+					unsure[nuns] = i;
+				nuns++;
+				continue;
+			}
+			out->count++;
+			for (c = 0; c < ncols; c++)
+			{
+				gbt_vagg_col *o = &out->col[c];
+
+				if (in->nulls[c] && ((in->nulls[c][i >> 3] >> (i & 7)) & 1))
+					continue;
+				if (in->coltype[c] == GBT_VAGG_INT64)
+				{
+					int64_t		v = ((const int64_t *) in->cols[c])[i];
+					uint64_t	lo = slo[c] + (uint64_t) v;
+
+					shi[c] += (v < 0 ? UINT64_MAX : 0) + (lo < (uint64_t) v);
+					slo[c] = lo;
+					if (o->nonnull == 0 || v < o->min_i)
+						o->min_i = v;
+					if (o->nonnull == 0 || v > o->max_i)
+						o->max_i = v;
+				}
+				else
+				{
+					double		v = ((const double *) in->cols[c])[i];
+
+					if (isnan(v))
+						o->nnan++;
+					else if (isinf(v))
+					{
+						if (v > 0)
+							o->npinf++;
+						else
+							o->nninf++;
+					}
+					else
+						dd_add1(&o->fsum_hi, &o->fsum_lo, v);
+					if (o->nonnull == 0 || pg_flt_lt(v, o->min_f))
+						o->min_f = v;
+					if (o->nonnull == 0 || pg_flt_lt(o->max_f, v))
+						o->max_f = v;
+				}
+				o->nonnull++;
+			}
+		}
+	for (c = 0; c < ncols; c++)
+	{
+		out->col[c].sum_hi = (int64_t) shi[c];
+		out->col[c].sum_lo = slo[c];
+	}
+	out->nunsure = nuns;
+	return 0;
+}
