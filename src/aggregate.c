@@ -27,6 +27,7 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
+#include "utils/memutils.h"
 #include "storage/smgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -120,17 +121,35 @@ prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
 	return ok && *status == GBT_REPLY_OK;
 }
 
-/* Add the unsure entries that our snapshot sees. */
+static const GbtEntries *sort_entries;
+
+static int
+cmp_by_tid(const void *a, const void *b)
+{
+	return ItemPointerCompare(&sort_entries->tids[*(const int64 *) a],
+							  &sort_entries->tids[*(const int64 *) b]);
+}
+
+/*
+ * Add the unsure entries that our snapshot sees.  In TID order, so that the
+ * heap is read block after block, each pinned once.
+ */
 static void
 check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 			 GbtAggAnswer *answer)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	int64		i;
+	int64	   *order = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64		k;
 
-	for (i = 0; i < e->n; i++)
+	for (k = 0; k < e->n; k++)
+		order[k] = k;
+	sort_entries = e;
+	qsort(order, e->n, sizeof(int64), cmp_by_tid);
+	for (k = 0; k < e->n; k++)
 	{
+		int64		i = order[k];
 		ItemPointerData tid = e->tids[i];
 		bool		call_again = false;
 		bool		all_dead = false;
@@ -149,6 +168,7 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);
+	pfree(order);
 }
 
 bool
