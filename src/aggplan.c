@@ -234,7 +234,12 @@ column_not_null(Oid relid, AttrNumber attnum)
 	return notnull;
 }
 
-/* The ordinary plan for just these aggregates: the node's child. */
+/*
+ * The ordinary plan for just these aggregates: the node's child.  When the
+ * query's target list is exactly the aggregates, PostgreSQL's own cheapest
+ * plan for it (parallel, say); otherwise a plain Agg over the table's
+ * cheapest path, computing each aggregate once.
+ */
 static Path *
 fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			  List *aggrefs)
@@ -242,6 +247,31 @@ fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	PathTarget *target = create_empty_pathtarget();
 	AggClauseCosts costs;
 	ListCell   *lc;
+
+	if (equal(output_rel->reltarget->exprs, aggrefs))
+	{
+		Path	   *best = NULL;
+
+		foreach(lc, output_rel->pathlist)
+		{
+			Path	   *p = lfirst(lc);
+
+			if (best == NULL || p->total_cost < best->total_cost)
+				best = p;
+		}
+
+		/*
+		 * A copy of the top node: add_path() frees the paths ours beats.
+		 * (Only Agg paths; a MinMaxAggPath's plan is built elsewhere.)
+		 */
+		if (best != NULL && IsA(best, AggPath))
+		{
+			AggPath    *copy = makeNode(AggPath);
+
+			memcpy(copy, best, sizeof(AggPath));
+			return (Path *) copy;
+		}
+	}
 
 	foreach(lc, aggrefs)
 		add_column_to_pathtarget(target, lfirst(lc), 0);
