@@ -543,12 +543,11 @@ gbt_mirror_after_build(Relation index)
 }
 
 /*
- * One SCAN round trip; on success fills tbm, or returns a palloc'd copy of
- * the TIDs in *copy.  *status tells what happened.
+ * One SCAN round trip; on success fills tbm.  *status tells what happened.
  */
 static bool
 scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
-		  Size result_room, TIDBitmap *tbm, ItemPointerData **copy,
+		  Size result_room, TIDBitmap *tbm,
 		  int64 *ntids, GbtReplyStatus *status)
 {
 	dsm_segment *seg;
@@ -582,12 +581,6 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 			(GBT_REQUEST_DATA(req) + MAXALIGN(2 * sizeof(uint64) * n));
 			int64		done;
 
-			if (copy != NULL)
-			{
-				*copy = palloc_extended(sizeof(ItemPointerData) * Max(req->nresults, 1),
-										MCXT_ALLOC_HUGE);
-				memcpy(*copy, tids, sizeof(ItemPointerData) * req->nresults);
-			}
 			/* tbm_add_tuples takes an int count: feed it in pieces. */
 			for (done = 0; tbm != NULL && done < req->nresults; done += 1 << 20)
 				tbm_add_tuples(tbm, tids + done,
@@ -649,7 +642,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	room = sizeof(ItemPointerData) * Max(n * 4, 1024);
 	for (attempt = 0; attempt < 3; attempt++)
 	{
-		if (!scan_once(index, lo, hi, n, room, tbm, NULL, &ntids, &status))
+		if (!scan_once(index, lo, hi, n, room, tbm, &ntids, &status))
 			break;
 		if (status == GBT_REPLY_OK)
 			return ntids;
