@@ -61,7 +61,9 @@ for variant in 0 1; do
 		continue
 	fi
 	tmp=$(mktemp -d)
-	git ls-files -z | xargs -0 cp --parents -t "$tmp" 2>/dev/null || cp -r . "$tmp"
+	# tracked files, and new ones not yet in this copy's index
+	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tmp" 2>/dev/null ||
+		cp -r . "$tmp"
 	if make -C "$tmp" USE_CUDA=$variant >"$tmp/build.log" 2>&1 &&
 		! grep -iE 'warning' "$tmp/build.log"; then
 		echo "build USE_CUDA=$variant: ok"

@@ -194,6 +194,11 @@ check "a pgbench backend to kill" "$([ -n "$victim" ] && echo found)" found
 wait "$load_pid" 2>/dev/null
 grep -q "terminating connection because of crash of another server process\|server closed the connection" "$DIR/pgbench.a.log"
 check "(a) the clients saw the crash restart" "$?" 0
+# (the postmaster may write its line a moment after the clients noticed)
+for _ in $(seq 1 100); do
+	grep -q "all server processes terminated; reinitializing" "$DIR/server.log" && break
+	sleep 0.1
+done
 grep -q "all server processes terminated; reinitializing" "$DIR/server.log"
 check "(a) the postmaster reinitialized after the killed backend" "$?" 0
 verify "(a) after kill -9 of a client backend"
