@@ -383,6 +383,55 @@ reverse_entries(GbtEntries *e, int64 from, int64 to)
 		swap_entries(e, from, to);
 }
 
+static int
+cmp_tid_of(const void *a, const void *b, void *arg)
+{
+	const ItemPointerData *tids = (const ItemPointerData *) arg;
+
+	return ItemPointerCompare((ItemPointer) &tids[*(const int64 *) a],
+							  (ItemPointer) &tids[*(const int64 *) b]);
+}
+
+/*
+ * Put the entries of [from, to), which share one key, in TID order: a
+ * multi-column index orders them by its other key columns first.
+ */
+static void
+sort_run_by_tid(GbtEntries *e, int64 from, int64 to)
+{
+	int64		n = to - from;
+	int64	   *perm;
+	GbtEntries	tmp;
+	int64		i;
+	int			c;
+
+	for (i = from + 1; i < to; i++)
+		if (ItemPointerCompare(&e->tids[i - 1], &e->tids[i]) > 0)
+			break;
+	if (i >= to)
+		return;					/* already in order */
+
+	perm = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+		perm[i] = from + i;
+	qsort_arg(perm, n, sizeof(int64), cmp_tid_of, e->tids);
+
+	gbt_entries_init(&tmp, e->ncols, n);
+	for (i = 0; i < n; i++)
+	{
+		tmp.tids[i] = e->tids[perm[i]];
+		tmp.nulls[i] = e->nulls[perm[i]];
+		for (c = 0; c < e->ncols; c++)
+			tmp.vals[c][i] = e->vals[c][perm[i]];
+	}
+	memcpy(&e->tids[from], tmp.tids, sizeof(ItemPointerData) * n);
+	memcpy(&e->nulls[from], tmp.nulls, sizeof(uint8) * n);
+	for (c = 0; c < e->ncols; c++)
+		memcpy(&e->vals[c][from], tmp.vals[c], sizeof(int64) * n);
+	gbt_entries_free(&tmp);
+	pfree(perm);
+}
+
 /*
  * Read every entry of the index with a non-NULL key, in (key, TID) order,
  * with its mirrored column values, into out (initialised here).  With
@@ -395,6 +444,7 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 {
 	IndexScanDesc iscan;
 	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
+	bool		multikey = IndexRelationGetNumberOfKeyAttributes(index) > 1;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 	int64		n = 0;
@@ -432,21 +482,28 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 	out->n = n;
 
 	/*
-	 * A DESC leading column comes out in descending key order (TIDs
-	 * ascending within a key): reverse it all, then each run of equal keys,
-	 * for the mirror's (key, TID) order.
+	 * A DESC leading column comes out in descending key order: reverse it
+	 * all.  Then put each run of equal keys in TID order, as the mirror
+	 * holds them: reversed runs of a single-column index just need reversing
+	 * back, while a multi-column index orders a run by its later columns.
 	 */
 	if (desc)
+		reverse_entries(out, 0, n);
+	if (desc || multikey)
 	{
 		int64		i;
 		int64		run;
 
-		reverse_entries(out, 0, n);
 		for (i = 0; i < n; i = run)
 		{
 			for (run = i + 1; run < n && out->keys[run] == out->keys[i]; run++)
 				;
-			reverse_entries(out, i, run);
+			if (run - i < 2)
+				continue;
+			if (multikey)
+				sort_run_by_tid(out, i, run);
+			else
+				reverse_entries(out, i, run);
 		}
 	}
 	return n;
@@ -647,7 +704,10 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		if (status == GBT_REPLY_OK)
 			return ntids;
 		if (status == GBT_REPLY_NO_ROOM)
-			room = sizeof(ItemPointerData) * ntids;
+		{
+			/* With slack: concurrent inserts may grow the answer meanwhile. */
+			room = sizeof(ItemPointerData) * (ntids + ntids / 4 + 1024);
+		}
 		else if (status == GBT_REPLY_NO_MIRROR && gpubtree_build_on_scan && attempt == 0)
 		{
 			if (!gbt_build_mirror(index, keytype))

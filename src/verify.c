@@ -108,14 +108,19 @@ put(ReturnSetInfo *rsinfo, const char *problem, ItemPointer tid)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/* Is the heap tuple at tid dead to every transaction (or gone)? */
+/*
+ * Is the heap tuple at tid dead to every transaction (or gone)?  snapshot is
+ * one taken after the ShareLock: the statement's own may predate writers
+ * that aborted since, whose tuples it would leave without the hint bit that
+ * marks them dead.
+ */
 static bool
-surely_dead(Relation heap, ItemPointer tid)
+surely_dead(Relation heap, ItemPointer tid, Snapshot snapshot)
 {
 	bool		all_dead = false;
 	bool		found;
 
-	found = table_index_fetch_tuple_check(heap, tid, GetActiveSnapshot(), &all_dead);
+	found = table_index_fetch_tuple_check(heap, tid, snapshot, &all_dead);
 	return !found && all_dead;
 }
 
@@ -135,6 +140,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 				j;
 	uint64		mirror_id;
 	GbtReplyStatus status;
+	Snapshot	snapshot;
 
 	InitMaterializedSRF(fcinfo, 0);
 	index = index_open(PG_GETARG_OID(0), AccessShareLock);
@@ -145,6 +151,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	if (!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		elog(ERROR, "gpubtree index \"%s\" has no mirrorable key", RelationGetRelationName(index));
 	heap = table_open(index->rd_index->indrelid, ShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
 	m.cap = 1024;
 	m.n = 0;
@@ -153,6 +160,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	{
 		put(rsinfo, status == GBT_REPLY_NO_MIRROR ? "no current mirror" :
 			"no GPU service answered", NULL);
+		UnregisterSnapshot(snapshot);
 		table_close(heap, ShareLock);
 		index_close(index, AccessShareLock);
 		return (Datum) 0;
@@ -174,13 +182,13 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		if (c < 0)
 		{
 			/* Rows of transactions that aborted before logging never come. */
-			if (!surely_dead(heap, &ie[i].tid))
+			if (!surely_dead(heap, &ie[i].tid, snapshot))
 				put(rsinfo, "missing from the mirror", &ie[i].tid);
 			i++;
 		}
 		else if (c > 0)
 		{
-			if (!surely_dead(heap, &m.e[j].tid))
+			if (!surely_dead(heap, &m.e[j].tid, snapshot))
 				put(rsinfo, "not in the index", &m.e[j].tid);
 			j++;
 		}
@@ -196,6 +204,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		}
 	}
 
+	UnregisterSnapshot(snapshot);
 	table_close(heap, ShareLock);
 	index_close(index, AccessShareLock);
 	return (Datum) 0;
