@@ -11,16 +11,35 @@ sequential scan of t_b.  EXPLAIN checks that most queries really used the
 shape on a gpubtree index; EXPLAIN ANALYZE counts the bitmap scans that the
 GPU service (not nbtree) answered.  Drives psql only: no driver needed.
 
+--concurrent: after a serial load, 3 writer sessions (--writers) keep
+inserting, updating, deleting, rolling back (whole transactions and to
+savepoints) and running VACUUM on both tables, each transaction applied to
+t_g and t_b alike under REPEATABLE READ, while checks run for --seconds: each
+check is one REPEATABLE READ transaction in which the query runs on t_g with
+only bitmap scans allowed (under EXPLAIN ANALYZE, as CREATE TEMP TABLE AS,
+so that the answer compared is the one whose plan says whether the GPU
+service answered it) and then by sequential scans of t_g and t_b; all three
+must be equal.  Every --verify-every seconds gpubtree_verify() checks every
+current mirror of t_g; writer errors other than write conflicts fail the
+seed; at least one check must have been answered by the service.  After the
+writers stop: t_g = t_b, every plan shape, gpubtree_verify(), amcheck.  A
+seed fixes each session's SQL, not how the sessions interleave.
+
 usage: diff.py SEED [--rounds N] [--queries N]
+       diff.py SEED --concurrent [--writers 3] [--seconds 30] [--checks N] [--verify-every 5]
 Environment: PGBIN (psql's directory), GPUBTREE_DEVICE (gpubtree.device).
 """
 import argparse
 import difflib
+import json
 import os
 import random
 import re
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 
 PSQL = [os.path.join(os.environ.get("PGBIN", ""), "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
 
@@ -50,15 +69,18 @@ def psql(sql):
     r = subprocess.run(PSQL, input=sql, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("psql failed: %s" % r.stderr.strip()[-1500:])
-    return r.stdout
+    # min()/max() of a float column holding both 0 and -0 return whichever
+    # the scan met first (they compare equal), so plans may differ there.
+    return re.sub(r"(?m)(?<![^|\n])-0(?![^|\n])", "0", r.stdout)
 
 
 class Gen:
     """Random SQL; '{t}' stands for the table name in every statement."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, base_id=1):
         self.r = rng
-        self.next_id = 1
+        self.base = base_id  # ON CONFLICT picks existing ids from base_id on
+        self.next_id = base_id
 
     def chance(self, p):
         return self.r.random() < p
@@ -126,7 +148,7 @@ class Gen:
             m = self.r.randint(10, 60)
             return "UPDATE {t} SET k = NULL, ts = ts + interval '1 hour' WHERE id %% %d = %d;" % (m, self.r.randrange(m))
         if c < 0.74:
-            ids = self.r.sample(range(1, self.next_id + 1), min(20, self.next_id))  # existing ids
+            ids = self.r.sample(range(self.base, self.next_id + 1), min(20, self.next_id - self.base + 1))  # existing ids
             rows = ", ".join("(%d, %s, %s, %s, %s, %s, 1)" % (i, self.k(), self.k2(), self.f(), self.ts(), self.d())
                              for i in ids)
             return "INSERT INTO {t} VALUES %s ON CONFLICT (id) DO UPDATE SET k = EXCLUDED.k, v = {t}.v + 1;" % rows
@@ -196,6 +218,24 @@ class Gen:
         ][c]
 
 
+def agg_query(gen):
+    """Concurrent mode only (the serial mode's random sequence stays as it
+    was): range aggregates on the leading column of each index, the
+    multi-column ones included, which the GpubtreeAggregate node may answer
+    from the mirror."""
+    lo, hi = gen.span(60)
+    return gen.r.choice([
+        "SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k BETWEEN %d AND %d" % (lo, hi),
+        "SELECT count(*), min(k2), max(k2) FROM {t} WHERE d BETWEEN '2026-01-01'::date + %d AND '2026-01-01'::date + %d" % (
+            lo // 5 - 10, hi // 5 - 10),
+        "SELECT count(*), sum(k), min(k), max(k) FROM {t} WHERE k2 BETWEEN %d AND %d" % (lo % 10, lo % 10 + gen.r.randint(0, 4)),
+        "SELECT count(*), min(f), max(f) FROM {t} WHERE f BETWEEN %d AND %d" % (lo - 100, hi - 100),
+        "SELECT count(*), min(ts), max(ts) FROM {t} WHERE ts BETWEEN %s + interval '%d hours' AND %s + interval '%d hours'" % (
+            T0, lo * 10, T0, hi * 10),
+        "SELECT count(*), min(id), max(id) FROM {t} WHERE id BETWEEN %d AND %d" % (lo * 20, hi * 40),
+    ])
+
+
 def run_queries(qs, settings, table, prefix):
     """Run the queries in one session; returns each query's output."""
     sql = [settings, prefix.replace("{t}", table)]
@@ -204,11 +244,272 @@ def run_queries(qs, settings, table, prefix):
     return psql("\n".join(sql)).split("@@\n")[1:]
 
 
+def compare_shapes(qs, settings, prefix, label, failures, used):
+    """Run the queries under every plan shape on both tables; compare with a seqscan of t_b."""
+    expected = run_queries(qs, settings + SEQSCAN, "t_b", prefix)
+    for shape, (shape_settings, node) in SHAPES.items():
+        for table in ("t_g", "t_b"):
+            got = run_queries(qs, settings + shape_settings, table, prefix)
+            for i, (g, e) in enumerate(zip(got, expected)):
+                if g != e:
+                    d = difflib.unified_diff(e.splitlines(), g.splitlines(), "seqscan t_b", "%s %s" % (shape, table), lineterm="", n=1)
+                    failures.append("%s, %s scan of %s: %s;\n    %s" % (
+                        label, shape, table, qs[i].replace("{t}", table), "\n    ".join(list(d)[:12])))
+        explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " if shape == "bitmap" else "EXPLAIN (COSTS OFF) "
+        plans = run_queries([explain + q for q in qs], settings + shape_settings, "t_g", prefix)
+        used[shape] += sum(1 for p in plans if re.search(node, p))
+        used["service"] += sum(1 for p in plans if re.search(r"Service: [1-9]", p))
+
+
+# ---- concurrent mode ---------------------------------------------------------
+# Writers change t_g and t_b while the checks run.  Each writer transaction
+# is REPEATABLE READ and applies every statement to t_g and then to t_b, so
+# that every snapshot sees the twins equal (a write conflict aborts the whole
+# transaction, on both tables).  Each check is one REPEATABLE READ
+# transaction: the query on t_g with only bitmap scans allowed, run under
+# EXPLAIN ANALYZE as CREATE TEMP TABLE AS (so that the answer checked is the
+# one whose plan says whether the service answered it), then the same query
+# by sequential scans of t_g and of t_b: all three must be equal.
+
+LOCAL_OFF = OFF.replace("SET ", "SET LOCAL ")
+LOCAL_BITMAP = LOCAL_OFF + "SET LOCAL enable_bitmapscan=on;"
+LOCAL_SEQSCAN = LOCAL_OFF + "SET LOCAL enable_seqscan=on; SET LOCAL gpubtree.enable_aggregate=off;"
+EXPECTED_ERRORS = re.compile(r"could not serialize access|deadlock detected|current transaction is aborted")
+PSQL_WRITER = [x for x in PSQL if x not in ("-v", "ON_ERROR_STOP=1")]
+
+
+class Writer(threading.Thread):
+    """One session: random twin transactions (committed, rolled back, with
+    savepoints rolled back to), some with bitmap scans forced (so that
+    UPDATE and DELETE find their rows through the GPU service), and now and
+    then VACUUM, until told to stop."""
+
+    def __init__(self, n, seed, base_id, settings, errfile):
+        threading.Thread.__init__(self, daemon=True)
+        self.n = n
+        self.gen = Gen(random.Random(seed * 7919 + n + 1), base_id)
+        self.settings = settings
+        self.errfile = errfile
+        self.stop = threading.Event()
+        self.txns = self.vacuums = self.forced = self.rollbacks = 0
+        self.died = None
+
+    def twin(self, txn):
+        lines = txn.split("\n")
+        explicit = lines[0] == "BEGIN;"
+        out = ["BEGIN ISOLATION LEVEL REPEATABLE READ;"]
+        if self.gen.chance(0.5):
+            out.append(LOCAL_BITMAP)
+            self.forced += 1
+        for line in lines[1:] if explicit else lines:
+            if "{t}" in line:
+                out += [line.replace("{t}", "t_g"), line.replace("{t}", "t_b")]
+            else:
+                out.append(line)
+        if not explicit:
+            out.append("COMMIT;")
+        if "ROLLBACK;" in lines:
+            self.rollbacks += 1
+        return "\n".join(out)
+
+    def run(self):
+        p = subprocess.Popen(PSQL_WRITER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=self.errfile, text=True, bufsize=1)
+        p.stdin.write("\\set SHOW_CONTEXT never\n%s\n" % self.settings)
+        try:
+            while not self.stop.is_set():
+                if self.gen.chance(0.04):
+                    sql = self.gen.r.choice(["VACUUM t_g; VACUUM t_b;", "VACUUM ANALYZE t_g; VACUUM ANALYZE t_b;"])
+                    self.vacuums += 1
+                else:
+                    sql = self.twin(self.gen.transaction())
+                self.txns += 1
+                p.stdin.write("\\warn @@txn %d.%d\n%s\n\\echo @@done\n" % (self.n, self.txns, sql))
+                p.stdin.flush()
+                while True:
+                    line = p.stdout.readline()
+                    if line == "":
+                        self.died = "writer %d: psql ended (server crash?)" % self.n
+                        return
+                    if line.strip() == "@@done":
+                        break
+        except (BrokenPipeError, OSError) as e:
+            self.died = "writer %d: %s" % (self.n, e)
+        finally:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            p.wait()
+
+
+def checks_sql(qs):
+    sql = []
+    for q in qs:
+        sql += ["BEGIN ISOLATION LEVEL REPEATABLE READ;", LOCAL_BITMAP,
+                "\\echo @@",
+                "EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+                "CREATE TEMP TABLE gbt_check ON COMMIT DROP AS %s;" % q.replace("{t}", "t_g"),
+                "\\echo @@", "TABLE gbt_check;",
+                LOCAL_SEQSCAN, "\\echo @@", q.replace("{t}", "t_g") + ";",
+                "\\echo @@", q.replace("{t}", "t_b") + ";",
+                "COMMIT;"]
+    return "\n".join(sql)
+
+
+def service_use(explain_json):
+    """(bitmap scans by the service, by nbtree instead, aggregate nodes by the service, gpubtree bitmap scan?)"""
+    doc = json.loads(explain_json)
+    served = fallbacks = aggs = 0
+    bitmap = False
+    stack = list(doc)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            served += x.get("Service Scans", 0) if isinstance(x.get("Service Scans"), int) else 0
+            fallbacks += x.get("Answered by nbtree", 0) if isinstance(x.get("Answered by nbtree"), int) else 0
+            if x.get("Answered by") == "GPU service":
+                aggs += 1
+            if x.get("Node Type") == "Bitmap Index Scan" and x.get("Index Name", "").startswith("t_g_"):
+                bitmap = True
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return served, fallbacks, aggs, bitmap
+
+
+def verify_mirrors():
+    """gpubtree_verify() of every t_g index with a current mirror: (mirrors checked, problems)."""
+    out = psql("SELECT i.relname || '|' || coalesce(v.problem, '') || '|' || coalesce(v.tid::text, '') "
+               "FROM pg_class i CROSS JOIN LATERAL gpubtree_verify(i.oid) v "
+               "WHERE i.oid IN (SELECT index FROM gpubtree_mirrors() WHERE current) AND i.relname LIKE 't_g_%';"
+               "SELECT '#' || count(*) FROM gpubtree_mirrors() m JOIN pg_class i ON i.oid = m.index "
+               "WHERE m.current AND i.relname LIKE 't_g_%';")
+    checked, problems = 0, []
+    for line in out.splitlines():
+        if line.startswith("#"):
+            checked = int(line[1:])
+        elif line and line.split("|")[1] not in ("no current mirror", "no GPU service answered"):
+            problems.append(line)
+    return checked, problems
+
+
+def concurrent(args, gen, common):
+    """Checks under one snapshot while writers change the tables."""
+    failures = []
+    txns = [gen.transaction() for _ in range(args.rounds)]
+    psql("\n".join(x.replace("{t}", t) for x in txns for t in ("t_g", "t_b")))
+    psql("VACUUM ANALYZE t_g; VACUUM ANALYZE t_b;")
+    errfiles = [tempfile.TemporaryFile("w+") for _ in range(args.writers)]
+    writers = [Writer(n, args.seed, gen.next_id + (n + 1) * 100000000, common, errfiles[n])
+               for n in range(args.writers)]
+    for w in writers:
+        w.start()
+
+    t0 = time.time()
+    nchecks = served = fallbacks = aggs = bitmaps = verifies = mirrors_verified = 0
+    last_verify = t0
+    try:
+        while nchecks < args.checks and time.time() - t0 < args.seconds:
+            qs = [agg_query(gen) if gen.chance(0.3) else gen.query() for _ in range(min(8, args.checks - nchecks))]
+            parts = psql(common + "\n" + checks_sql(qs)).split("@@\n")[1:]
+            if len(parts) != 4 * len(qs):
+                raise RuntimeError("unexpected output of %d checks: %d parts" % (len(qs), len(parts)))
+            for i, q in enumerate(qs):
+                plan, got, seq_g, seq_b = parts[4 * i: 4 * i + 4]
+                s, f, a, b = service_use(plan)
+                served += s > 0
+                fallbacks += f
+                aggs += a > 0
+                bitmaps += b
+                for ok, ref, other, what in ((got == seq_g, "seqscan of t_g", got, "the gpubtree plan (%s)" % (
+                        "service" if s else ("aggregate by the service" if a else "nbtree"))),
+                                             (seq_g == seq_b, "seqscan of t_g", seq_b, "seqscan of t_b (twins differ)")):
+                    if not ok:
+                        d = difflib.unified_diff(seq_g.splitlines(), other.splitlines(), ref, what, lineterm="", n=1)
+                        failures.append("check %d, %s: %s;\n    %s" % (
+                            nchecks + i + 1, what, q.replace("{t}", "t_g"), "\n    ".join(list(d)[:12])))
+            nchecks += len(qs)
+            if time.time() - last_verify > args.verify_every:
+                c, problems = verify_mirrors()
+                verifies += 1
+                mirrors_verified += c
+                failures += ["gpubtree_verify during the writes: %s" % p for p in problems[:5]]
+                last_verify = time.time()
+            if any(w.died for w in writers):
+                break
+    finally:
+        for w in writers:
+            w.stop.set()
+        for w in writers:
+            w.join(60)
+    elapsed = time.time() - t0
+
+    errors, unexpected = 0, []
+    for w, f in zip(writers, errfiles):
+        if w.died:
+            failures.append(w.died)
+        f.seek(0)
+        txn, failed = "?", False
+        for line in f:
+            if line.startswith("@@txn"):
+                txn, failed = line.split()[1], False
+            elif "ERROR:" in line and not failed:
+                # The first error of a transaction must be a write conflict;
+                # what follows it in the same transaction is its consequence.
+                failed = True
+                if EXPECTED_ERRORS.search(line):
+                    errors += 1
+                else:
+                    unexpected.append("writer transaction %s: %s" % (txn, line.strip()))
+        f.close()
+    failures += unexpected[:5]
+
+    # Quiet again: the twins must be equal, every plan shape must agree, and
+    # the mirrors and indexes must check out.
+    if psql("SELECT * FROM t_g ORDER BY id") != psql("SELECT * FROM t_b ORDER BY id"):
+        failures.append("after the writers: t_g and t_b differ")
+    used = {s: 0 for s in SHAPES}
+    used["service"] = 0
+    final_qs = [gen.query() for _ in range(args.queries)]
+    compare_shapes(final_qs, common, "", "after the writers", failures, used)
+    c, problems = verify_mirrors()
+    mirrors_verified += c
+    failures += ["gpubtree_verify after the writers: %s" % p for p in problems[:5]]
+    psql("CREATE EXTENSION IF NOT EXISTS amcheck;" + "".join(
+        "SELECT gpubtree_index_check('t_g_%s', true, true);" % name for name in INDEXES))
+    if served == 0:
+        failures.append("no check was answered by the GPU service")
+
+    kinds = {}
+    for f in failures:
+        m = re.match(r"check \d+, ([^:]+):", f) or re.match(r"(gpubtree_verify [^:]+: t_g_\w+\|[^|]+)", f)
+        kind = m.group(1) if m else f.split(":")[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    rows = psql("SELECT count(*) FROM t_g").strip()
+    summary = ("concurrent, %d writers, %.0f s: %d checks under one snapshot, %d with a gpubtree bitmap scan, "
+               "%d answered by the service (+%d aggregates), %d bitmap scans by nbtree instead; writers: %d "
+               "transactions (%d rolled back on purpose, %d write conflicts, %d with bitmap scans forced), "
+               "%d VACUUMs; gpubtree_verify: %d mirrors, %d times during the writes; then %d queries x %d plan "
+               "shapes, %s rows") % (
+        args.writers, elapsed, nchecks, bitmaps, served, aggs, fallbacks, sum(w.txns for w in writers),
+        sum(w.rollbacks for w in writers), errors, sum(w.forced for w in writers), sum(w.vacuums for w in writers),
+        mirrors_verified, verifies, len(final_qs), len(SHAPES), rows)
+    if kinds:
+        summary += "; differences by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
+    return failures, summary
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("seed", type=int)
     ap.add_argument("--rounds", type=int, default=40, help="DML transactions per phase")
     ap.add_argument("--queries", type=int, default=60, help="queries per phase")
+    ap.add_argument("--concurrent", action="store_true", help="checks under one snapshot while writers run")
+    ap.add_argument("--writers", type=int, default=3, help="concurrent mode: writer sessions")
+    ap.add_argument("--checks", type=int, default=2000, help="concurrent mode: at most this many checks")
+    ap.add_argument("--seconds", type=float, default=30, help="concurrent mode: at most this long")
+    ap.add_argument("--verify-every", type=float, default=5, help="concurrent mode: gpubtree_verify interval (s)")
     args = ap.parse_args()
     gen = Gen(random.Random(args.seed))
     # = ANY arrays go to the GPU service from this many elements on.
@@ -224,6 +525,10 @@ def main():
                 "UNIQUE " if name == "id" else "", t, name, t, am, definition))
     psql("\n".join(ddl))
 
+    if args.concurrent:
+        failures, summary = concurrent(args, gen, common)
+        return report(args.seed, failures, summary)
+
     failures, nq = [], 0
     used = {s: 0 for s in SHAPES}
     used["service"] = 0
@@ -237,19 +542,7 @@ def main():
         # Uncommitted changes that the queries must see, rolled back at the end.
         prefix = "BEGIN; %s %s" % (gen.dml(), gen.dml()) if phase == "in-transaction" else ""
         nq += len(qs)
-        expected = run_queries(qs, settings + SEQSCAN, "t_b", prefix)
-        for shape, (shape_settings, node) in SHAPES.items():
-            for table in ("t_g", "t_b"):
-                got = run_queries(qs, settings + shape_settings, table, prefix)
-                for i, (g, e) in enumerate(zip(got, expected)):
-                    if g != e:
-                        d = difflib.unified_diff(e.splitlines(), g.splitlines(), "seqscan t_b", "%s %s" % (shape, table), lineterm="", n=1)
-                        failures.append("phase %r, %s scan of %s: %s;\n    %s" % (
-                            phase or "first", shape, table, qs[i].replace("{t}", table), "\n    ".join(list(d)[:12])))
-            explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " if shape == "bitmap" else "EXPLAIN (COSTS OFF) "
-            plans = run_queries([explain + q for q in qs], settings + shape_settings, "t_g", prefix)
-            used[shape] += sum(1 for p in plans if re.search(node, p))
-            used["service"] += sum(1 for p in plans if re.search(r"Service: [1-9]", p))
+        compare_shapes(qs, settings, prefix, "phase %r" % (phase or "first"), failures, used)
     psql("CREATE EXTENSION IF NOT EXISTS amcheck;" + "".join(
         "SELECT gpubtree_index_check('t_g_%s', true, true);" % name for name in INDEXES))
 
@@ -259,12 +552,16 @@ def main():
     rows = psql("SELECT count(*) FROM t_g").strip()
     summary = "%d queries x %d plan shapes, %s rows; used on gpubtree: %s; bitmap scans answered by the service: %d" % (
         nq, len(SHAPES), rows, ", ".join("%s %d" % (s, used[s]) for s in SHAPES), used["service"])
+    return report(args.seed, failures, summary)
+
+
+def report(seed, failures, summary):
     if failures:
-        print("seed %d: FAILED (%d differences; %s)" % (args.seed, len(failures), summary))
+        print("seed %d: FAILED (%d differences; %s)" % (seed, len(failures), summary))
         for f in failures[:6]:
             print("  " + f)
         return 1
-    print("seed %d: ok (%s)" % (args.seed, summary))
+    print("seed %d: ok (%s)" % (seed, summary))
     return 0
 
 
