@@ -179,3 +179,18 @@ DROP FUNCTION plan_of(text);
 DROP FUNCTION s_agree(text);
 DROP VIEW arr;
 DROP TABLE sg, sb, keys;
+
+-- The change log takes entries only of indexes with a mirror (or an export
+-- under way): inserts into an index nobody mirrors cost no log traffic.
+CREATE TABLE lg (k int8) WITH (autovacuum_enabled = off);
+CREATE INDEX lg_k ON lg USING gpubtree (k);
+SELECT logged_entries AS l0 FROM gpubtree_status() \gset
+INSERT INTO lg SELECT g FROM generate_series(1, 100) g;
+SELECT logged_entries - :l0 AS logged_without_mirror FROM gpubtree_status();
+SELECT gpubtree_count('lg_k', 1, 1000) AS count_builds_mirror;
+SELECT logged_entries AS l1 FROM gpubtree_status() \gset
+INSERT INTO lg SELECT g FROM generate_series(101, 150) g;
+SELECT logged_entries - :l1 AS logged_with_mirror FROM gpubtree_status();
+SELECT gpubtree_count('lg_k', 1, 1000) AS count_after;
+SELECT count(*) AS verify_problems FROM gpubtree_verify('lg_k');
+DROP TABLE lg;

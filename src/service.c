@@ -152,10 +152,39 @@ gbt_invalidate_and_get(Oid dbid, Oid indexrelid)
 }
 
 /*
- * Append n entries to the change log.  Returns false when they do not fit
- * (the caller then invalidates the indexes instead).  With no service
- * running there are no mirrors, and nothing to do: a service started later
- * builds its mirrors from exports that begin after this call.
+ * Does the service have a mirror of the index, or is an export of it
+ * registered?  Only then are its entries logged.  Called with the log's
+ * lock held: an export registers under it, and its mirror is published
+ * before the export unregisters, so a writer that finds neither wrote its
+ * entries into the index before any later export reads the index.
+ */
+static bool
+log_wanted(const GbtMirrorKey *key, int service_pid)
+{
+	bool		wanted = false;
+	int			i;
+
+	for (i = 0; i < gbt_shared->nslots && !wanted; i++)
+	{
+		GbtSlot    *slot = &gbt_shared->slots[i];
+
+		wanted = slot->building && slot->build_service_pid == service_pid &&
+			memcmp(&slot->build_key, key, sizeof(GbtMirrorKey)) == 0;
+	}
+	SpinLockAcquire(&gbt_shared->mutex);
+	for (i = 0; i < GBT_MAX_MIRRORS && !wanted; i++)
+		wanted = gbt_shared->mirrors[i].in_use &&
+			memcmp(&gbt_shared->mirrors[i].key, key, sizeof(GbtMirrorKey)) == 0;
+	SpinLockRelease(&gbt_shared->mutex);
+	return wanted;
+}
+
+/*
+ * Append those of n entries that some mirror or registered export wants to
+ * the change log.  Returns false when they do not fit (the caller then
+ * invalidates the indexes instead).  With no service running there are no
+ * mirrors, and nothing to do: a service started later builds its mirrors
+ * from exports that begin after this call.
  */
 bool
 gbt_log_write(const GbtLogEntry *entries, int n)
@@ -163,31 +192,43 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 	GbtLog	   *log = &gbt_shared->log;
 	uint64		head;
 	uint64		pending;
-	int			done = 0;
+	int			service_pid;
+	bool	   *wanted;
+	int			nwanted = 0;
+	int			i;
 
-	if (n == 0 || gbt_service_pid() == 0)
+	if (n == 0)
 		return true;
 
+	wanted = palloc0(sizeof(bool) * n);
 	LWLockAcquire(log->lock, LW_EXCLUSIVE);
-	if (log->head + n - log->keep_from > GBT_LOG_SIZE)
+	/* Read under the lock, as gbt_register_build does. */
+	service_pid = gbt_service_pid();
+	for (i = 0; i < n && service_pid != 0; i++)
+	{
+		/* A batch holds runs of one index: decide once per run. */
+		if (i > 0 && memcmp(&entries[i].key, &entries[i - 1].key, sizeof(GbtMirrorKey)) == 0)
+			wanted[i] = wanted[i - 1];
+		else
+			wanted[i] = log_wanted(&entries[i].key, service_pid);
+		nwanted += wanted[i];
+	}
+	if (log->head + nwanted - log->keep_from > GBT_LOG_SIZE)
 	{
 		LWLockRelease(log->lock);
+		pfree(wanted);
 		return false;
 	}
 	head = log->head;
-	while (done < n)
-	{
-		int			at = (int) ((head + done) % GBT_LOG_SIZE);
-		int			chunk = Min(n - done, GBT_LOG_SIZE - at);
-
-		memcpy(&log->entries[at], entries + done, sizeof(GbtLogEntry) * chunk);
-		done += chunk;
-	}
-	log->head = head + n;
+	for (i = 0; i < n; i++)
+		if (wanted[i])
+			log->entries[head++ % GBT_LOG_SIZE] = entries[i];
+	log->head = head;
 	pending = log->head - log->applied;
 	LWLockRelease(log->lock);
+	pfree(wanted);
 
-	pg_atomic_fetch_add_u64(&gbt_shared->logged, n);
+	pg_atomic_fetch_add_u64(&gbt_shared->logged, nwanted);
 	/* Wake the service before the log fills; scans wake it anyway. */
 	if (pending > GBT_LOG_SIZE / 4)
 	{

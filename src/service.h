@@ -21,7 +21,9 @@
  *  - Inserts.  aminsert adds (key, TID) to a per-transaction batch
  *    (resync.c), which is written into the shared change log below at
  *    pre-commit (and PREPARE), before any GPU scan of the session, and when
- *    it grows large.  The service applies the log to its mirrors at the
+ *    it grows large; only entries of indexes that have a mirror or a
+ *    registered export are kept (an export registered later reads them
+ *    from the index).  The service applies the log to its mirrors at the
  *    start of every round, before it answers any scan, so a scan whose
  *    snapshot sees a commit sees that commit's entries.  Entries of
  *    transactions that later abort are harmless extras: bitmap heap scans
