@@ -29,6 +29,7 @@ int			gpubtree_min_gpu_batch = 1024;
 bool		gpubtree_build_on_scan = true;
 bool		gpubtree_build_after_create = false;
 bool		gpubtree_enable_aggregate = true;
+int			gpubtree_change_log_size = 1 << 18;
 
 static const struct config_enum_entry device_mode_options[] = {
 	{"auto", GPUBTREE_DEVICE_AUTO, false},
@@ -84,6 +85,17 @@ _PG_init(void)
 							4096, 1, INT_MAX / 2,
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.change_log_size",
+							"Entries the shared change log holds (72 bytes each).",
+							"Committed inserts wait there until the service applies them to the mirrors; "
+							"when it is full, or a transaction logs more than an eighth of it for one index, "
+							"mirrors are invalidated and rebuilt instead.",
+							&gpubtree_change_log_size,
+							1 << 18, 1 << 12, 1 << 24,
+							PGC_POSTMASTER,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpubtree.batch_window",

@@ -29,6 +29,7 @@ extern int	gpubtree_min_gpu_batch;
 extern bool gpubtree_build_on_scan;
 extern bool gpubtree_build_after_create;
 extern bool gpubtree_enable_aggregate;
+extern int	gpubtree_change_log_size;	/* entries */
 
 /* handler.c */
 struct RelationData;

@@ -26,7 +26,7 @@
 #include "service.h"
 
 #define GBT_BATCH_SIZE 8192
-#define GBT_XACT_LOG_MAX (GBT_LOG_SIZE / 8)
+#define GBT_XACT_LOG_MAX ((int64) gbt_shared->log.size / 8)
 
 /* What this transaction did to one index. */
 typedef struct PendingIndex

@@ -30,6 +30,13 @@ static bool slot_cleanup_registered = false;
 
 static void register_slot_cleanup(void);
 
+/* The change log's ring, in shared memory of its own. */
+static Size
+log_shmem_size(void)
+{
+	return mul_size(gpubtree_change_log_size, sizeof(GbtLogEntry));
+}
+
 static Size
 service_shmem_size(void)
 {
@@ -44,6 +51,7 @@ service_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(service_shmem_size());
+	RequestAddinShmemSpace(log_shmem_size());
 	RequestNamedLWLockTranche("gpubtree log", 1);
 }
 
@@ -72,6 +80,9 @@ service_shmem_startup(void)
 		for (i = 0; i < GBT_GENERATIONS; i++)
 			pg_atomic_init_u64(&gbt_shared->generation[i], 1);
 		gbt_shared->log.lock = &(GetNamedLWLockTranche("gpubtree log"))->lock;
+		gbt_shared->log.size = gpubtree_change_log_size;
+		gbt_shared->log.entries = ShmemInitStruct("gpubtree change log",
+												  log_shmem_size(), &found);
 		gbt_shared->nslots = MaxBackends + NUM_AUXILIARY_PROCS + max_worker_processes;
 		for (i = 0; i < gbt_shared->nslots; i++)
 			pg_atomic_init_u32(&gbt_shared->slots[i].state, GBT_SLOT_FREE);
@@ -213,7 +224,7 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 			wanted[i] = log_wanted(&entries[i].key, service_pid);
 		nwanted += wanted[i];
 	}
-	if (log->head + nwanted - log->keep_from > GBT_LOG_SIZE)
+	if (log->head + nwanted - log->keep_from > log->size)
 	{
 		LWLockRelease(log->lock);
 		pfree(wanted);
@@ -222,7 +233,7 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 	head = log->head;
 	for (i = 0; i < n; i++)
 		if (wanted[i])
-			log->entries[head++ % GBT_LOG_SIZE] = entries[i];
+			log->entries[head++ % log->size] = entries[i];
 	log->head = head;
 	pending = log->head - log->applied;
 	LWLockRelease(log->lock);
@@ -230,7 +241,7 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 
 	pg_atomic_fetch_add_u64(&gbt_shared->logged, nwanted);
 	/* Wake the service before the log fills; scans wake it anyway. */
-	if (pending > GBT_LOG_SIZE / 4)
+	if (pending > log->size / 4)
 	{
 		int			procno;
 

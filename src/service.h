@@ -61,7 +61,6 @@
 #define GBT_GENERATIONS 4096
 #define GBT_MAX_MIRRORS 256
 #define GBT_ERRMSG_LEN 256
-#define GBT_LOG_SIZE (1 << 18)	/* change log entries (18 MB) */
 
 typedef enum GbtSlotState
 {
@@ -202,7 +201,8 @@ typedef struct GbtLogEntry
 
 /*
  * The change log: a ring of entries, written by backends, applied by the
- * service.  Positions only grow; entry p lives at p % GBT_LOG_SIZE.
+ * service.  Positions only grow; entry p lives at p % size
+ * (gpubtree.change_log_size).
  * Writers never overwrite positions at or after keep_from, which is the
  * oldest of what the service has not applied yet and the start of every
  * registered export.
@@ -213,7 +213,8 @@ typedef struct GbtLog
 	uint64		head;			/* next position to write */
 	uint64		applied;		/* the service applied everything before */
 	uint64		keep_from;
-	GbtLogEntry entries[GBT_LOG_SIZE];
+	uint64		size;			/* entries in the ring */
+	GbtLogEntry *entries;		/* in shared memory of its own */
 } GbtLog;
 
 /* Per-mirror facts the service publishes for gpubtree_status(). */

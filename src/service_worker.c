@@ -211,7 +211,7 @@ logged_since(const GbtMirrorKey *key, int ncols, uint64 from, GbtEntries *e,
 	*pos = palloc(sizeof(uint64) * e->cap);
 	for (p = from; p < log->applied; p++)
 	{
-		GbtLogEntry *le = &log->entries[p % GBT_LOG_SIZE];
+		GbtLogEntry *le = &log->entries[p % log->size];
 
 		if (memcmp(&le->key, key, sizeof(GbtMirrorKey)) == 0)
 			add_logged(e, *pos, le, p);
@@ -524,7 +524,7 @@ apply_log(void)
 	n = (int64) (to - from);
 	copy = palloc(sizeof(GbtLogEntry) * Max(n, 1));
 	for (i = 0; i < n; i++)
-		copy[i] = log->entries[(from + i) % GBT_LOG_SIZE];
+		copy[i] = log->entries[(from + i) % log->size];
 	LWLockRelease(log->lock);
 
 	/* Each mirror takes its entries. */
