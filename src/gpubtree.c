@@ -17,6 +17,7 @@
 
 #include "gpubtree.h"
 #include "gpuscan.h"
+#include "resync.h"
 #include "service.h"
 
 PG_MODULE_MAGIC;
@@ -87,16 +88,18 @@ _PG_init(void)
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("gpubtree.change_log_size",
-							"Entries the shared change log holds (72 bytes each).",
-							"Committed inserts wait there until the service applies them to the mirrors; "
-							"when it is full, or a transaction logs more than an eighth of it for one index, "
-							"mirrors are invalidated and rebuilt instead.",
-							&gpubtree_change_log_size,
-							1 << 18, 1 << 12, 1 << 24,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
+	/* Sizes shared memory: only settable when preloaded (no log otherwise). */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("gpubtree.change_log_size",
+								"Entries the shared change log holds (72 bytes each).",
+								"Committed inserts wait there until the service applies them to the mirrors; "
+								"when it is full, or a transaction logs more than an eighth of it for one index, "
+								"mirrors are invalidated and rebuilt instead.",
+								&gpubtree_change_log_size,
+								1 << 18, 1 << 12, 1 << 24,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpubtree.batch_window",
 							"How long the service waits for more requests before a launch.",
@@ -159,6 +162,7 @@ _PG_init(void)
 	{
 		gbt_service_shmem_init();
 		gbt_service_register();
+		gbt_resync_init();
 	}
 
 	prev_object_access_hook = object_access_hook;

@@ -9,7 +9,10 @@
  * GPU scan or mirror build of this session (so the session sees its own
  * rows), and whenever it fills.  Writing early only adds entries of rows
  * that may yet abort, which the invariant allows; an abort just forgets what
- * was not written.  A transaction that inserts more than GBT_XACT_LOG_MAX
+ * was not written, and so does a subtransaction's abort: its entries could
+ * otherwise reach the log after VACUUM freed their line pointers (their
+ * tuples die at the rollback, not at the commit), pairing a dead key with a
+ * reused TID.  A transaction that inserts more than GBT_XACT_LOG_MAX
  * entries into one index stops logging them and invalidates the index's
  * mirror instead, at the same points: rebuilding once is cheaper than
  * shipping a bulk load entry by entry.
@@ -37,14 +40,33 @@ typedef struct PendingIndex
 	bool		dirty;			/* inserted since the last invalidation */
 } PendingIndex;
 
+/* Where the batch stood when an open subtransaction began. */
+typedef struct SubxactMark
+{
+	SubTransactionId subid;
+	int			nbatch;
+} SubxactMark;
+
 static GbtLogEntry *batch = NULL;
 static int	nbatch = 0;
 static PendingIndex *pending = NULL;
 static int	npending = 0;
 static int	maxpending = 0;
-static bool callback_registered = false;
+static SubxactMark *marks = NULL;
+static int	nmarks = 0;
+static int	maxmarks = 0;
 
 static void resync_xact_callback(XactEvent event, void *arg);
+static void resync_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+									SubTransactionId parentSubid, void *arg);
+
+/* At library load, when preloaded (only then is there a service to feed). */
+void
+gbt_resync_init(void)
+{
+	RegisterXactCallback(resync_xact_callback, NULL);
+	RegisterSubXactCallback(resync_subxact_callback, NULL);
+}
 
 static PendingIndex *
 pending_for(Oid indexrelid)
@@ -81,6 +103,9 @@ write_batch(void)
 			gbt_invalidate(MyDatabaseId, pending[i].indexrelid);
 	}
 	nbatch = 0;
+	/* Written entries are in the log for good, whatever aborts later. */
+	for (i = 0; i < nmarks; i++)
+		marks[i].nbatch = 0;
 }
 
 /*
@@ -102,11 +127,6 @@ gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return;
 
-	if (!callback_registered)
-	{
-		RegisterXactCallback(resync_xact_callback, NULL);
-		callback_registered = true;
-	}
 	if (batch == NULL)
 		batch = MemoryContextAlloc(TopMemoryContext, sizeof(GbtLogEntry) * GBT_BATCH_SIZE);
 
@@ -165,6 +185,50 @@ resync_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			nbatch = 0;
 			npending = 0;
+			nmarks = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+resync_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						SubTransactionId parentSubid, void *arg)
+{
+	int			i;
+
+	switch (event)
+	{
+		case SUBXACT_EVENT_START_SUB:
+			if (nmarks == maxmarks)
+			{
+				maxmarks = Max(8, maxmarks * 2);
+				marks = marks == NULL ?
+					MemoryContextAlloc(TopMemoryContext, sizeof(SubxactMark) * maxmarks) :
+					repalloc(marks, sizeof(SubxactMark) * maxmarks);
+			}
+			marks[nmarks].subid = mySubid;
+			marks[nmarks].nbatch = nbatch;
+			nmarks++;
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			/* Its entries now belong to its parent. */
+			for (i = nmarks - 1; i >= 0; i--)
+				if (marks[i].subid == mySubid)
+				{
+					nmarks = i;
+					break;
+				}
+			break;
+		case SUBXACT_EVENT_ABORT_SUB:
+			/* Forget what it added and did not write; unknown: all of it. */
+			for (i = nmarks - 1; i >= 0 && marks[i].subid != mySubid; i--)
+				;
+			nbatch = i >= 0 ? Min(nbatch, marks[i].nbatch) : 0;
+			nmarks = Max(i, 0);
+			break;
+		default:
 			break;
 	}
 }

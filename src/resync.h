@@ -11,6 +11,7 @@
 #include "storage/itemptr.h"
 #include "utils/relcache.h"
 
+extern void gbt_resync_init(void);
 extern void gbt_resync_insert(Relation index, const Datum *values,
 							  const bool *isnull, ItemPointer tid);
 extern void gbt_resync_flush(void);

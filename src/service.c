@@ -224,7 +224,7 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 			wanted[i] = log_wanted(&entries[i].key, service_pid);
 		nwanted += wanted[i];
 	}
-	if (log->head + nwanted - log->keep_from > log->size)
+	if (log->head + nwanted - log->applied > log->size)
 	{
 		LWLockRelease(log->lock);
 		pfree(wanted);

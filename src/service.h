@@ -29,8 +29,9 @@
  *    transactions that later abort are harmless extras: bitmap heap scans
  *    recheck visibility, and pages holding them are not all-visible.
  *  - Builds.  A backend exporting an index registers the log position it
- *    started at; the service keeps the log from there and, when the mirror
- *    arrives, applies the entries logged since (entries the export already
+ *    started at; the service keeps what is logged for the index from there
+ *    (in its own memory, up to four logs' worth, or the build is refused)
+ *    and, when the mirror arrives, adds it (entries the export already
  *    holds are recognised by TID and not added twice).
  *  - Generations.  Anything the log cannot carry makes the index's mirror
  *    unusable instead: a transaction with more entries than the log takes,
@@ -203,16 +204,15 @@ typedef struct GbtLogEntry
  * The change log: a ring of entries, written by backends, applied by the
  * service.  Positions only grow; entry p lives at p % size
  * (gpubtree.change_log_size).
- * Writers never overwrite positions at or after keep_from, which is the
- * oldest of what the service has not applied yet and the start of every
- * registered export.
+ * Writers never overwrite positions at or after applied; the service
+ * copies what registered exports will need into its own memory as it
+ * applies the log, so a long export does not hold the log back.
  */
 typedef struct GbtLog
 {
 	LWLock	   *lock;
 	uint64		head;			/* next position to write */
 	uint64		applied;		/* the service applied everything before */
-	uint64		keep_from;
 	uint64		size;			/* entries in the ring */
 	GbtLogEntry *entries;		/* in shared memory of its own */
 } GbtLog;

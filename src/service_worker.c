@@ -55,7 +55,27 @@ typedef struct TakenRequest
 	GbtRequest *req;
 } TakenRequest;
 
+/*
+ * What was logged for a registered export since it began, copied out of the
+ * change log as the service applies it, so that a long export never holds
+ * the log back.  One per slot; entries at positions >= start for key.
+ */
+typedef struct BuildCapture
+{
+	bool		active;
+	bool		overflow;		/* more than GBT_CAPTURE_MAX: build refused */
+	uint64		start;
+	GbtMirrorKey key;
+	int64		n;
+	int64		cap;
+	GbtLogEntry *entries;
+	uint64	   *pos;
+} BuildCapture;
+
+#define GBT_CAPTURE_MAX ((int64) gbt_shared->log.size * 4)
+
 static ServiceMirror mirrors[GBT_MAX_MIRRORS];
+static BuildCapture *captures;	/* one per slot */
 static bool gpu_usable = false;
 static uint64 next_mirror_id = 1;
 
@@ -195,27 +215,44 @@ add_logged(GbtEntries *e, uint64 *pos, const GbtLogEntry *le, uint64 p)
 	pos[e->n++] = p;
 }
 
-/*
- * The entries logged for key at positions [from, applied): those a mirror
- * built from an export that began at from may lack.  The caller has checked
- * that the export is still registered, so the log still holds them.
- */
 static void
-logged_since(const GbtMirrorKey *key, int ncols, uint64 from, GbtEntries *e,
-			 uint64 **pos)
+capture_reset(BuildCapture *bc)
 {
-	GbtLog	   *log = &gbt_shared->log;
-	uint64		p;
+	if (bc->entries != NULL)
+		pfree(bc->entries);
+	if (bc->pos != NULL)
+		pfree(bc->pos);
+	memset(bc, 0, sizeof(BuildCapture));
+}
 
-	gbt_entries_init(e, ncols, log->applied - from);
-	*pos = palloc(sizeof(uint64) * e->cap);
-	for (p = from; p < log->applied; p++)
+static void
+capture_add(BuildCapture *bc, const GbtLogEntry *le, uint64 p)
+{
+	if (bc->overflow)
+		return;
+	if (bc->n == GBT_CAPTURE_MAX)
 	{
-		GbtLogEntry *le = &log->entries[p % log->size];
+		uint64		start = bc->start;
+		GbtMirrorKey key = bc->key;
 
-		if (memcmp(&le->key, key, sizeof(GbtMirrorKey)) == 0)
-			add_logged(e, *pos, le, p);
+		capture_reset(bc);
+		bc->active = bc->overflow = true;
+		bc->start = start;
+		bc->key = key;
+		return;
 	}
+	if (bc->n == bc->cap)
+	{
+		bc->cap = Min(Max(1024, bc->cap * 2), GBT_CAPTURE_MAX);
+		bc->entries = bc->entries == NULL ?
+			MemoryContextAllocHuge(TopMemoryContext, sizeof(GbtLogEntry) * bc->cap) :
+			repalloc_huge(bc->entries, sizeof(GbtLogEntry) * bc->cap);
+		bc->pos = bc->pos == NULL ?
+			MemoryContextAllocHuge(TopMemoryContext, sizeof(uint64) * bc->cap) :
+			repalloc_huge(bc->pos, sizeof(uint64) * bc->cap);
+	}
+	bc->entries[bc->n] = *le;
+	bc->pos[bc->n++] = p;
 }
 
 static void
@@ -230,8 +267,7 @@ handle_build(GbtRequest *req, int slotno)
 				duration;
 	int64		estimate = req->nitems * (int64) (sizeof(uint64) + sizeof(ItemPointerData) +
 												  sizeof(int64) * req->columns.ncols) * 2;
-	GbtEntries	logged;
-	uint64	   *logged_pos = NULL;
+	BuildCapture *bc;
 	bool		registered;
 
 	/* Exported before something the log could not carry: stale already. */
@@ -258,22 +294,39 @@ handle_build(GbtRequest *req, int slotno)
 		return;
 	}
 
-	/* What was logged since the export began (the log is applied up to now). */
-	memset(&logged, 0, sizeof(logged));
+	/*
+	 * What was logged since the export began: apply_log, which ran first in
+	 * this round, captured it up to the log's current applied position.
+	 */
 	LWLockAcquire(gbt_shared->log.lock, LW_SHARED);
 	registered = slot->building && slot->build_service_pid == MyProcPid &&
 		slot->build_start == req->log_start;
-	if (registered)
-		logged_since(&req->key, req->columns.ncols, req->log_start, &logged, &logged_pos);
 	LWLockRelease(gbt_shared->log.lock);
-	if (!registered)
+	bc = &captures[slotno];
+	if (!registered || !bc->active || bc->overflow || bc->start != req->log_start ||
+		memcmp(&bc->key, &req->key, sizeof(GbtMirrorKey)) != 0)
 	{
 		gbt_mirror_free(m);
-		reply(req, GBT_REPLY_NO_MIRROR, "the export is no longer registered");
+		reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
+			  "too many changes during the export" : "the export is no longer registered");
+		capture_reset(bc);
 		return;
 	}
-	if (logged.n > 0)
+	if (bc->n > 0)
+	{
+		GbtEntries	logged;
+		uint64	   *logged_pos;
+		int64		i;
+
+		gbt_entries_init(&logged, req->columns.ncols, bc->n);
+		logged_pos = palloc_extended(sizeof(uint64) * logged.cap, MCXT_ALLOC_HUGE);
+		for (i = 0; i < bc->n; i++)
+			add_logged(&logged, logged_pos, &bc->entries[i], bc->pos[i]);
 		gbt_mirror_insert(m, &logged, logged_pos);
+		gbt_entries_free(&logged);
+		pfree(logged_pos);
+	}
+	capture_reset(bc);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 
@@ -503,9 +556,9 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 }
 
 /*
- * Apply the change log to the mirrors, and recompute how much of it must be
- * kept: what registered exports may still need.  Runs before any request of
- * a round is answered.
+ * Apply the change log to the mirrors, and capture what registered exports
+ * will need; then the log can be reused up to here.  Runs before any request
+ * of a round is answered.
  */
 static void
 apply_log(void)
@@ -513,7 +566,6 @@ apply_log(void)
 	GbtLog	   *log = &gbt_shared->log;
 	uint64		from;
 	uint64		to;
-	uint64		keep;
 	int64		n;
 	GbtLogEntry *copy;
 	int			i;
@@ -522,10 +574,48 @@ apply_log(void)
 	from = log->applied;
 	to = log->head;
 	n = (int64) (to - from);
-	copy = palloc(sizeof(GbtLogEntry) * Max(n, 1));
+	copy = palloc_extended(sizeof(GbtLogEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 		copy[i] = log->entries[(from + i) % log->size];
+
+	/*
+	 * Exports registered now: read under the same lock, so that an export
+	 * registered after the copy starts at or after its end.
+	 */
+	for (i = 0; i < gbt_shared->nslots; i++)
+	{
+		GbtSlot    *slot = &gbt_shared->slots[i];
+		BuildCapture *bc = &captures[i];
+
+		if (!slot->building || slot->build_service_pid != MyProcPid)
+		{
+			if (bc->active)
+				capture_reset(bc);
+			continue;
+		}
+		if (!bc->active || bc->start != slot->build_start ||
+			memcmp(&bc->key, &slot->build_key, sizeof(GbtMirrorKey)) != 0)
+		{
+			capture_reset(bc);
+			bc->active = true;
+			bc->start = slot->build_start;
+			bc->key = slot->build_key;
+		}
+	}
 	LWLockRelease(log->lock);
+
+	for (i = 0; i < gbt_shared->nslots && n > 0; i++)
+	{
+		BuildCapture *bc = &captures[i];
+		int64		j;
+
+		if (!bc->active)
+			continue;
+		for (j = 0; j < n; j++)
+			if (from + j >= bc->start &&
+				memcmp(&copy[j].key, &bc->key, sizeof(GbtMirrorKey)) == 0)
+				capture_add(bc, &copy[j], from + j);
+	}
 
 	/* Each mirror takes its entries. */
 	for (i = 0; i < GBT_MAX_MIRRORS && n > 0; i++)
@@ -559,15 +649,6 @@ apply_log(void)
 
 	LWLockAcquire(log->lock, LW_EXCLUSIVE);
 	log->applied = to;
-	keep = to;
-	for (i = 0; i < gbt_shared->nslots; i++)
-	{
-		GbtSlot    *slot = &gbt_shared->slots[i];
-
-		if (slot->building && slot->build_service_pid == MyProcPid)
-			keep = Min(keep, slot->build_start);
-	}
-	log->keep_from = keep;
 	LWLockRelease(log->lock);
 }
 
@@ -810,7 +891,6 @@ gpubtree_service_main(Datum arg)
 	 */
 	LWLockAcquire(gbt_shared->log.lock, LW_EXCLUSIVE);
 	gbt_shared->log.applied = gbt_shared->log.head;
-	gbt_shared->log.keep_from = gbt_shared->log.head;
 	SpinLockAcquire(&gbt_shared->mutex);
 	gbt_shared->service_pid = MyProcPid;
 	gbt_shared->service_procno = MyProc->pgprocno;
@@ -825,6 +905,8 @@ gpubtree_service_main(Datum arg)
 	LWLockRelease(gbt_shared->log.lock);
 	before_shmem_exit(service_exit, (Datum) 0);
 
+	captures = MemoryContextAllocZero(TopMemoryContext,
+									  sizeof(BuildCapture) * gbt_shared->nslots);
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "gpubtree service round",
 									  ALLOCSET_DEFAULT_SIZES);
 	for (;;)
