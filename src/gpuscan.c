@@ -842,6 +842,8 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 
 	if (gbt_shared == NULL)
 		return;
+	/* First: writers still holding entries of rows that died check them. */
+	gbt_vacuum_epoch_bump(MyDatabaseId, RelationGetRelid(index));
 	/* CREATE INDEX CONCURRENTLY's validation pass: its callback collects. */
 	if (!index->rd_index->indisvalid || !gbt_service_running() ||
 		!OidIsValid(gbt_mirror_key_type(index)))

@@ -19,8 +19,13 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_am.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -35,6 +40,9 @@
 typedef struct PendingIndex
 {
 	Oid			indexrelid;
+	Oid			heaprelid;
+	uint64		epoch;			/* its VACUUM epoch when entries were batched */
+	bool		epoch_set;		/* it has entries in the batch */
 	int64		logged;			/* entries batched or written */
 	bool		invalidate;		/* too many: invalidate instead of logging */
 	bool		dirty;			/* inserted since the last invalidation */
@@ -88,15 +96,131 @@ pending_for(Oid indexrelid)
 	return &pending[npending++];
 }
 
+static PendingIndex *
+pending_find(Oid indexrelid)
+{
+	int			i;
+
+	for (i = npending - 1; i >= 0; i--)
+		if (pending[i].indexrelid == indexrelid)
+			return &pending[i];
+	return NULL;
+}
+
+/* Under the log's lock: no sweep of the index since its entries were batched. */
+static bool
+epoch_unchanged(const GbtMirrorKey *key)
+{
+	PendingIndex *pi = pending_find(key->indexrelid);
+
+	return pi == NULL || !pi->epoch_set ||
+		pi->epoch == gbt_vacuum_epoch(key->dbid, key->indexrelid);
+}
+
+/* Is the heap tuple at tid one this transaction inserted and still has? */
+static bool
+tuple_is_ours(Relation heap, BlockNumber nblocks, ItemPointer tid)
+{
+	BlockNumber blkno = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	Buffer		buf;
+	Page		page;
+	bool		ours = false;
+
+	if (blkno >= nblocks)
+		return false;			/* cannot be: our lock keeps VACUUM from truncating */
+	buf = ReadBuffer(heap, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (off <= PageGetMaxOffsetNumber(page))
+	{
+		ItemId		lp = PageGetItemId(page, off);
+
+		/* A super-deleted speculative tuple has an invalid xmin. */
+		if (ItemIdIsNormal(lp))
+			ours = TransactionIdIsCurrentTransactionId(
+				HeapTupleHeaderGetRawXmin((HeapTupleHeader) PageGetItem(page, lp)));
+	}
+	UnlockReleaseBuffer(buf);
+	return ours;
+}
+
+/*
+ * A VACUUM swept some of the batch's indexes since their entries were
+ * batched: it may have freed (and others reused) the TIDs of rows that
+ * died before this transaction's commit.  Keep only entries whose tuple is
+ * still this transaction's; for a table that is not heap, give up logging
+ * and invalidate the index's mirror instead.
+ */
+static void
+recheck_batch(void)
+{
+	bool	   *keep = palloc(sizeof(bool) * nbatch);
+	int		   *kept_before = palloc(sizeof(int) * (nbatch + 1));
+	int			i,
+				j,
+				o;
+
+	for (j = 0; j < nbatch; j++)
+		keep[j] = true;
+	for (i = 0; i < npending; i++)
+	{
+		PendingIndex *pi = &pending[i];
+		uint64		now;
+		Relation	heap;
+		BlockNumber nblocks;
+
+		if (!pi->epoch_set)
+			continue;
+		now = gbt_vacuum_epoch(MyDatabaseId, pi->indexrelid);
+		if (now == pi->epoch)
+			continue;
+		pi->epoch = now;		/* read first: a later sweep shows again */
+		/* This transaction holds a lock on the table since it inserted. */
+		heap = table_open(pi->heaprelid, NoLock);
+		nblocks = RelationGetNumberOfBlocks(heap);
+		for (j = 0; j < nbatch; j++)
+		{
+			if (batch[j].key.indexrelid != pi->indexrelid)
+				continue;
+			if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
+			{
+				keep[j] = false;
+				pi->invalidate = pi->dirty = true;
+			}
+			else
+				keep[j] = tuple_is_ours(heap, nblocks, &batch[j].tid);
+		}
+		table_close(heap, NoLock);
+	}
+
+	/* Compact, and move the savepoint marks with their entries. */
+	for (j = 0, o = 0; j < nbatch; j++)
+	{
+		kept_before[j] = o;
+		if (keep[j])
+			batch[o++] = batch[j];
+	}
+	kept_before[nbatch] = o;
+	for (i = 0; i < nmarks; i++)
+		marks[i].nbatch = kept_before[marks[i].nbatch];
+	nbatch = o;
+	pfree(keep);
+	pfree(kept_before);
+}
+
 /* Write the batch to the log; if it does not fit, invalidate its indexes. */
 static void
 write_batch(void)
 {
+	GbtLogWrite result;
 	int			i;
 
 	if (nbatch == 0)
 		return;
-	if (!gbt_log_write(batch, nbatch))
+	while ((result = gbt_log_write(batch, nbatch, epoch_unchanged)) == GBT_LOG_RECHECK)
+		recheck_batch();
+	if (result == GBT_LOG_FULL)
 	{
 		/* Every index this transaction touched: a superset is fine. */
 		for (i = 0; i < npending; i++)
@@ -106,6 +230,8 @@ write_batch(void)
 	/* Written entries are in the log for good, whatever aborts later. */
 	for (i = 0; i < nmarks; i++)
 		marks[i].nbatch = 0;
+	for (i = 0; i < npending; i++)
+		pending[i].epoch_set = false;
 }
 
 /*
@@ -131,6 +257,7 @@ gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
 		batch = MemoryContextAlloc(TopMemoryContext, sizeof(GbtLogEntry) * GBT_BATCH_SIZE);
 
 	pi = pending_for(RelationGetRelid(index));
+	pi->heaprelid = index->rd_index->indrelid;
 	pi->dirty = true;
 	if (pi->invalidate || ++pi->logged > GBT_XACT_LOG_MAX)
 	{
@@ -140,6 +267,12 @@ gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
 
 	if (nbatch == GBT_BATCH_SIZE)
 		write_batch();
+	if (!pi->epoch_set)
+	{
+		/* Before the row can die, so a sweep that may free it moves it. */
+		pi->epoch = gbt_vacuum_epoch(MyDatabaseId, pi->indexrelid);
+		pi->epoch_set = true;
+	}
 	e = &batch[nbatch++];
 	e->key.dbid = MyDatabaseId;
 	e->key.indexrelid = RelationGetRelid(index);

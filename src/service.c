@@ -78,7 +78,10 @@ service_shmem_startup(void)
 		pg_atomic_init_u64(&gbt_shared->logged, 0);
 		pg_atomic_init_u64(&gbt_shared->invalidations, 0);
 		for (i = 0; i < GBT_GENERATIONS; i++)
+		{
 			pg_atomic_init_u64(&gbt_shared->generation[i], 1);
+			pg_atomic_init_u64(&gbt_shared->vacuum_epoch[i], 0);
+		}
 		gbt_shared->log.lock = &(GetNamedLWLockTranche("gpubtree log"))->lock;
 		gbt_shared->log.size = gpubtree_change_log_size;
 		gbt_shared->log.entries = ShmemInitStruct("gpubtree change log",
@@ -130,6 +133,28 @@ generation_for(Oid dbid, Oid indexrelid)
 	uint32		h = hash_combine(murmurhash32(dbid), murmurhash32(indexrelid));
 
 	return &gbt_shared->generation[h % GBT_GENERATIONS];
+}
+
+/*
+ * The index's VACUUM epoch (shared by hash bucket: a collision only costs a
+ * recheck).  Bumped under the log's lock, before a sweep reads the mirror.
+ */
+uint64
+gbt_vacuum_epoch(Oid dbid, Oid indexrelid)
+{
+	uint32		h = hash_combine(murmurhash32(dbid), murmurhash32(indexrelid));
+
+	return pg_atomic_read_u64(&gbt_shared->vacuum_epoch[h % GBT_GENERATIONS]);
+}
+
+void
+gbt_vacuum_epoch_bump(Oid dbid, Oid indexrelid)
+{
+	uint32		h = hash_combine(murmurhash32(dbid), murmurhash32(indexrelid));
+
+	LWLockAcquire(gbt_shared->log.lock, LW_EXCLUSIVE);
+	pg_atomic_fetch_add_u64(&gbt_shared->vacuum_epoch[h % GBT_GENERATIONS], 1);
+	LWLockRelease(gbt_shared->log.lock);
 }
 
 /* The index's generation: a mirror is usable only if valid at it. */
@@ -192,13 +217,14 @@ log_wanted(const GbtMirrorKey *key, int service_pid)
 
 /*
  * Append those of n entries that some mirror or registered export wants to
- * the change log.  Returns false when they do not fit (the caller then
- * invalidates the indexes instead).  With no service running there are no
- * mirrors, and nothing to do: a service started later builds its mirrors
- * from exports that begin after this call.
+ * the change log, if epoch_ok accepts each of their indexes (checked under
+ * the lock that VACUUM epochs are bumped under).  GBT_LOG_FULL when they do
+ * not fit (the caller then invalidates the indexes instead).  With no
+ * service running there are no mirrors, and nothing to do: a service
+ * started later builds its mirrors from exports that begin after this call.
  */
-bool
-gbt_log_write(const GbtLogEntry *entries, int n)
+GbtLogWrite
+gbt_log_write(const GbtLogEntry *entries, int n, GbtEpochCheck epoch_ok)
 {
 	GbtLog	   *log = &gbt_shared->log;
 	uint64		head;
@@ -208,8 +234,10 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 	int			nwanted = 0;
 	int			i;
 
+	bool		recheck = false;
+
 	if (n == 0)
-		return true;
+		return GBT_LOG_WRITTEN;
 
 	wanted = palloc0(sizeof(bool) * n);
 	LWLockAcquire(log->lock, LW_EXCLUSIVE);
@@ -221,14 +249,18 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 		if (i > 0 && memcmp(&entries[i].key, &entries[i - 1].key, sizeof(GbtMirrorKey)) == 0)
 			wanted[i] = wanted[i - 1];
 		else
+		{
 			wanted[i] = log_wanted(&entries[i].key, service_pid);
+			if (wanted[i] && !epoch_ok(&entries[i].key))
+				recheck = true;
+		}
 		nwanted += wanted[i];
 	}
-	if (log->head + nwanted - log->applied > log->size)
+	if (recheck || log->head + nwanted - log->applied > log->size)
 	{
 		LWLockRelease(log->lock);
 		pfree(wanted);
-		return false;
+		return recheck ? GBT_LOG_RECHECK : GBT_LOG_FULL;
 	}
 	head = log->head;
 	for (i = 0; i < n; i++)
@@ -250,7 +282,7 @@ gbt_log_write(const GbtLogEntry *entries, int n)
 		SpinLockRelease(&gbt_shared->mutex);
 		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
 	}
-	return true;
+	return GBT_LOG_WRITTEN;
 }
 
 /*

@@ -43,7 +43,12 @@
  *  - VACUUM.  ambulkdelete sweeps the mirror with VACUUM's own dead-TID
  *    callback after nbtree's pass, so entries that nbtree removed by itself
  *    (LP_DEAD simple deletion, bottom-up deletion) go too, before VACUUM can
- *    mark their line pointers unused for reuse.
+ *    mark their line pointers unused for reuse.  Rows can die before their
+ *    transaction's batch is written (a rolled-back savepoint, an INSERT ...
+ *    ON CONFLICT's super-deleted speculative tuple): the sweep first bumps
+ *    the index's VACUUM epoch under the log's lock, and a writer that finds
+ *    it moved since it batched entries checks their tuples are still its
+ *    own before writing them.
  */
 #ifndef GPUBTREE_SERVICE_H
 #define GPUBTREE_SERVICE_H
@@ -248,6 +253,7 @@ typedef struct GbtServiceShared
 	pg_atomic_uint64 logged;	/* entries written to the change log */
 	pg_atomic_uint64 invalidations; /* generation bumps */
 	pg_atomic_uint64 generation[GBT_GENERATIONS];
+	pg_atomic_uint64 vacuum_epoch[GBT_GENERATIONS]; /* bumped by sweeps */
 
 	GbtLog		log;
 
@@ -268,7 +274,23 @@ extern GbtRequest *gbt_request_create(dsm_segment **seg, Size datasize,
 									  Size resultsize);
 extern bool gbt_request_send(dsm_segment *seg);
 extern void gbt_count_fallback(void);
-extern bool gbt_log_write(const GbtLogEntry *entries, int n);
+extern uint64 gbt_vacuum_epoch(Oid dbid, Oid indexrelid);
+extern void gbt_vacuum_epoch_bump(Oid dbid, Oid indexrelid);
+
+/*
+ * gbt_log_write's answer.  GBT_LOG_RECHECK: the epoch check said a VACUUM
+ * swept an index since the writer last looked at its entries' tuples;
+ * nothing was written.
+ */
+typedef enum GbtLogWrite
+{
+	GBT_LOG_WRITTEN,
+	GBT_LOG_FULL,
+	GBT_LOG_RECHECK
+} GbtLogWrite;
+typedef bool (*GbtEpochCheck) (const GbtMirrorKey *key);
+extern GbtLogWrite gbt_log_write(const GbtLogEntry *entries, int n,
+								 GbtEpochCheck epoch_ok);
 extern bool gbt_register_build(const GbtMirrorKey *key, uint64 *start,
 							   int *service_pid);
 extern void gbt_unregister_build(void);
