@@ -203,7 +203,8 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 
 	if (gpubtree_device_mode != GPUBTREE_DEVICE_OFF &&
 		gbt_keys_to_ranges(keys, 2, keytype, true, &lo, &hi, &nranges) &&
-		gbt_aggregate(heap, index, lo, hi, nranges, GetActiveSnapshot(), &answer, &why))
+		gbt_aggregate(heap, index, lo, hi, nranges, GetActiveSnapshot(), GBT_MAX_UNSURE,
+					  &answer, &why))
 	{
 		fa->r = answer.r;
 		fa->by_service = true;

@@ -27,14 +27,22 @@ typedef struct GbtAggAnswer
 	int64		checked_visible;
 } GbtAggAnswer;
 
+/* Most entries on pages that are not all-visible checked in the heap. */
+#define GBT_MAX_UNSURE (1 << 20)
+
+/* Planner cost of checking one such entry in the heap. */
+extern double gbt_agg_unsure_cost(void);
+
 /*
  * Aggregate the entries of the index in the inclusive key ranges (sorted,
  * disjoint) that the snapshot sees.  Returns false, with the reason in
- * *why, when the service cannot answer exactly; the caller then computes the
+ * *why, when the service cannot answer exactly, or would need to check more
+ * than max_unsure entries in the heap; the caller then computes the
  * aggregate another way.
  */
 extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
 						  const uint64 *hi, int64 nranges, Snapshot snapshot,
-						  GbtAggAnswer *answer, const char **why);
+						  int64 max_unsure, GbtAggAnswer *answer,
+						  const char **why);
 
 #endif							/* GPUBTREE_AGGREGATE_H */
