@@ -189,16 +189,19 @@ DROP ROLE gbt_agg_reader;
 -- mirror alone and takes the node.  At run time the entries to check in
 -- the heap cost more than the plan below, which then answers.
 CREATE TABLE stale (k int8, w int8) WITH (autovacuum_enabled = off, fillfactor = 50);
-INSERT INTO stale SELECT g, g FROM generate_series(1, 20000) g;
+INSERT INTO stale SELECT g, g FROM generate_series(1, 70000) g;
 CREATE INDEX stale_k ON stale USING gpubtree (k);
 VACUUM ANALYZE stale;
-SELECT gpubtree_count('stale_k', 1, 20000) AS builds_the_mirror;
+SELECT gpubtree_count('stale_k', 1, 70000) AS builds_the_mirror;
 UPDATE stale SET w = w + 1;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 20000;
-SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 20000;
--- A small range still goes to the service.
+SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 70000;
+SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 70000;
+-- A small range still goes to the service; and, forced (agree() disables
+-- the other plans), all 70000 entries to check, more than the first
+-- request has room for.
 SELECT agree('SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 100 AND 199');
+SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 70000');
 DROP TABLE stale;
 
 -- gpubtree.device = off: the ordinary plan answers (and EXPLAIN says so).

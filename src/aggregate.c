@@ -285,8 +285,8 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		}
 		if (req->agg.nunsure > unsure_cap)
 		{
+			unsure_cap = req->agg.nunsure;	/* before req goes with seg */
 			dsm_detach(seg);
-			unsure_cap = req->agg.nunsure;
 			attempt--;			/* not a failure: only room */
 			continue;
 		}
