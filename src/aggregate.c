@@ -43,8 +43,6 @@
 #define VM_MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
 #define VM_BLOCKS_PER_PAGE (VM_MAPSIZE * 4)
 
-/* Entries on blocks that are not all-visible we check here, up to this. */
-
 /*
  * One bit per heap block: set when the visibility map says all-visible.
  * Reads the map's pages directly (a byte holds four blocks), which for a

@@ -77,13 +77,23 @@ gbt_resync_init(void)
 }
 
 static PendingIndex *
-pending_for(Oid indexrelid)
+pending_find(Oid indexrelid)
 {
 	int			i;
 
 	for (i = npending - 1; i >= 0; i--)
 		if (pending[i].indexrelid == indexrelid)
 			return &pending[i];
+	return NULL;
+}
+
+static PendingIndex *
+pending_for(Oid indexrelid)
+{
+	PendingIndex *pi = pending_find(indexrelid);
+
+	if (pi != NULL)
+		return pi;
 	if (npending == maxpending)
 	{
 		maxpending = Max(8, maxpending * 2);
@@ -96,16 +106,6 @@ pending_for(Oid indexrelid)
 	return &pending[npending++];
 }
 
-static PendingIndex *
-pending_find(Oid indexrelid)
-{
-	int			i;
-
-	for (i = npending - 1; i >= 0; i--)
-		if (pending[i].indexrelid == indexrelid)
-			return &pending[i];
-	return NULL;
-}
 
 /* Under the log's lock: no sweep of the index since its entries were batched. */
 static bool
@@ -168,6 +168,7 @@ recheck_batch(void)
 		PendingIndex *pi = &pending[i];
 		uint64		now;
 		Relation	heap;
+		bool		heap_am;
 		BlockNumber nblocks;
 
 		if (!pi->epoch_set)
@@ -178,19 +179,13 @@ recheck_batch(void)
 		pi->epoch = now;		/* read first: a later sweep shows again */
 		/* This transaction holds a lock on the table since it inserted. */
 		heap = table_open(pi->heaprelid, NoLock);
+		heap_am = heap->rd_rel->relam == HEAP_TABLE_AM_OID;
 		nblocks = RelationGetNumberOfBlocks(heap);
+		if (!heap_am)
+			pi->invalidate = pi->dirty = true;
 		for (j = 0; j < nbatch; j++)
-		{
-			if (batch[j].key.indexrelid != pi->indexrelid)
-				continue;
-			if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
-			{
-				keep[j] = false;
-				pi->invalidate = pi->dirty = true;
-			}
-			else
-				keep[j] = tuple_is_ours(heap, nblocks, &batch[j].tid);
-		}
+			if (batch[j].key.indexrelid == pi->indexrelid)
+				keep[j] = heap_am && tuple_is_ours(heap, nblocks, &batch[j].tid);
 		table_close(heap, NoLock);
 	}
 

@@ -127,12 +127,17 @@ gbt_service_pid(void)
 	return pid;
 }
 
+/* An index's slot in the generation and VACUUM epoch arrays. */
+static int
+bucket_of(Oid dbid, Oid indexrelid)
+{
+	return hash_combine(murmurhash32(dbid), murmurhash32(indexrelid)) % GBT_GENERATIONS;
+}
+
 static pg_atomic_uint64 *
 generation_for(Oid dbid, Oid indexrelid)
 {
-	uint32		h = hash_combine(murmurhash32(dbid), murmurhash32(indexrelid));
-
-	return &gbt_shared->generation[h % GBT_GENERATIONS];
+	return &gbt_shared->generation[bucket_of(dbid, indexrelid)];
 }
 
 /*
@@ -142,18 +147,14 @@ generation_for(Oid dbid, Oid indexrelid)
 uint64
 gbt_vacuum_epoch(Oid dbid, Oid indexrelid)
 {
-	uint32		h = hash_combine(murmurhash32(dbid), murmurhash32(indexrelid));
-
-	return pg_atomic_read_u64(&gbt_shared->vacuum_epoch[h % GBT_GENERATIONS]);
+	return pg_atomic_read_u64(&gbt_shared->vacuum_epoch[bucket_of(dbid, indexrelid)]);
 }
 
 void
 gbt_vacuum_epoch_bump(Oid dbid, Oid indexrelid)
 {
-	uint32		h = hash_combine(murmurhash32(dbid), murmurhash32(indexrelid));
-
 	LWLockAcquire(gbt_shared->log.lock, LW_EXCLUSIVE);
-	pg_atomic_fetch_add_u64(&gbt_shared->vacuum_epoch[h % GBT_GENERATIONS], 1);
+	pg_atomic_fetch_add_u64(&gbt_shared->vacuum_epoch[bucket_of(dbid, indexrelid)], 1);
 	LWLockRelease(gbt_shared->log.lock);
 }
 
@@ -233,7 +234,6 @@ gbt_log_write(const GbtLogEntry *entries, int n, GbtEpochCheck epoch_ok)
 	bool	   *wanted;
 	int			nwanted = 0;
 	int			i;
-
 	bool		recheck = false;
 
 	if (n == 0)

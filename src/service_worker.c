@@ -215,13 +215,23 @@ add_logged(GbtEntries *e, uint64 *pos, const GbtLogEntry *le, uint64 p)
 	pos[e->n++] = p;
 }
 
+/* Forget the captured entries (keeping what the capture is for). */
 static void
-capture_reset(BuildCapture *bc)
+capture_free(BuildCapture *bc)
 {
 	if (bc->entries != NULL)
 		pfree(bc->entries);
 	if (bc->pos != NULL)
 		pfree(bc->pos);
+	bc->entries = NULL;
+	bc->pos = NULL;
+	bc->n = bc->cap = 0;
+}
+
+static void
+capture_reset(BuildCapture *bc)
+{
+	capture_free(bc);
 	memset(bc, 0, sizeof(BuildCapture));
 }
 
@@ -232,13 +242,8 @@ capture_add(BuildCapture *bc, const GbtLogEntry *le, uint64 p)
 		return;
 	if (bc->n == GBT_CAPTURE_MAX)
 	{
-		uint64		start = bc->start;
-		GbtMirrorKey key = bc->key;
-
-		capture_reset(bc);
-		bc->active = bc->overflow = true;
-		bc->start = start;
-		bc->key = key;
+		capture_free(bc);
+		bc->overflow = true;
 		return;
 	}
 	if (bc->n == bc->cap)

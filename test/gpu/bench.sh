@@ -9,25 +9,14 @@
 # test/bench/plot.sh DIR.
 #
 #   test/gpu/bench.sh [extra run.sh arguments]      BENCH_ROWS="24 26" for more sizes
-#   BENCH_CLIENTS, BENCH_DURATION, BENCH_BUDGET_S (555), GBT_BENCH_SRC: see below
+#   BENCH_CLIENTS, BENCH_DURATION, BENCH_BUDGET_S (555), GBT_BENCH_SRC: see
+#   gpu_bench_begin in setup_pg_bundle.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 START=$SECONDS
 . test/gpu/setup_pg_bundle.sh || exit 1
 OUT=${OUT:-/tmp/gbt-bench-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/bench-console.log") 2>&1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
-echo "cores: $(nproc); memory: $(awk '/MemTotal/ {print int($2/1048576)" GiB"}' /proc/meminfo)"
-# GBT_BENCH_SRC: build from that source folder instead of the checkout (for
-# example a `git archive` of a commit, with the commit id in its .commit file),
-# so that a run measures a known commit while the checkout is being edited.
-SRC=${GBT_BENCH_SRC:-.}
-[ -f "$SRC/.commit" ] && export GBT_COMMIT=$(cat "$SRC/.commit")
-echo "building $SRC${GBT_COMMIT:+ (commit $GBT_COMMIT)}"
-make -s -C "$SRC" PG_CONFIG="$PG_CONFIG" && make -s -C "$SRC" install PG_CONFIG="$PG_CONFIG" ||
-	{ echo "build failed"; exit 1; }
-echo "built and installed in $((SECONDS - START)) s"
+gpu_bench_begin bench-console.log || exit 1
 BUDGET=$((${BENCH_BUDGET_S:-555} - (SECONDS - START)))
 R=$OUT/bench-results
 # 3 client counts and 3 s per pgbench run keep 2^24 rows inside the budget

@@ -22,16 +22,7 @@ cd "$(dirname "$0")/../.."
 START=$SECONDS
 . test/gpu/setup_pg_bundle.sh || exit 1
 OUT=${OUT:-/tmp/gbt-commit-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/commit-latency-console.log") 2>&1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
-echo "cores: $(nproc); memory: $(awk '/MemTotal/ {print int($2/1048576)" GiB"}' /proc/meminfo)"
-SRC=${GBT_BENCH_SRC:-.}
-[ -f "$SRC/.commit" ] && export GBT_COMMIT=$(cat "$SRC/.commit")
-echo "building $SRC${GBT_COMMIT:+ (commit $GBT_COMMIT)}"
-make -s -C "$SRC" PG_CONFIG="$PG_CONFIG" && make -s -C "$SRC" install PG_CONFIG="$PG_CONFIG" ||
-	{ echo "build failed"; exit 1; }
-echo "built and installed in $((SECONDS - START)) s"
+gpu_bench_begin commit-latency-console.log || exit 1
 
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 # "NVIDIA H100 80GB HBM3" -> h100
