@@ -29,12 +29,23 @@ SELECT gpubtree_index_check('d_k', true, parent => true);
 CREATE INDEX d_v_btree ON d USING btree (v);
 SELECT gpubtree_index_check('d_v_btree');
 SELECT gpubtree_index_check('d');
--- Only those who may run amcheck may run it through gpubtree.
+-- Like amcheck's functions, not for PUBLIC; and only those who may run
+-- amcheck may run it through gpubtree.
 CREATE ROLE regress_gpubtree_nobody;
 GRANT SELECT ON d TO regress_gpubtree_nobody;
 SET ROLE regress_gpubtree_nobody;
 SELECT gpubtree_index_check('d_k');
 RESET ROLE;
+GRANT EXECUTE ON FUNCTION gpubtree_index_check(regclass, boolean, boolean) TO regress_gpubtree_nobody;
+SET ROLE regress_gpubtree_nobody;
+SELECT gpubtree_index_check('d_k');
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION bt_index_check(regclass, boolean) TO regress_gpubtree_nobody;
+SET ROLE regress_gpubtree_nobody;
+SELECT gpubtree_index_check('d_k');
+RESET ROLE;
+REVOKE ALL ON FUNCTION bt_index_check(regclass, boolean) FROM regress_gpubtree_nobody;
+REVOKE ALL ON FUNCTION gpubtree_index_check(regclass, boolean, boolean) FROM regress_gpubtree_nobody;
 REVOKE SELECT ON d FROM regress_gpubtree_nobody;
 DROP ROLE regress_gpubtree_nobody;
 -- The label is gone after the check: amcheck itself still refuses.

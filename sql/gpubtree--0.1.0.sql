@@ -217,12 +217,16 @@ ALTER OPERATOR FAMILY datetime_ops USING gpubtree ADD
 	FUNCTION 1 (timestamp without time zone, timestamp with time zone) timestamp_cmp_timestamptz(timestamp without time zone,timestamp with time zone);
 
 -- amcheck's B-tree verification on a gpubtree index (needs CREATE EXTENSION
--- amcheck, and the right to execute its bt_index_check functions).
+-- amcheck).  amcheck's rule: like its bt_index_check functions, not for
+-- PUBLIC; a caller also needs the right to execute amcheck's function, which
+-- is found in amcheck's schema, never through the search_path.
 CREATE FUNCTION gpubtree_index_check(index regclass,
 									 heapallindexed boolean DEFAULT false,
 									 parent boolean DEFAULT false)
 	RETURNS void
-	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED
+	SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION gpubtree_index_check(regclass, boolean, boolean) FROM PUBLIC;
 
 -- The GPU service (needs shared_preload_libraries = 'gpubtree').
 CREATE FUNCTION gpubtree_status(
@@ -240,7 +244,8 @@ CREATE FUNCTION gpubtree_status(
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
--- The mirrors the service holds, in every database.
+-- The mirrors the service holds: those of the current database, or of every
+-- database for roles with the privileges of pg_read_all_stats.
 CREATE FUNCTION gpubtree_mirrors(
 	OUT database oid,
 	OUT index oid,
@@ -258,7 +263,7 @@ CREATE FUNCTION gpubtree_mirrors(
 -- The service's mirror of a gpubtree index against the index, entry by
 -- entry: no rows when the mirror holds every entry of the index under the
 -- same key, and nothing else but entries of dead rows.  Holds a ShareLock on
--- the table while it reads.
+-- the table while it reads, so only the table's owner may call it.
 CREATE FUNCTION gpubtree_verify(index regclass, OUT problem text, OUT tid tid)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

@@ -36,6 +36,7 @@
 #include "aggstate.h"
 #include "gpubtree.h"
 #include "gpuscan.h"
+#include "indexarg.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_count);
 PG_FUNCTION_INFO_V1(gpubtree_sum);
@@ -145,6 +146,7 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 	Relation	index;
 	Relation	heap;
 	Oid			heapoid;
+	AttrNumber	keyattnum;
 	Oid			keytype;
 	Oid			lotype = get_fn_expr_argtype(fcinfo->flinfo, b);
 	Oid			hitype = get_fn_expr_argtype(fcinfo->flinfo, b + 1);
@@ -165,15 +167,31 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the bounds of %s must not be NULL", fname)));
 
-	index = index_open(PG_GETARG_OID(0), AccessShareLock);
-	if (!gpubtree_is_gpubtree_index(index))
+	/* Privileges first, from the catalogs: a refused call takes no lock. */
+	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), fname, &keyattnum);
+	if (keyattnum == 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a gpubtree index", RelationGetRelationName(index))));
-	heapoid = index->rd_index->indrelid;
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s needs an index whose leading column is a plain column, without a predicate",
+						fname)));
+	check_select(heapoid, keyattnum);
+	if (has_column)
+	{
+		AttrNumber	colattnum = get_attnum(heapoid, NameStr(*PG_GETARG_NAME(1)));
+
+		if (colattnum != InvalidAttrNumber)
+			check_select(heapoid, colattnum);
+	}
+	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s cannot be used on table \"%s\", which has row-level security enabled for this user",
+						fname, get_rel_name(heapoid))));
+
+	index = gbt_index_arg_open(PG_GETARG_OID(0), heapoid, fname,
+							   AccessShareLock, AccessShareLock, &heap);
 	keytype = gbt_mirror_key_type(index);
-	if (index->rd_index->indkey.values[0] == 0 || !OidIsValid(keytype) ||
-		index->rd_indpred != NIL)
+	if (!OidIsValid(keytype) || index->rd_indpred != NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s needs an index whose leading column is a plain column, without a predicate",
@@ -187,16 +205,6 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 	if (has_column)
 		fa->col = find_column(index, fname, NameStr(*PG_GETARG_NAME(1)), &fa->coltype);
 
-	check_select(heapoid, index->rd_index->indkey.values[0]);
-	if (has_column)
-		check_select(heapoid, index->rd_index->indkey.values[fa->col]);
-	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("%s cannot be used on table \"%s\", which has row-level security enabled for this user",
-						fname, get_rel_name(heapoid))));
-
-	heap = table_open(heapoid, AccessShareLock);
 	gbt_index_columns(index, &fa->columns);
 	bound_key(&keys[0], index, BTGreaterEqualStrategyNumber, PG_GETARG_DATUM(b), lotype);
 	bound_key(&keys[1], index, BTLessEqualStrategyNumber, PG_GETARG_DATUM(b + 1), lotype);

@@ -36,6 +36,7 @@ struct RelationData;
 struct IndexOptInfo;
 extern bool gpubtree_is_gpubtree_index(struct RelationData *index);
 extern bool gpubtree_is_gpubtree_indexinfo(struct IndexOptInfo *index);
+extern bool gpubtree_is_gpubtree_am(Oid amoid);
 
 /* aggplan.c */
 extern void gbt_aggplan_init(void);

@@ -207,6 +207,18 @@ gpubtree_is_gpubtree_index(Relation index)
 		index->rd_indam->aminsert == gpubtree_insert;
 }
 
+/* Does access method amoid hand out gpubtree's routines? */
+bool
+gpubtree_is_gpubtree_am(Oid amoid)
+{
+	IndexAmRoutine *am = GetIndexAmRoutineByAmId(amoid, true);
+	bool		result = am != NULL && am->aminsert == gpubtree_insert;
+
+	if (am)
+		pfree(am);
+	return result;
+}
+
 Datum
 gpubtree_handler(PG_FUNCTION_ARGS)
 {

@@ -1,12 +1,19 @@
 /*
  * status.c
  *	  gpubtree_status() and gpubtree_mirrors(): what the GPU service holds.
+ *
+ * The service holds the mirrors of every database.  Like pg_stat_statements,
+ * only roles with the privileges of pg_read_all_stats see all of them; any
+ * other role sees the mirrors of the database it is connected to, and
+ * mirror_bytes counts only those.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_authid.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -15,6 +22,30 @@
 
 PG_FUNCTION_INFO_V1(gpubtree_status);
 PG_FUNCTION_INFO_V1(gpubtree_mirrors);
+
+static bool
+sees_all_databases(void)
+{
+	return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+}
+
+/* The service's table of mirrors, as it is now. */
+static GbtMirrorInfo *
+copy_mirrors(void)
+{
+	GbtMirrorInfo *copy = palloc(sizeof(gbt_shared->mirrors));
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	memcpy(copy, gbt_shared->mirrors, sizeof(gbt_shared->mirrors));
+	SpinLockRelease(&gbt_shared->mutex);
+	return copy;
+}
+
+static bool
+visible(const GbtMirrorInfo *m, bool all)
+{
+	return m->in_use && (all || m->key.dbid == MyDatabaseId);
+}
 
 Datum
 gpubtree_status(PG_FUNCTION_ARGS)
@@ -51,6 +82,17 @@ gpubtree_status(PG_FUNCTION_ARGS)
 		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->fallbacks));
 		values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->logged));
 		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->invalidations));
+		if (!sees_all_databases())
+		{
+			GbtMirrorInfo *copy = copy_mirrors();
+			int64		bytes = 0;
+			int			i;
+
+			for (i = 0; i < GBT_MAX_MIRRORS; i++)
+				if (visible(&copy[i], false))
+					bytes += copy[i].bytes;
+			values[4] = Int64GetDatum(bytes);
+		}
 	}
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
@@ -61,16 +103,15 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	GbtMirrorInfo *copy;
+	bool		all;
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (gbt_shared == NULL)
 		return (Datum) 0;
 
-	copy = palloc(sizeof(gbt_shared->mirrors));
-	SpinLockAcquire(&gbt_shared->mutex);
-	memcpy(copy, gbt_shared->mirrors, sizeof(gbt_shared->mirrors));
-	SpinLockRelease(&gbt_shared->mutex);
+	all = sees_all_databases();
+	copy = copy_mirrors();
 
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
@@ -78,7 +119,7 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		Datum		values[10];
 		bool		nulls[10];
 
-		if (!m->in_use)
+		if (!visible(m, all))
 			continue;
 		memset(nulls, false, sizeof(nulls));
 		values[0] = ObjectIdGetDatum(m->key.dbid);

@@ -16,22 +16,28 @@
  * No rows means the mirror is right.  Without a current mirror, one row
  * says so: scans never use a mirror that is not current.  Like amcheck's
  * parent check, it holds a ShareLock on the table, so that no write happens
- * between reading the mirror and reading the index.
+ * between reading the mirror and reading the index; so only the table's
+ * owner may call it.
  */
 #include "postgres.h"
 
 #include "access/genam.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/objectaddress.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
 #include "gpubtree.h"
 #include "gpuscan.h"
+#include "indexarg.h"
 #include "service.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_verify);
@@ -130,6 +136,8 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	index;
 	Relation	heap;
+	Oid			heapoid;
+	AttrNumber	keyattnum;
 	Oid			keytype;
 	GbtColumns	cols;
 	GbtEntries	exported;
@@ -143,14 +151,22 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	Snapshot	snapshot;
 
 	InitMaterializedSRF(fcinfo, 0);
-	index = index_open(PG_GETARG_OID(0), AccessShareLock);
-	if (!gpubtree_is_gpubtree_index(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a gpubtree index", RelationGetRelationName(index))));
+
+	/*
+	 * Its ShareLock stops every writer of the table: only the table's owner
+	 * may take it, and a refused call takes no lock at all.
+	 */
+	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), "gpubtree_verify", &keyattnum);
+	if (!pg_class_ownercheck(heapoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(heapoid)),
+					   get_rel_name(heapoid));
+	index = gbt_index_arg_open(PG_GETARG_OID(0), heapoid, "gpubtree_verify",
+							   ShareLock, AccessShareLock, &heap);
 	if (!OidIsValid(keytype = gbt_mirror_key_type(index)))
-		elog(ERROR, "gpubtree index \"%s\" has no mirrorable key", RelationGetRelationName(index));
-	heap = table_open(index->rd_index->indrelid, ShareLock);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpubtree index \"%s\" has no key the GPU mirror can hold",
+						RelationGetRelationName(index))));
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
 	m.cap = 1024;

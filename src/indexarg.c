@@ -1,0 +1,123 @@
+/*
+ * indexarg.c
+ *	  The gpubtree index named by a regclass argument of an SQL function.
+ *
+ * A regclass can name any relation: a partitioned index (which has no
+ * storage), another access method's index, a table, a view, an index still
+ * being built, another session's temporary index, or nothing at all any
+ * more.  gbt_index_arg_table() refuses all of these from the catalogs alone,
+ * before any lock, so that the caller can then check the user's privileges
+ * still without a lock: a call that is refused never queues behind, or
+ * blocks, anyone else.  gbt_index_arg_open() then locks the table and the
+ * index, in that order (as amcheck and VACUUM do), and checks again, since
+ * the index may have been dropped or rebuilt in between.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "gpubtree.h"
+#include "indexarg.h"
+
+/*
+ * The table of the gpubtree index indexoid, which must be a valid index of
+ * table: checked in the catalogs, with no lock taken.  Errors name fname,
+ * the SQL function called.  *leading_attnum is the table's column that is
+ * the index's first (0 for an expression).
+ */
+Oid
+gbt_index_arg_table(Oid indexoid, const char *fname, AttrNumber *leading_attnum)
+{
+	HeapTuple	tuple;
+	Form_pg_class classform;
+	char	   *relname;
+	char		relkind;
+	Oid			relam;
+	Oid			relnamespace;
+	Oid			heapoid;
+	bool		valid;
+
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+	classform = (Form_pg_class) GETSTRUCT(tuple);
+	relname = pstrdup(NameStr(classform->relname));
+	relkind = classform->relkind;
+	relam = classform->relam;
+	relnamespace = classform->relnamespace;
+	ReleaseSysCache(tuple);
+
+	if (relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s cannot be used on partitioned index \"%s\"", fname, relname),
+				 errdetail("A partitioned index holds no entries of its own."),
+				 errhint("Call it on the index of each partition.")));
+	if (relkind != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", relname)));
+	if (!gpubtree_is_gpubtree_am(relam))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gpubtree index", relname)));
+	if (isOtherTempNamespace(relnamespace))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+
+	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+	heapoid = ((Form_pg_index) GETSTRUCT(tuple))->indrelid;
+	valid = ((Form_pg_index) GETSTRUCT(tuple))->indisvalid;
+	*leading_attnum = ((Form_pg_index) GETSTRUCT(tuple))->indkey.values[0];
+	ReleaseSysCache(tuple);
+
+	/* Being built concurrently, or left behind by a failed build. */
+	if (!valid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s cannot be used on index \"%s\", which is not valid",
+						fname, relname),
+				 errhint("Wait for CREATE INDEX CONCURRENTLY to finish, or REINDEX the index.")));
+	return heapoid;
+}
+
+/*
+ * Lock and open the table heapoid found by gbt_index_arg_table(), then the
+ * index, and check that it is still that table's valid gpubtree index.
+ */
+Relation
+gbt_index_arg_open(Oid indexoid, Oid heapoid, const char *fname,
+				   LOCKMODE heaplock, LOCKMODE indexlock, Relation *heap)
+{
+	Relation	index;
+
+	*heap = try_table_open(heapoid, heaplock);
+	index = try_relation_open(indexoid, indexlock);
+	if (*heap == NULL || index == NULL ||
+		index->rd_rel->relkind != RELKIND_INDEX ||
+		index->rd_index->indrelid != heapoid ||
+		!index->rd_index->indisvalid ||
+		!gpubtree_is_gpubtree_index(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index with OID %u was dropped or changed while %s waited for its lock",
+						indexoid, fname)));
+	return index;
+}
