@@ -240,12 +240,17 @@ CREATE FUNCTION gpubtree_status(
 	OUT fallbacks bigint,
 	OUT status text,
 	OUT logged_entries bigint,
-	OUT invalidations bigint)
+	OUT invalidations bigint,
+	OUT memory_limit bigint,
+	OUT memory_limit_source text,
+	OUT exports bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
--- The mirrors the service holds: those of the current database, or of every
--- database for roles with the privileges of pg_read_all_stats.
+-- The mirrors the service holds, and the indexes whose mirror is being
+-- built, failed to build or was refused for its size (state): those of the
+-- current database, or of every database for roles with the privileges of
+-- pg_read_all_stats.
 CREATE FUNCTION gpubtree_mirrors(
 	OUT database oid,
 	OUT index oid,
@@ -256,7 +261,11 @@ CREATE FUNCTION gpubtree_mirrors(
 	OUT build_ms double precision,
 	OUT hits bigint,
 	OUT current boolean,
-	OUT delta bigint)
+	OUT delta bigint,
+	OUT state text,
+	OUT build_done bigint,
+	OUT build_total bigint,
+	OUT note text)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 

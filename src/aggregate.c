@@ -35,6 +35,7 @@
 
 #include "aggregate.h"
 #include "aggstate.h"
+#include "builder.h"
 #include "gpubtree.h"
 #include "gpuscan.h"
 #include "resync.h"
@@ -226,10 +227,13 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 		if (!prepare(index, &status, &mirror_id, &log_bound, &answer->columns))
 		{
-			if (status == GBT_REPLY_NO_MIRROR && gpubtree_build_on_scan &&
-				attempt == 0 && gbt_build_mirror(index, keytype))
+			static char note[GBT_ERRMSG_LEN];
+
+			/* Built in the background; we wait only if asked to. */
+			if (status == GBT_REPLY_NO_MIRROR && attempt == 0 &&
+				gbt_mirror_wanted(index, keytype, note, sizeof(note)))
 				continue;
-			*why = status == GBT_REPLY_NO_MIRROR ? "no current mirror" :
+			*why = status == GBT_REPLY_NO_MIRROR ? note :
 				"the service did not answer";
 			return false;
 		}

@@ -20,6 +20,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "builder.h"
 #include "gpubtree.h"
 #include "gpuscan.h"
 #include "service.h"
@@ -74,9 +75,11 @@ collect_bitmap_scans(Plan *plan, List **indexes)
  * The engine (which device) is machine-specific, so only VERBOSE shows it.
  */
 static const char *
-service_route(ExplainState *es)
+service_route(ExplainState *es, Oid indexrelid)
 {
-	static char buf[GBT_ERRMSG_LEN + 128];
+	char		note[GBT_ERRMSG_LEN];
+
+	static char buf[2 * GBT_ERRMSG_LEN + 128];
 
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
 		return "nbtree (gpubtree.device = off)";
@@ -86,6 +89,8 @@ service_route(ExplainState *es)
 		return "nbtree (the GPU service is not running)";
 	snprintf(buf, sizeof(buf), "GPU service for ranges and = ANY of %d or more keys, else nbtree",
 			 gpubtree_min_gpu_batch);
+	if (gbt_builder_note(indexrelid, note, sizeof(note)))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "; %s", note);
 	if (es->verbose)
 	{
 		SpinLockAcquire(&gbt_shared->mutex);
@@ -132,9 +137,9 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 
 		if (es->format == EXPLAIN_FORMAT_TEXT)
 			appendStringInfo(es->str, "  Bitmap Index Scan on %s: %s\n",
-							 name, service_route(es));
+							 name, service_route(es, lfirst_oid(lc)));
 		else
-			ExplainPropertyText(name, service_route(es), es);
+			ExplainPropertyText(name, service_route(es, lfirst_oid(lc)), es);
 	}
 	if (es->analyze)
 	{
@@ -155,6 +160,8 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 				appendStringInfo(es->str, "; in this backend: keys to ranges %.3f ms, round trips %.3f ms",
 								 d.prep_ms, d.wait_ms);
 			appendStringInfoChar(es->str, '\n');
+			if (d.fallbacks > 0 && gbt_scan_stats.mirror_note[0] != '\0')
+				appendStringInfo(es->str, "  Mirror: %s\n", gbt_scan_stats.mirror_note);
 		}
 		else
 		{

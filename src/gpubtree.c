@@ -23,12 +23,14 @@
 PG_MODULE_MAGIC;
 
 int			gpubtree_device_mode = GPUBTREE_DEVICE_AUTO;
-int			gpubtree_gpu_memory_limit = 4096;
+int			gpubtree_mirror_memory_limit = -1;
 int			gpubtree_batch_window = 0;
 int			gpubtree_service_timeout = 5000;
 int			gpubtree_min_gpu_batch = 1024;
 bool		gpubtree_build_on_scan = true;
 bool		gpubtree_build_after_create = false;
+int			gpubtree_build_wait = 0;
+int			gpubtree_debug_build_delay = 0;
 bool		gpubtree_enable_aggregate = true;
 int			gpubtree_change_log_size = 1 << 18;
 
@@ -79,11 +81,13 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomIntVariable("gpubtree.gpu_memory_limit",
-							"Memory all mirrors together may use on the device (or in the service, on the CPU).",
-							"Least recently used mirrors are evicted to stay under it.",
-							&gpubtree_gpu_memory_limit,
-							4096, 1, INT_MAX / 2,
+	DefineCustomIntVariable("gpubtree.mirror_memory_limit",
+							"Memory all mirrors together may use: their bytes in the GPU's memory and in the service's.",
+							"-1 (auto): three quarters of the GPU's memory, or a quarter of the server's "
+							"when the service runs on the CPU engine.  Least recently used mirrors are evicted "
+							"to stay under it; a mirror that cannot fit is never built.",
+							&gpubtree_mirror_memory_limit,
+							-1, -1, INT_MAX / 2,
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
@@ -129,8 +133,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpubtree.build_on_scan",
-							 "Build or refresh a mirror when a bitmap scan finds none that is current.",
-							 NULL,
+							 "Have a mirror built in the background when a scan or aggregate finds none that is current.",
+							 "The query itself is answered by nbtree (or the plan below) meanwhile.",
 							 &gpubtree_build_on_scan,
 							 true,
 							 PGC_USERSET,
@@ -145,6 +149,25 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.build_wait",
+							"How long a query waits for the background build of a mirror it asked for.",
+							"0 (the default): never; the query is answered without the mirror, and the next "
+							"uses it.  For tests and scripts that need the mirror at once.",
+							&gpubtree_build_wait,
+							0, 0, 3600 * 1000,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.debug_build_delay",
+							"Makes background mirror builds wait this long before they start (for tests).",
+							NULL,
+							&gpubtree_debug_build_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpubtree.enable_aggregate",
 							 "Lets the planner answer range aggregates through the GPU service.",

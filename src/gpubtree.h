@@ -22,12 +22,14 @@ typedef enum GpubtreeDeviceMode
 } GpubtreeDeviceMode;
 
 extern int	gpubtree_device_mode;
-extern int	gpubtree_gpu_memory_limit;	/* MB */
+extern int	gpubtree_mirror_memory_limit;	/* MB, -1: auto */
 extern int	gpubtree_batch_window;	/* microseconds */
 extern int	gpubtree_service_timeout;	/* milliseconds */
 extern int	gpubtree_min_gpu_batch;
 extern bool gpubtree_build_on_scan;
 extern bool gpubtree_build_after_create;
+extern int	gpubtree_build_wait;	/* milliseconds */
+extern int	gpubtree_debug_build_delay;	/* milliseconds */
 extern bool gpubtree_enable_aggregate;
 extern int	gpubtree_change_log_size;	/* entries */
 

@@ -32,6 +32,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "builder.h"
 #include "gpubtree.h"
 #include "gpuscan.h"
 #include "keys.h"
@@ -440,7 +441,8 @@ sort_run_by_tid(GbtEntries *e, int64 from, int64 to)
  */
 int64
 gbt_export_index(Relation heap, Relation index, Oid keytype,
-				 const GbtColumns *cols, GbtEntries *out)
+				 const GbtColumns *cols, GbtEntries *out,
+				 GbtExportProgress progress, void *progress_arg)
 {
 	IndexScanDesc iscan;
 	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
@@ -477,8 +479,12 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 		for (c = 0; c < cols->ncols; c++)
 			out->vals[c][n] = vals[c];
 		n++;
+		if (progress != NULL && n % 65536 == 0)
+			progress(n, progress_arg);
 	}
 	index_endscan(iscan);
+	if (progress != NULL)
+		progress(n, progress_arg);
 	out->n = n;
 
 	/*
@@ -521,10 +527,12 @@ gbt_fill_key(GbtMirrorKey *key, Relation index)
  * Export the index and have the service build its mirror.  The export is
  * registered with the change log first, so that the service can add what
  * is logged while it runs; the generation read before that tells the service
- * whether anything the log cannot carry happened meanwhile.
+ * whether anything the log cannot carry happened meanwhile.  On failure,
+ * why says what happened.
  */
 bool
-gbt_build_mirror(Relation index, Oid keytype)
+gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
+				 void *progress_arg, char *why, Size whylen)
 {
 	uint64		generation;
 	uint64		log_start;
@@ -542,12 +550,16 @@ gbt_build_mirror(Relation index, Oid keytype)
 	gbt_fill_key(&key, index);
 	gbt_index_columns(index, &cols);
 	if (!gbt_register_build(&key, &log_start, &service_pid))
+	{
+		strlcpy(why, "no GPU service, or another export of the index under way", whylen);
 		return false;
+	}
+	pg_atomic_fetch_add_u64(&gbt_shared->exports, 1);
 	PG_TRY();
 	{
-		/* A bitmap scan has no heap relation open; the query holds its lock. */
+		/* The caller holds a lock on the table. */
 		heap = table_open(index->rd_index->indrelid, NoLock);
-		gbt_export_index(heap, index, keytype, &cols, &entries);
+		gbt_export_index(heap, index, keytype, &cols, &entries, progress, progress_arg);
 		table_close(heap, NoLock);
 
 		req = gbt_request_create(&seg, gbt_entries_flat_size(cols.ncols, entries.n), 0);
@@ -573,6 +585,10 @@ gbt_build_mirror(Relation index, Oid keytype)
 
 	if (ok)
 		gbt_scan_stats.build_ms += req->device_ms;
+	else
+		strlcpy(why, req == NULL ? "no shared memory for the export" :
+				req->message[0] != '\0' ? req->message : "the service did not build it",
+				whylen);
 	if (seg != NULL)
 		dsm_detach(seg);
 	return ok;
@@ -589,14 +605,16 @@ void
 gbt_mirror_after_build(Relation index)
 {
 	Oid			keytype;
+	char		why[GBT_ERRMSG_LEN];
 
 	if (!gpubtree_build_after_create || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
 		!index->rd_index->indisvalid ||
 		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
-		!OidIsValid(keytype = gbt_mirror_key_type(index)))
+		!OidIsValid(keytype = gbt_mirror_key_type(index)) ||
+		gbt_mirror_refused(index, why, sizeof(why)))
 		return;
-	(void) gbt_build_mirror(index, keytype);
+	(void) gbt_build_mirror(index, keytype, NULL, NULL, why, sizeof(why));
 }
 
 /*
@@ -694,6 +712,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	/* This session's own inserts first, so that it sees its own rows. */
 	gbt_resync_flush();
+	gbt_scan_stats.mirror_note[0] = '\0';
 
 	/* Guess room for the answer; the service says when it needs more. */
 	room = sizeof(ItemPointerData) * Max(n * 4, 1024);
@@ -708,9 +727,11 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			/* With slack: concurrent inserts may grow the answer meanwhile. */
 			room = sizeof(ItemPointerData) * (ntids + ntids / 4 + 1024);
 		}
-		else if (status == GBT_REPLY_NO_MIRROR && gpubtree_build_on_scan && attempt == 0)
+		else if (status == GBT_REPLY_NO_MIRROR && attempt == 0)
 		{
-			if (!gbt_build_mirror(index, keytype))
+			/* Built in the background; we wait only if asked to. */
+			if (!gbt_mirror_wanted(index, keytype, gbt_scan_stats.mirror_note,
+								   sizeof(gbt_scan_stats.mirror_note)))
 				break;
 		}
 		else

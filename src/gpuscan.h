@@ -25,6 +25,7 @@ typedef struct GbtScanStats
 	double		prep_ms;		/* turning scan keys into key ranges */
 	double		wait_ms;		/* request round trips, device time included */
 	bool		on_gpu;			/* some answer came from the GPU */
+	char		mirror_note[GBT_ERRMSG_LEN];	/* why the last scan found no mirror */
 } GbtScanStats;
 
 extern GbtScanStats gbt_scan_stats;
@@ -35,14 +36,19 @@ extern Oid	gbt_mirror_key_type(Relation index);
 extern void gbt_index_columns(Relation index, GbtColumns *cols);
 extern uint8 gbt_entry_values(Relation index, const GbtColumns *cols,
 							  const Datum *values, const bool *isnull, int64 *vals);
+/* Called every so many entries an export has read. */
+typedef void (*GbtExportProgress) (int64 done, void *arg);
 extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
-							  const GbtColumns *cols, GbtEntries *out);
+							  const GbtColumns *cols, GbtEntries *out,
+							  GbtExportProgress progress, void *progress_arg);
 extern uint64 gbt_encode_key(Datum value, Oid typid);
 extern bool gbt_comparable(Oid argtype, Oid keytype);
 extern bool gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 							   uint64 **lo_out, uint64 **hi_out, int64 *n_out);
 extern void gbt_fill_key(GbtMirrorKey *key, Relation index);
-extern bool gbt_build_mirror(Relation index, Oid keytype);
+extern bool gbt_build_mirror(Relation index, Oid keytype,
+							 GbtExportProgress progress, void *progress_arg,
+							 char *why, Size whylen);
 
 typedef void (*GbtDumpFn) (const GbtEntries *e, const GbtColumns *cols, void *arg);
 extern bool gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg,

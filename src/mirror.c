@@ -237,6 +237,26 @@ gbt_mirror_bytes(const GbtMirror *m)
 	return bytes;
 }
 
+/*
+ * The same parts as gbt_mirror_bytes(), for a mirror just built: entries
+ * with their block numbers and NULL bits, and the Harmonia tree (16 bytes an
+ * entry, and its inner nodes: under 1 byte an entry at the default fanout);
+ * on the GPU also the device's copies of block numbers, columns and NULL
+ * bits, and the device tree's padding.  Rounded up (an entry with one
+ * INCLUDE column: 48 bytes on the CPU engine, 72 on the GPU, as measured),
+ * so that a mirror estimated to fit does.
+ */
+int64
+gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu)
+{
+	double		per_entry = sizeof(uint64) + sizeof(ItemPointerData) + 1 +
+		ncols * sizeof(int64) + sizeof(uint32) + ncols / 8.0 + 17;
+
+	if (on_gpu)
+		per_entry += 16 + 8.25 * ncols;
+	return (int64) (n * per_entry) + 1024 * 1024;
+}
+
 bool
 gbt_mirror_on_gpu(const GbtMirror *m)
 {
@@ -683,7 +703,8 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out)
 }
 
 bool
-gbt_engine_gpu_usable(char *name, Size namelen, char *why, Size whylen)
+gbt_engine_gpu_usable(char *name, Size namelen, int64 *memory,
+					  char *why, Size whylen)
 {
 #ifdef USE_CUDA
 	gbt_device_props props;
@@ -699,6 +720,7 @@ gbt_engine_gpu_usable(char *name, Size namelen, char *why, Size whylen)
 	if (gbt_cuda_device_props(0, &props, why, whylen) != 0)
 		return false;
 	strlcpy(name, props.name, namelen);
+	*memory = (int64) props.total_memory;
 	return true;
 #else
 	strlcpy(why, "built without CUDA", whylen);

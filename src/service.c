@@ -19,6 +19,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "builder.h"
 #include "gpubtree.h"
 #include "service.h"
 
@@ -52,6 +53,7 @@ service_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(service_shmem_size());
 	RequestAddinShmemSpace(log_shmem_size());
+	RequestAddinShmemSpace(gbt_builder_shmem_size());
 	RequestNamedLWLockTranche("gpubtree log", 1);
 }
 
@@ -75,6 +77,7 @@ service_shmem_startup(void)
 		pg_atomic_init_u64(&gbt_shared->requests, 0);
 		pg_atomic_init_u64(&gbt_shared->fallbacks, 0);
 		pg_atomic_init_u64(&gbt_shared->builds, 0);
+		pg_atomic_init_u64(&gbt_shared->exports, 0);
 		pg_atomic_init_u64(&gbt_shared->logged, 0);
 		pg_atomic_init_u64(&gbt_shared->invalidations, 0);
 		for (i = 0; i < GBT_GENERATIONS; i++)
@@ -90,6 +93,7 @@ service_shmem_startup(void)
 		for (i = 0; i < gbt_shared->nslots; i++)
 			pg_atomic_init_u32(&gbt_shared->slots[i].state, GBT_SLOT_FREE);
 	}
+	gbt_builder_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -245,11 +245,14 @@ typedef struct GbtServiceShared
 	char		device_name[64];
 	char		status[GBT_ERRMSG_LEN];
 	int64		mirror_bytes;	/* all mirrors, on device or host */
+	int64		memory_limit;	/* bytes mirror_bytes may reach */
+	char		memory_limit_source[64];	/* what set it */
 	GbtMirrorInfo mirrors[GBT_MAX_MIRRORS];
 
 	pg_atomic_uint64 requests;	/* answered requests */
 	pg_atomic_uint64 fallbacks; /* scans that went to nbtree instead */
 	pg_atomic_uint64 builds;	/* mirrors built */
+	pg_atomic_uint64 exports;	/* index exports begun for a mirror */
 	pg_atomic_uint64 logged;	/* entries written to the change log */
 	pg_atomic_uint64 invalidations; /* generation bumps */
 	pg_atomic_uint64 generation[GBT_GENERATIONS];

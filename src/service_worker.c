@@ -16,6 +16,8 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -77,6 +79,8 @@ typedef struct BuildCapture
 static ServiceMirror mirrors[GBT_MAX_MIRRORS];
 static BuildCapture *captures;	/* one per slot */
 static bool gpu_usable = false;
+static int64 gpu_memory = 0;	/* bytes of the GPU's memory */
+static int64 memory_limit = 0;	/* gpubtree.mirror_memory_limit, resolved */
 static uint64 next_mirror_id = 1;
 
 void
@@ -93,6 +97,42 @@ gbt_service_register(void)
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpubtree");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "gpubtree_service_main");
 	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * Resolve gpubtree.mirror_memory_limit: an explicit value, or by default a
+ * share of the memory the mirrors live in, as found at start.  Publishes it
+ * for gpubtree_status() and for backends, which refuse to export an index
+ * whose mirror cannot fit (builder.c).
+ */
+static void
+set_memory_limit(void)
+{
+	char		source[64];
+
+	if (gpubtree_mirror_memory_limit >= 0)
+	{
+		memory_limit = (int64) gpubtree_mirror_memory_limit * 1024 * 1024;
+		strlcpy(source, "gpubtree.mirror_memory_limit", sizeof(source));
+	}
+	else if (gpu_usable)
+	{
+		memory_limit = gpu_memory / 4 * 3;
+		strlcpy(source, "auto: 3/4 of the GPU's memory", sizeof(source));
+	}
+	else
+	{
+		long		pages = sysconf(_SC_PHYS_PAGES);
+		long		pagesize = sysconf(_SC_PAGESIZE);
+
+		memory_limit = pages > 0 && pagesize > 0 ? (int64) pages * pagesize / 4 :
+			(int64) 1024 * 1024 * 1024;
+		strlcpy(source, "auto: 1/4 of the server's memory (CPU engine)", sizeof(source));
+	}
+	SpinLockAcquire(&gbt_shared->mutex);
+	gbt_shared->memory_limit = memory_limit;
+	strlcpy(gbt_shared->memory_limit_source, source, sizeof(gbt_shared->memory_limit_source));
+	SpinLockRelease(&gbt_shared->mutex);
 }
 
 /* Publish the mirror table for gpubtree_status(). */
@@ -146,13 +186,13 @@ find_mirror(const GbtMirrorKey *key)
 /*
  * Make room for a mirror of the given size: drop this index's older
  * mirrors (other storage), then the least recently used ones while the total
- * would exceed gpubtree.gpu_memory_limit.  Returns a free entry, or NULL
- * when the mirror cannot fit at all.
+ * would exceed the memory limit.  Returns a free entry, or NULL when the
+ * mirror cannot fit at all.
  */
 static ServiceMirror *
 make_room(const GbtMirrorKey *key, int64 bytes)
 {
-	int64		limit = (int64) gpubtree_gpu_memory_limit * 1024 * 1024;
+	int64		limit = memory_limit;
 	int64		total = 0;
 	int			i;
 
@@ -270,8 +310,8 @@ handle_build(GbtRequest *req, int slotno)
 	char		err[GBT_ERRMSG_LEN];
 	instr_time	start,
 				duration;
-	int64		estimate = req->nitems * (int64) (sizeof(uint64) + sizeof(ItemPointerData) +
-												  sizeof(int64) * req->columns.ncols) * 2;
+	int64		estimate = gbt_mirror_estimate_bytes(req->nitems, req->columns.ncols,
+													 gpu_usable);
 	BuildCapture *bc;
 	bool		registered;
 
@@ -286,7 +326,9 @@ handle_build(GbtRequest *req, int slotno)
 	sm = make_room(&req->key, estimate);
 	if (sm == NULL)
 	{
-		reply(req, GBT_REPLY_ERROR, "mirror would exceed gpubtree.gpu_memory_limit");
+		snprintf(err, sizeof(err), "mirror needs %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
+				 (long long) (estimate >> 20), (long long) (memory_limit >> 20));
+		reply(req, GBT_REPLY_ERROR, err);
 		return;
 	}
 
@@ -660,7 +702,7 @@ apply_log(void)
 /*
  * Drop mirrors whose index (or database) moved to a newer generation: they
  * can never be used again.  Fold large deltas into new trees.  Evict the
- * least recently used mirrors while all exceed gpubtree.gpu_memory_limit.
+ * least recently used mirrors while all exceed the memory limit.
  */
 static void
 maintain_mirrors(void)
@@ -697,10 +739,10 @@ maintain_mirrors(void)
 		sm->id = next_mirror_id++;
 	}
 
-	/* Deltas grow, and gpubtree.gpu_memory_limit may have been lowered. */
+	/* Deltas grow, and gpubtree.mirror_memory_limit may have been lowered. */
 	for (;;)
 	{
-		int64		limit = (int64) gpubtree_gpu_memory_limit * 1024 * 1024;
+		int64		limit = memory_limit;
 		int64		total = 0;
 		ServiceMirror *lru = NULL;
 
@@ -885,7 +927,8 @@ gpubtree_service_main(Datum arg)
 	/* Decide the engine: the service's own gpubtree.device (postgresql.conf). */
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_AUTO ||
 		gpubtree_device_mode == GPUBTREE_DEVICE_GPU)
-		gpu_usable = gbt_engine_gpu_usable(name, sizeof(name), why, sizeof(why));
+		gpu_usable = gbt_engine_gpu_usable(name, sizeof(name), &gpu_memory,
+										   why, sizeof(why));
 	else
 		snprintf(why, sizeof(why), "gpubtree.device = %s",
 				 gpubtree_device_mode_name(gpubtree_device_mode));
@@ -908,6 +951,7 @@ gpubtree_service_main(Datum arg)
 				 "running on the CPU engine: %s", why);
 	SpinLockRelease(&gbt_shared->mutex);
 	LWLockRelease(gbt_shared->log.lock);
+	set_memory_limit();
 	before_shmem_exit(service_exit, (Datum) 0);
 
 	captures = MemoryContextAllocZero(TopMemoryContext,
@@ -926,6 +970,7 @@ gpubtree_service_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			set_memory_limit();
 		}
 		if (!any_submitted())
 		{

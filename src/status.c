@@ -17,6 +17,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "builder.h"
 #include "gpubtree.h"
 #include "service.h"
 
@@ -51,8 +52,8 @@ Datum
 gpubtree_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[11];
-	bool		nulls[11];
+	Datum		values[14];
+	bool		nulls[14];
 
 	InitMaterializedSRF(fcinfo, 0);
 	memset(nulls, false, sizeof(nulls));
@@ -74,6 +75,8 @@ gpubtree_status(PG_FUNCTION_ARGS)
 		values[3] = CStringGetTextDatum(gbt_shared->device_name);
 		values[4] = Int64GetDatum(gbt_shared->mirror_bytes);
 		values[8] = CStringGetTextDatum(gbt_shared->status);
+		values[11] = Int64GetDatum(gbt_shared->memory_limit);
+		values[12] = CStringGetTextDatum(gbt_shared->memory_limit_source);
 		SpinLockRelease(&gbt_shared->mutex);
 		nulls[1] = DatumGetInt32(values[1]) == 0;
 		nulls[3] = !DatumGetBool(values[2]);
@@ -82,6 +85,8 @@ gpubtree_status(PG_FUNCTION_ARGS)
 		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->fallbacks));
 		values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->logged));
 		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->invalidations));
+		values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->exports));
+		nulls[11] = nulls[12] = DatumGetInt64(values[11]) == 0;
 		if (!sees_all_databases())
 		{
 			GbtMirrorInfo *copy = copy_mirrors();
@@ -98,13 +103,54 @@ gpubtree_status(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* The job of the index of key among jobs[0..njobs), or NULL. */
+static GbtBuildJob *
+job_of(GbtBuildJob *jobs, int njobs, const GbtMirrorKey *key)
+{
+	int			i;
+
+	for (i = 0; i < njobs; i++)
+		if (memcmp(&jobs[i].key, key, sizeof(GbtMirrorKey)) == 0)
+			return &jobs[i];
+	return NULL;
+}
+
+/* The job columns of a row: state, build progress, note. */
+static void
+put_job(Datum *values, bool *nulls, const GbtBuildJob *job, const char *state)
+{
+	values[10] = CStringGetTextDatum(job != NULL && job->state != GBT_JOB_FREE ?
+									 gbt_job_state_name(job->state) : state);
+	nulls[11] = nulls[12] = job == NULL || job->state != GBT_JOB_EXPORTING;
+	if (!nulls[11])
+	{
+		values[11] = Int64GetDatum(job->done);
+		values[12] = Int64GetDatum(job->total);
+	}
+	nulls[13] = true;
+	if (job != NULL && job->state == GBT_JOB_REFUSED)
+		values[13] = CStringGetTextDatum(psprintf("needs about %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
+												  (long long) (job->need_bytes >> 20),
+												  (long long) (job->limit_bytes >> 20)));
+	else if (job != NULL && job->state == GBT_JOB_FAILED)
+		values[13] = CStringGetTextDatum(job->message);
+	else
+		return;
+	nulls[13] = false;
+}
+
 Datum
 gpubtree_mirrors(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	GbtMirrorInfo *copy;
+	GbtBuildJob *jobs;
+	int			njobs;
+	bool	   *shown;
 	bool		all;
 	int			i;
+	Datum		values[14];
+	bool		nulls[14];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (gbt_shared == NULL)
@@ -112,12 +158,15 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 
 	all = sees_all_databases();
 	copy = copy_mirrors();
+	jobs = palloc(sizeof(GbtBuildJob) * GBT_MAX_BUILD_JOBS);
+	njobs = gbt_builder_jobs(jobs);
+	shown = palloc0(sizeof(bool) * Max(njobs, 1));
 
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
 		GbtMirrorInfo *m = &copy[i];
-		Datum		values[10];
-		bool		nulls[10];
+		GbtBuildJob *job;
+		bool		current;
 
 		if (!visible(m, all))
 			continue;
@@ -131,9 +180,29 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		values[6] = Float8GetDatum(m->build_ms);
 		values[7] = Int64GetDatum((int64) m->hits);
 		/* Current: valid at the index's generation. */
-		values[8] = BoolGetDatum(m->generation >=
-								 gbt_generation(m->key.dbid, m->key.indexrelid));
+		current = m->generation >= gbt_generation(m->key.dbid, m->key.indexrelid);
+		values[8] = BoolGetDatum(current);
 		values[9] = Int64GetDatum(m->delta);
+		job = job_of(jobs, njobs, &m->key);
+		if (job != NULL)
+			shown[job - jobs] = true;
+		put_job(values, nulls, job, current ? "current" : "stale");
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	/* Indexes with no mirror, but a build, a failure or a refusal. */
+	for (i = 0; i < njobs; i++)
+	{
+		if (shown[i] || (!all && jobs[i].key.dbid != MyDatabaseId))
+			continue;
+		memset(nulls, true, sizeof(nulls));
+		values[0] = ObjectIdGetDatum(jobs[i].key.dbid);
+		values[1] = ObjectIdGetDatum(jobs[i].key.indexrelid);
+		values[2] = ObjectIdGetDatum(jobs[i].key.relfilenode);
+		nulls[0] = nulls[1] = nulls[2] = false;
+		values[8] = BoolGetDatum(false);
+		nulls[8] = nulls[10] = false;
+		put_job(values, nulls, &jobs[i], NULL);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -37,6 +37,13 @@ max_parallel_maintenance_workers = 2
 max_prepared_transactions = 10
 log_min_messages = warning
 CONF
+	# Queries never wait for a mirror build by default; the suites that
+	# compare the service's answers with btree's need the mirror at once, so
+	# their clusters let a query wait for the build it asks for.
+	# GBT_BUILD_WAIT= (empty) keeps the shipped default.
+	if [ -n "${GBT_BUILD_WAIT-60s}" ]; then
+		echo "gpubtree.build_wait = '${GBT_BUILD_WAIT-60s}'" >>"$dir/data/postgresql.conf"
+	fi
 	# Preloading starts the GPU service, as on a production server;
 	# GBT_PRELOAD=0 tests the extension without it.
 	if [ "${GBT_PRELOAD:-1}" = 1 ]; then
