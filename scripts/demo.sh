@@ -66,7 +66,7 @@ say "Warming up: gpubtree builds its mirror (the index's copy the GPU service se
 $PSQL -At -c "EXPLAIN (ANALYZE, COSTS OFF) $(printf "$RANGE" events_gpubtree)" |
 	grep -E 'Answered by|Execution Time' | sed 's/^ */   first query on events_gpubtree: /'
 # The mirror may be built in the background: wait until it is current.
-for _ in $(seq 1 120); do
+for _ in $(seq 1 60); do
 	mirror=$($PSQL -Atc "SELECT entries || ' entries, built in ' || round(build_ms) || ' ms on the ' || engine || ' engine'
 		FROM gpubtree_mirrors() WHERE index = 'events_gpubtree_k'::regclass AND current")
 	[ -n "$mirror" ] && break
