@@ -3,8 +3,8 @@
 # It runs as an unprivileged user under simulated absences (pg_config
 # wrappers that point at empty or partial directories, a PATH without some
 # commands) and must fail with one line naming the right packages, and pass
-# with everything present.  The half-installed case comes first: server
-# headers missing while pg_config and pgxs.mk are there.  As root it also
+# with everything present.  The half-installed case (server headers missing
+# while pg_config and pgxs.mk are there) is a fresh Debian 12's.  As root it also
 # checks that the install path asks apt-get (a stand-in here) for the
 # package and still fails when the file did not come.  Needs no cluster.
 set -uo pipefail
