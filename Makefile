@@ -4,6 +4,7 @@
 #   make install
 #   make demo        build, install and run a demo on a throwaway cluster
 #   make test-all    every test (what CI runs)
+#   make deps        check what those two need (as root: install it)
 #
 # src/*.c and cuda/*.c are compiled with the C compiler; cuda/*.cu with nvcc
 # when CUDA is enabled.  USE_CUDA=auto enables it when nvcc is on PATH.  The
@@ -54,8 +55,13 @@ override with_llvm = no
 EXTRA_CLEAN = cuda/*.o src/*.o results regression.diffs regression.out \
 	test/tmp_check
 
-PGXS := $(shell $(PG_CONFIG) --pgxs)
+# Without PGXS (no PostgreSQL yet) only the targets that install it can run.
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
+else ifneq ($(filter-out deps demo test-all,$(or $(MAKECMDGOALS),all)),)
+$(error no PostgreSQL build files (pg_config --pgxs): run `bash scripts/deps.sh`, as root it installs them)
+endif
 
 ifeq ($(USE_CUDA),1)
 cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh)
@@ -64,9 +70,15 @@ endif
 
 $(OBJS): $(wildcard src/*.h cuda/*.h)
 
-.PHONY: demo test-all
-demo:
+# scripts/deps.sh installs what is missing as root; any other user gets one
+# line naming the packages.  (PG_CONFIG given to make reaches the scripts
+# through the environment.)
+.PHONY: deps demo test-all
+deps:
+	@bash scripts/deps.sh
+
+demo: deps
 	scripts/demo.sh
 
-test-all:
+test-all: deps
 	test/run_all.sh

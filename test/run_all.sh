@@ -3,12 +3,14 @@
 #
 #   test/run_all.sh
 #
-# Builds and installs the extension (so run it as root, or as a user who can
-# write to PostgreSQL's directories), then runs, each on its own throwaway
-# cluster: warning-free builds with and without CUDA, the Harmonia CPU unit
-# tests, the pg_regress suite, the randomized differential test against
-# btree, the crash test and the progress-reporting test.  GPU tests print
-# SKIPPED without a GPU and are never counted as passed.
+# First the dependency check's own test (scripts/deps.sh under simulated
+# absences).  Then builds and installs the extension (so run it as root, or
+# as a user who can write to PostgreSQL's directories), and runs, each on its
+# own throwaway cluster: warning-free builds with and without CUDA, the
+# Harmonia CPU unit tests, the pg_regress suite, the randomized
+# differential test against btree, the crash test and the
+# progress-reporting test.  GPU tests print SKIPPED without a GPU and are
+# never counted as passed.
 #
 # GPUBTREE_DEVICE=gpu|cpu|off|auto runs the SQL suites with that
 # gpubtree.device setting (for the GPU machine).
@@ -51,7 +53,19 @@ add_counts() {
 
 section() { printf '\n=== %s ===\n' "$1"; }
 
+# suite SCRIPT: run test/SCRIPT, which ends with "N passed, N failed".
+suite() {
+	local log
+	section "$1"
+	log=$(mktemp)
+	"test/$1" 2>&1 | tee "$log"
+	add_counts "$1" "$log" "${PIPESTATUS[0]}"
+	rm -f "$log"
+}
+
 export PGOPTIONS="${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
+
+suite deps_check.sh
 
 section "build (warning-free, with and without CUDA)"
 for variant in 0 1; do
@@ -131,11 +145,7 @@ rm -rf "$DIR"
 
 for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh progress.sh service_faults.sh no_preload.sh concurrency/run.sh; do
 	[ -x "test/$t" ] || continue
-	section "$t"
-	log=$(mktemp)
-	"test/$t" 2>&1 | tee "$log"
-	add_counts "$t" "$log" "${PIPESTATUS[0]}"
-	rm -f "$log"
+	suite "$t"
 done
 
 section "summary"
