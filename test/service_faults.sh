@@ -85,13 +85,13 @@ check "answer past gpubtree.service_timeout" "$(q g 'SET gpubtree.service_timeou
 check "timeouts counted as fallbacks" "$(( $(stat fallbacks) > f0 ))" 1
 reload "gpubtree.batch_window = 0"
 
-# 5. No room under gpubtree.gpu_memory_limit (lowered: the service evicts
+# 5. No room under gpubtree.mirror_memory_limit (lowered: the service evicts
 # the mirror, and cannot build it again): nbtree answers.
-reload "gpubtree.gpu_memory_limit = 1"
+reload "gpubtree.mirror_memory_limit = 1"
 f0=$(stat fallbacks)
 check "answer when the mirror does not fit" "$(q g)" "$expected"
 check "out-of-memory counted as fallback" "$(( $(stat fallbacks) > f0 ))" 1
-reload "gpubtree.gpu_memory_limit = 4096"
+reload "gpubtree.mirror_memory_limit = -1"
 check "answer once it fits again" "$(q g)" "$expected"
 
 echo "$passed passed, $failed failed"

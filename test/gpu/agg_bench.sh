@@ -30,7 +30,7 @@ max_worker_processes = 24
 max_parallel_workers = 16
 jit = off
 autovacuum = off
-gpubtree.gpu_memory_limit = 65536
+gpubtree.mirror_memory_limit = 65536
 CONF
 cluster_start "$DIR" || exit 1
 cluster_env "$DIR" "$PORT"

@@ -27,7 +27,7 @@ max_parallel_maintenance_workers = 8
 max_worker_processes = 24
 max_parallel_workers = 16
 jit = off
-gpubtree.gpu_memory_limit = 32768
+gpubtree.mirror_memory_limit = 32768
 CONF
 cluster_start "$DIR" || exit 1
 cluster_env "$DIR" "$PORT"
