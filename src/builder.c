@@ -279,26 +279,26 @@ gbt_mirror_refused(Relation index, char *why, Size whylen)
 }
 
 /*
- * May a worker build this index's mirror from what is committed?  Not while
- * this transaction holds a lock that would keep the worker waiting, or has
- * created the index or given it new storage, which no one else sees yet.
+ * Can another process build this index's mirror?  Not one this transaction
+ * created or gave new storage, which no one else sees yet.
  */
 static bool
-buildable_from_outside(Relation index)
+visible_outside(Relation index)
 {
-	Relation	heap = RelationIdGetRelation(index->rd_index->indrelid);
-	bool		ok;
+	return index->rd_createSubid == InvalidSubTransactionId &&
+		index->rd_firstRelfilenodeSubid == InvalidSubTransactionId;
+}
 
-	ok = index->rd_createSubid == InvalidSubTransactionId &&
-		index->rd_firstRelfilenodeSubid == InvalidSubTransactionId &&
-		!CheckRelationLockedByMe(index, AccessExclusiveLock, false) &&
-		RelationIsValid(heap) &&
-		heap->rd_createSubid == InvalidSubTransactionId &&
-		heap->rd_firstRelfilenodeSubid == InvalidSubTransactionId &&
-		!CheckRelationLockedByMe(heap, AccessExclusiveLock, false);
-	if (RelationIsValid(heap))
-		RelationClose(heap);
-	return ok;
+/*
+ * Does this transaction hold a lock that a worker building the mirror would
+ * wait for (DDL on the table in this transaction)?  Then we must not wait
+ * for the build: it cannot begin before we end.
+ */
+static bool
+build_blocked_by_us(Relation index)
+{
+	return CheckRelationLockedByMe(index, AccessExclusiveLock, false) ||
+		CheckRelationOidLockedByMe(index->rd_index->indrelid, AccessExclusiveLock, false);
 }
 
 static bool
@@ -351,9 +351,9 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 	strlcpy(why, "no current mirror", whylen);
 	if (!gpubtree_build_on_scan || builder == NULL)
 		return false;
-	if (!buildable_from_outside(index))
+	if (!visible_outside(index))
 	{
-		strlcpy(why, "no current mirror: the index changed in this transaction", whylen);
+		strlcpy(why, "no current mirror: the index is new in this transaction", whylen);
 		return false;
 	}
 	if (gbt_mirror_refused(index, why, whylen))
@@ -417,7 +417,8 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 	}
 
 	/* Wait, if asked to, while the build is under way. */
-	deadline = TimestampTzPlusMilliseconds(now, gpubtree_build_wait);
+	deadline = TimestampTzPlusMilliseconds(now, build_blocked_by_us(index) ? 0 :
+										   gpubtree_build_wait);
 	for (;;)
 	{
 		GbtBuildJob copy;

@@ -49,8 +49,9 @@ void		_PG_init(void);
 /*
  * DROP of an index (also through its table) or of a database: make its
  * mirrors unusable, so that the service frees them and no later object that
- * happens to reuse the identifiers can meet them.  If the DROP rolls back,
- * the mirror is simply rebuilt.
+ * happens to reuse the identifiers can meet them.  An index's at commit,
+ * while the DROP's lock still keeps everyone else away: a DROP that rolls
+ * back leaves the mirror usable.
  */
 static void
 gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
@@ -61,7 +62,7 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	if (access != OAT_DROP || subId != 0)
 		return;
 	if (classId == RelationRelationId)
-		gbt_invalidate(MyDatabaseId, objectId);
+		gbt_invalidate_at_commit(MyDatabaseId, objectId);
 	else if (classId == DatabaseRelationId)
 		gbt_invalidate(objectId, InvalidOid);
 }

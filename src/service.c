@@ -7,6 +7,7 @@
 
 #include <sys/statvfs.h>
 
+#include "access/xact.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -16,6 +17,7 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -190,6 +192,61 @@ gbt_invalidate_and_get(Oid dbid, Oid indexrelid)
 		return 0;
 	pg_atomic_fetch_add_u64(&gbt_shared->invalidations, 1);
 	return pg_atomic_add_fetch_u64(generation_for(dbid, indexrelid), 1);
+}
+
+/* Indexes to invalidate when this transaction commits or prepares. */
+typedef struct PendingInvalidation
+{
+	Oid			dbid;
+	Oid			indexrelid;
+} PendingInvalidation;
+
+static List *pending_invalidations = NIL;	/* in TopTransactionContext */
+static bool invalidation_callback_registered = false;
+
+static void
+invalidation_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE)
+		foreach(lc, pending_invalidations)
+		{
+			PendingInvalidation *p = lfirst(lc);
+
+			gbt_invalidate(p->dbid, p->indexrelid);
+		}
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		pending_invalidations = NIL;
+}
+
+/*
+ * gbt_invalidate() when this transaction commits (or prepares), for a change
+ * that others can only see after it: a DROP.  Before that, the change's lock
+ * keeps every other session from the index, and a rollback undoes it.
+ */
+void
+gbt_invalidate_at_commit(Oid dbid, Oid indexrelid)
+{
+	MemoryContext old;
+	PendingInvalidation *p;
+
+	if (gbt_shared == NULL)
+		return;
+	if (!invalidation_callback_registered)
+	{
+		RegisterXactCallback(invalidation_xact_callback, NULL);
+		invalidation_callback_registered = true;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	p = palloc(sizeof(PendingInvalidation));
+	p->dbid = dbid;
+	p->indexrelid = indexrelid;
+	pending_invalidations = lappend(pending_invalidations, p);
+	MemoryContextSwitchTo(old);
 }
 
 /*

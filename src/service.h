@@ -272,6 +272,7 @@ extern bool gbt_service_running(void);
 extern pid_t gbt_service_pid(void);
 extern uint64 gbt_generation(Oid dbid, Oid indexrelid);
 extern void gbt_invalidate(Oid dbid, Oid indexrelid);
+extern void gbt_invalidate_at_commit(Oid dbid, Oid indexrelid);
 extern uint64 gbt_invalidate_and_get(Oid dbid, Oid indexrelid);
 extern GbtRequest *gbt_request_create(dsm_segment **seg, Size datasize,
 									  Size resultsize);

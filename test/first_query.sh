@@ -14,17 +14,6 @@ GBT_BUILD_WAIT=   # the shipped default: queries never wait for a build
 
 cluster_throwaway first-query "${PORT:-54405}"
 
-passed=0
-failed=0
-check() {
-	if [ "$2" = "$3" ]; then
-		echo "ok: $1"
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $1: got '$2', expected '$3'"
-		failed=$((failed + 1))
-	fi
-}
 
 $PSQL <<'SQL' || exit 1
 CREATE EXTENSION gpubtree;

@@ -77,3 +77,17 @@ cluster_throwaway() {
 	cluster_env "$DIR" "$2"
 	PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
 }
+
+# check NAME GOT EXPECTED: count one check of a test script (passed/failed),
+# saying "ok: NAME" unless GBT_QUIET_OK is set.
+passed=0
+failed=0
+check() {
+	if [ "$2" = "$3" ]; then
+		[ -n "${GBT_QUIET_OK:-}" ] || echo "ok: $1"
+		passed=$((passed + 1))
+	else
+		echo "FAILED: $1: got '$2', expected '$3'"
+		failed=$((failed + 1))
+	fi
+}

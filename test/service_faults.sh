@@ -9,17 +9,6 @@ cd "$(dirname "$0")/.."
 
 cluster_throwaway faults "${PORT:-54403}"
 
-passed=0
-failed=0
-check() {
-	if [ "$2" = "$3" ]; then
-		echo "ok: $1"
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $1: got '$2', expected '$3'"
-		failed=$((failed + 1))
-	fi
-}
 
 $PSQL <<'SQL' || exit 1
 CREATE EXTENSION gpubtree;

@@ -10,6 +10,7 @@
 #   test/crash/run.sh          GPUBTREE_DEVICE=gpu sets gpubtree.device
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+GBT_QUIET_OK=1
 . test/lib.sh
 
 DIR=$(mktemp -d /tmp/gpubtree-crash.XXXXXX)
@@ -33,15 +34,6 @@ CREATE INDEX c_k2k ON c USING gpubtree (k2 DESC NULLS FIRST, k);
 CREATE TABLE committed (tx int8 PRIMARY KEY);
 SQL
 
-passed=0
-failed=0
-check() {
-	if [ "$2" = "$3" ]; then
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $1: got '$2', expected '$3'"; failed=$((failed + 1))
-	fi
-}
 
 # load TAG [N]: N transactions, or until the server goes away; psql echoes
 # each acknowledged commit's id into $DIR/acked.TAG.  Each writer updates and

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# gpubtree against btree as a new user runs it: shipped defaults (only
+# shared_preload_libraries = 'gpubtree', on test/lib.sh's cluster), no
+# setting raised.  One table per index, the same rows: (k int8, v int8),
+# 2^N rows, index on (k) INCLUDE (v), all-visible after VACUUM ANALYZE.
+#
+# Measured, each against btree in the same run:
+#   - the first query after CREATE INDEX (count(*) over 10 % of the keys);
+#   - count(*) / sum(v) over 0.01 %, 10 % and 100 % of the keys once the
+#     mirror is built (median of 5 runs after one warm-up);
+#   - the first query after a bulk INSERT of 10 % more rows, and the same
+#     queries once the mirror is rebuilt.
+# Every gpubtree answer is compared with btree's; EXPLAIN says what answered.
+# Prints a Markdown table per size.
+#
+#   test/bench/defaults.sh [LOG2_ROWS ...]      (default: 24)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+GBT_BUILD_WAIT=   # the shipped default
+. test/lib.sh
+export LC_ALL=C
+
+# timed QUERY: one run's milliseconds (psql \timing).
+timed() { $PSQL -c '\timing on' -c "$1" | awk '/^Time:/ {print $2}'; }
+# median QUERY: median of 5 timed runs after one warm-up.
+median() {
+	$PSQL -c '\timing on' -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" |
+		awk '/^Time:/ {print $2}' | tail -5 | sort -n | sed -n 3p
+}
+answer() { $PSQL -c "$1"; }
+# answered QUERY: what answered the query on gpubtree.
+answered() {
+	$PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $1" |
+		grep -E 'Answered by|Service:|Mirror:' | sed 's/^ *//' | head -2 | paste -sd ';' -
+}
+wait_mirror() {
+	local t0=$SECONDS
+	for _ in $(seq 1 1200); do
+		[ "$($PSQL -c "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND current")" = 1 ] && break
+		sleep 0.5
+	done
+	echo $((SECONDS - t0))
+}
+row() {		# row WHAT QUERY-TEMPLATE TIMING-FUNCTION
+	local q g b gt bt same
+	q=$2
+	gt=$($3 "$(printf "$q" g)")
+	bt=$($3 "$(printf "$q" b)")
+	same=$([ "$(answer "$(printf "$q" g)")" = "$(answer "$(printf "$q" b)")" ] && echo yes || echo NO)
+	printf '| %s | %s | %s | %s | %s |\n' "$1" "$bt" "$gt" "$same" "$(answered "$(printf "$q" g)")"
+}
+
+for LOG2 in ${@:-24}; do
+	ROWS=$((1 << LOG2))
+	cluster_throwaway "bench-defaults" "${PORT:-54421}"
+	echo "## 2^$LOG2 rows"
+	echo
+	$PSQL -c "SELECT version()"
+	t0=$SECONDS
+	$PSQL <<SQL || exit 1
+CREATE EXTENSION gpubtree;
+CREATE TABLE g (k int8, v int8);
+INSERT INTO g SELECT (i * 2654435761) % $ROWS, i FROM generate_series(0::int8, $ROWS - 1) i;
+CREATE TABLE b AS SELECT * FROM g;
+VACUUM ANALYZE g;
+VACUUM ANALYZE b;
+SQL
+	$PSQL -c "SELECT coalesce(device_name || ' (' || round(device_memory / 2^30) || ' GiB)', status) FROM gpubtree_device_info()"
+	echo "loaded in $((SECONDS - t0)) s; settings: $($PSQL -c "SELECT string_agg(name || '=' || setting, ', ') FROM pg_settings WHERE name LIKE 'gpubtree.%' OR name IN ('shared_buffers', 'max_parallel_workers_per_gather')")"
+	echo "service: $($PSQL -c "SELECT status || '; memory_limit ' || pg_size_pretty(memory_limit) || ' (' || memory_limit_source || ')' FROM gpubtree_status()")"
+	lo=$((ROWS / 3))
+	R10="SELECT count(*) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))"
+	echo
+	echo "| query | btree ms | gpubtree ms | same | gpubtree: what answered |"
+	echo "|---|---|---|---|---|"
+	t0=$SECONDS
+	$PSQL -c "CREATE INDEX g_k ON g USING gpubtree (k) INCLUDE (v)"
+	tg=$((SECONDS - t0)); t0=$SECONDS
+	$PSQL -c "CREATE INDEX b_k ON b (k) INCLUDE (v)"
+	echo "| CREATE INDEX (s) | $((SECONDS - t0)) | $tg | | |"
+	row "first count(*) 10 % after CREATE INDEX" "$R10" timed
+	echo "| (mirror built in the background, s after the first query) | | $(wait_mirror) | | |"
+	for what in "count(*)" "sum(v)"; do
+		row "$what 0.01 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10000 - 1))" median
+		row "$what 10 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
+		row "$what 100 %" "SELECT $what FROM %s" median
+	done
+	t0=$SECONDS
+	for t in g b; do
+		$PSQL -c "INSERT INTO $t SELECT $ROWS + i, i FROM generate_series(0::int8, $ROWS / 10 - 1) i"
+	done
+	echo "| (bulk INSERT of 10 % more rows into each, s) | | $((SECONDS - t0)) | | |"
+	row "first count(*) 10 % after the bulk INSERT" "$R10" timed
+	echo "| (mirror rebuilt in the background, s after the first query) | | $(wait_mirror) | | |"
+	row "count(*) 10 % after the rebuild" "$R10" median
+	row "sum(v) 100 % after the rebuild (heap not vacuumed)" "SELECT sum(v) FROM %s" median
+	echo
+	$PSQL -c "SELECT index::regclass, engine, entries, pg_size_pretty(bytes) AS bytes, round(build_ms) AS build_ms, state FROM gpubtree_mirrors()" | sed 's/^/    /'
+	cluster_stop "$DIR" immediate
+	rm -rf "$DIR"
+	trap - EXIT
+done
