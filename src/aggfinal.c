@@ -31,6 +31,7 @@
 #include "utils/timestamp.h"
 
 #include "aggfinal.h"
+#include "gpuscan.h"
 
 /* Beyond this, N * max|x|, PostgreSQL's float sums could overflow on the way. */
 #define FLOAT_SUM_SAFE 1e300
@@ -42,8 +43,10 @@ gbt_agg_supported(GbtAggKind kind, Oid argtype)
 	switch (kind)
 	{
 		case GBT_AGG_COUNT_STAR:
-		case GBT_AGG_COUNT:
 			return true;
+		case GBT_AGG_COUNT:
+			/* Other columns are mirrored as all NULL. */
+			return gbt_column_type(argtype) != GBT_COL_NONE;
 		case GBT_AGG_SUM:
 			return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
 				argtype == FLOAT8OID;

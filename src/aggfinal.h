@@ -22,8 +22,8 @@ typedef enum GbtAggKind
 
 /*
  * Can kind(argtype) be answered from a mirror column exactly as PostgreSQL
- * computes it?  (sum(float4) cannot: PostgreSQL sums in float4, in an order
- * we do not know.)
+ * computes it?  argtype is a base type, not a domain.  (sum(float4) cannot:
+ * PostgreSQL sums in float4, in an order we do not know.)
  */
 extern bool gbt_agg_supported(GbtAggKind kind, Oid argtype);
 

@@ -7,7 +7,8 @@
  * The range is [lo, hi] on the index's leading key column, the rows those
  * of the current snapshot.  The GPU service answers (aggregate.c); without
  * it, or with gpubtree.device = off, an index scan here does, with the same
- * result.  Results are numeric (count: bigint), exact for integer columns.
+ * result.  Results are numeric (count: bigint), exact for integer columns;
+ * min and max of date and timestamp columns are extract(epoch from ...).
  * Like a query, they need SELECT on the columns involved, and they refuse a
  * table with row-level security enabled for the user (the policies would
  * not be applied).
@@ -25,11 +26,13 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "aggfinal.h"
 #include "aggregate.h"
@@ -63,11 +66,16 @@ check_select(Oid heapoid, AttrNumber attnum)
 					   get_attname(heapoid, attnum, false));
 }
 
-/* The index column named colname, checked to be one we can aggregate. */
+/*
+ * The index column named colname, checked to be one that fname can
+ * aggregate, and its type (a domain's base type).
+ */
 static int
 find_column(Relation index, const char *fname, const char *colname, Oid *coltype)
 {
 	Oid			heapoid = index->rd_index->indrelid;
+	bool		minmax = strcmp(fname, "gpubtree_min") == 0 ||
+		strcmp(fname, "gpubtree_max") == 0;
 	int			c;
 
 	for (c = 0; c < index->rd_index->indnatts; c++)
@@ -77,14 +85,16 @@ find_column(Relation index, const char *fname, const char *colname, Oid *coltype
 
 		if (name == NULL || strcmp(name, colname) != 0)
 			continue;
-		*coltype = TupleDescAttr(RelationGetDescr(index), c)->atttypid;
+		*coltype = getBaseType(TupleDescAttr(RelationGetDescr(index), c)->atttypid);
 		if (c >= GBT_MAX_COLS ||
-			!gbt_agg_supported(GBT_AGG_MIN, *coltype) || *coltype == DATEOID ||
-			*coltype == TIMESTAMPOID || *coltype == TIMESTAMPTZOID)
+			!gbt_agg_supported(minmax ? GBT_AGG_MIN : GBT_AGG_AVG, *coltype))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("%s cannot aggregate column \"%s\" of index \"%s\"",
 							fname, colname, RelationGetRelationName(index)),
+					 minmax ?
+					 errdetail("Only integer, floating-point, date and timestamp columns among the first %d of the index can be aggregated.",
+							   GBT_MAX_COLS) :
 					 errdetail("Only integer and floating-point columns among the first %d of the index can be aggregated.",
 							   GBT_MAX_COLS)));
 		return c;
@@ -259,19 +269,42 @@ gpubtree_avg(PG_FUNCTION_ARGS)
 															Int64GetDatum(fa.r.col[fa.col].nonnull))));
 }
 
+/*
+ * min(col)::numeric, or for date and timestamps extract(epoch from min(col))
+ * (infinite values give infinite results, as there).
+ */
 static Datum
 min_or_max(FunctionCallInfo fcinfo, bool is_min)
 {
 	FuncAgg		fa;
 	const GbtAggCol *c;
+	int64		i;
+	double		f;
 
 	run(fcinfo, is_min ? "gpubtree_min" : "gpubtree_max", true, &fa);
 	c = &fa.r.col[fa.col];
 	if (c->nonnull == 0)
 		PG_RETURN_NULL();
-	if (fa.columns.type[fa.col] == GBT_COL_INT64)
-		return DirectFunctionCall1(int8_numeric, Int64GetDatum(is_min ? c->min_i : c->max_i));
-	return DirectFunctionCall1(float8_numeric, Float8GetDatum(is_min ? c->min_f : c->max_f));
+	i = is_min ? c->min_i : c->max_i;
+	f = is_min ? c->min_f : c->max_f;
+	switch (fa.coltype)
+	{
+		case FLOAT4OID:
+			return DirectFunctionCall1(float4_numeric, Float4GetDatum((float4) f));
+		case FLOAT8OID:
+			return DirectFunctionCall1(float8_numeric, Float8GetDatum(f));
+		case DATEOID:
+			return DirectFunctionCall2(extract_date, CStringGetTextDatum("epoch"),
+									   DateADTGetDatum((DateADT) i));
+		case TIMESTAMPOID:
+			return DirectFunctionCall2(extract_timestamp, CStringGetTextDatum("epoch"),
+									   TimestampGetDatum(i));
+		case TIMESTAMPTZOID:
+			return DirectFunctionCall2(extract_timestamptz, CStringGetTextDatum("epoch"),
+									   TimestampTzGetDatum(i));
+		default:				/* integers */
+			return DirectFunctionCall1(int8_numeric, Int64GetDatum(i));
+	}
 }
 
 Datum

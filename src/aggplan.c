@@ -9,8 +9,10 @@
  * the leading column of a gpubtree index (constants or parameters), and each
  * aggregate is count(*), or count, sum, avg, min or max of a column the
  * index holds among its first GBT_MAX_COLS (key or INCLUDE columns) whose
- * result the service can give exactly (aggfinal.c).  Never on a table with
- * row-level security, an inheritance parent, a partial or expression index.
+ * result the service can give exactly (aggfinal.c); count of a NOT NULL
+ * column of any type is count(*).  A domain column is taken as its base
+ * type.  Never on a table with row-level security, an inheritance parent, a
+ * partial or expression index.
  *
  * The node carries the ordinary plan for the same aggregates as its child.
  * At run time it asks the service (aggregate.c); whenever the answer could
@@ -100,14 +102,59 @@ static CustomPathMethods agg_path_methods;
 static CustomScanMethods agg_scan_methods;
 static CustomExecMethods agg_exec_methods;
 
-/* Which aggregate of ours is this Aggref, on which index column? */
+/*
+ * The column of the table that node reads, if it is a plain column, or one
+ * of a domain type relabelled to its base type: how a domain column appears
+ * as the argument of its base type's operators and aggregates.
+ */
+static Var *
+column_of(Node *node, Index relid)
+{
+	Var		   *var;
+
+	if (IsA(node, RelabelType))
+	{
+		RelabelType *r = (RelabelType *) node;
+
+		if (!IsA(r->arg, Var) ||
+			r->resulttype != getBaseType(((Var *) r->arg)->vartype))
+			return NULL;
+		node = (Node *) r->arg;
+	}
+	if (!IsA(node, Var))
+		return NULL;
+	var = (Var *) node;
+	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
+		return NULL;
+	return var;
+}
+
 static bool
-match_aggref(Aggref *aggref, Index relid, IndexOptInfo *index,
+column_not_null(Oid relid, AttrNumber attnum)
+{
+	HeapTuple	tp = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(attnum));
+	bool		notnull = false;
+
+	if (HeapTupleIsValid(tp))
+	{
+		notnull = ((Form_pg_attribute) GETSTRUCT(tp))->attnotnull;
+		ReleaseSysCache(tp);
+	}
+	return notnull;
+}
+
+/*
+ * Which aggregate of ours is this Aggref, on which index column, of which
+ * base type?
+ */
+static bool
+match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
 			 GbtAggKind *kind, int *col, Oid *argtype)
 {
 	char	   *name;
 	TargetEntry *arg;
 	Var		   *var;
+	Oid			base;
 	int			c;
 
 	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL ||
@@ -137,22 +184,27 @@ match_aggref(Aggref *aggref, Index relid, IndexOptInfo *index,
 	if (list_length(aggref->args) != 1)
 		return false;
 	arg = linitial_node(TargetEntry, aggref->args);
-	var = (Var *) arg->expr;
-	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0)
+	var = column_of((Node *) arg->expr, relid);
+	if (var == NULL)
+		return false;
+	/* A column that is never NULL counts every row, whatever its type. */
+	if (*kind == GBT_AGG_COUNT && column_not_null(tableoid, var->varattno))
+	{
+		*kind = GBT_AGG_COUNT_STAR;
+		return true;
+	}
+	base = getBaseType(var->vartype);
+	/* The aggregate must take the column's own type (count takes "any"). */
+	if (*kind != GBT_AGG_COUNT &&
+		(aggref->aggargtypes == NIL || linitial_oid(aggref->aggargtypes) != base))
 		return false;
 	for (c = 0; c < Min(index->ncolumns, GBT_MAX_COLS); c++)
 	{
 		if (index->indexkeys[c] != var->varattno)
 			continue;
 		*col = c;
-		*argtype = var->vartype;
-		/* The aggregate must take the column's own type (or "any"). */
-		if (*kind != GBT_AGG_COUNT &&
-			(aggref->aggargtypes == NIL || linitial_oid(aggref->aggargtypes) != var->vartype))
-			return false;
-		if (*kind == GBT_AGG_COUNT)
-			return true;
-		return gbt_agg_supported(*kind, var->vartype);
+		*argtype = base;
+		return gbt_agg_supported(*kind, base);
 	}
 	return false;
 }
@@ -168,6 +220,7 @@ match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
 	Oid			keytype = index->opcintype[0];
 	Node	   *left;
 	Node	   *right;
+	Var		   *var;
 	Oid			op;
 	Oid			lefttype;
 	Oid			righttype;
@@ -180,7 +233,7 @@ match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
 		right = lsecond(e->args);
 		op = e->opno;
 		*array = false;
-		if (!IsA(left, Var) && IsA(right, Var))
+		if (column_of(left, relid) == NULL && column_of(right, relid) != NULL)
 		{
 			Node	   *t = left;
 
@@ -203,9 +256,8 @@ match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
 	else
 		return false;
 
-	if (!IsA(left, Var) || ((Var *) left)->varno != relid ||
-		((Var *) left)->varlevelsup != 0 ||
-		((Var *) left)->varattno != index->indexkeys[0] ||
+	var = column_of(left, relid);
+	if (var == NULL || var->varattno != index->indexkeys[0] ||
 		!is_pseudo_constant_clause(right) ||
 		!op_in_opfamily(op, index->opfamily[0]))
 		return false;
@@ -218,20 +270,6 @@ match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
 	*opno = op;
 	*bound = (Expr *) right;
 	return true;
-}
-
-static bool
-column_not_null(Oid relid, AttrNumber attnum)
-{
-	HeapTuple	tp = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(attnum));
-	bool		notnull = false;
-
-	if (HeapTupleIsValid(tp))
-	{
-		notnull = ((Form_pg_attribute) GETSTRUCT(tp))->attnotnull;
-		ReleaseSysCache(tp);
-	}
-	return notnull;
 }
 
 /*
@@ -300,6 +338,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	CustomPath *cpath;
 	double		unsure_rows;
 	bool		key_not_null = false;
+	Oid			tableoid = planner_rt_fetch(relid, root)->relid;
+	Var		   *var;
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
@@ -317,9 +357,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		/* k IS NOT NULL: what the mirror holds anyway. */
 		if (IsA(rinfo->clause, NullTest) &&
 			((NullTest *) rinfo->clause)->nulltesttype == IS_NOT_NULL &&
-			IsA(((NullTest *) rinfo->clause)->arg, Var) &&
-			((Var *) ((NullTest *) rinfo->clause)->arg)->varno == relid &&
-			((Var *) ((NullTest *) rinfo->clause)->arg)->varattno == index->indexkeys[0])
+			(var = column_of((Node *) ((NullTest *) rinfo->clause)->arg, relid)) != NULL &&
+			var->varattno == index->indexkeys[0])
 		{
 			key_not_null = true;
 			continue;
@@ -339,7 +378,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * key excludes (the operators are strict), or NOT NULL.
 	 */
 	if (strategies == NIL && !key_not_null &&
-		!column_not_null(planner_rt_fetch(relid, root)->relid, index->indexkeys[0]))
+		!column_not_null(tableoid, index->indexkeys[0]))
 		return false;
 
 	foreach(lc, aggrefs)
@@ -348,7 +387,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		int			col;
 		Oid			argtype;
 
-		if (!match_aggref(lfirst_node(Aggref, lc), relid, index, &kind, &col, &argtype))
+		if (!match_aggref(lfirst_node(Aggref, lc), relid, tableoid, index, &kind, &col,
+						  &argtype))
 			return false;
 		kinds = lappend_int(kinds, kind);
 		columns = lappend_int(columns, col);
@@ -552,6 +592,19 @@ answer_by_service(AggScanState *s)
 	if (!ok)
 		return false;
 
+	/* Each column as the plan expects it in the mirror (never otherwise). */
+	for (i = 0; i < list_length(s->kinds); i++)
+	{
+		int			col = list_nth_int(s->columns, i);
+
+		if (list_nth_int(s->kinds, i) != GBT_AGG_COUNT_STAR &&
+			(col >= s->answer.columns.ncols ||
+			 s->answer.columns.type[col] != gbt_column_type(list_nth_oid(s->argtypes, i))))
+		{
+			s->why = "the mirror does not hold a column as expected";
+			return false;
+		}
+	}
 	ExecClearTuple(slot);
 	for (i = 0; i < list_length(s->kinds); i++)
 	{

@@ -8,7 +8,8 @@
  * Column c is attribute c + 1 of the index (the key column is column 0),
  * for the first GBT_MAX_COLS attributes whose type has a mirrored form:
  * integers, date and timestamps as int64, float4 and float8 as float8
- * (float4 widens exactly).  Other types get GBT_COL_NONE and no values.
+ * (float4 widens exactly), a domain as its base type.  Other types get
+ * GBT_COL_NONE and no values.
  */
 #ifndef GPUBTREE_ENTRIES_H
 #define GPUBTREE_ENTRIES_H

@@ -129,8 +129,13 @@ gbt_mirror_key_type(Relation index)
 	return key_family(typid) != FAMILY_NONE ? typid : InvalidOid;
 }
 
-static GbtColType
-column_type(Oid typid)
+/*
+ * How the mirror holds a column of type typid (entries.h).  A domain is held
+ * as its base type; the catalog is only read for types not mirrored as they
+ * are.
+ */
+GbtColType
+gbt_column_type(Oid typid)
 {
 	switch (typid)
 	{
@@ -145,7 +150,11 @@ column_type(Oid typid)
 		case FLOAT8OID:
 			return GBT_COL_FLOAT8;
 		default:
-			return GBT_COL_NONE;
+			{
+				Oid			base = getBaseType(typid);
+
+				return base != typid ? gbt_column_type(base) : GBT_COL_NONE;
+			}
 	}
 }
 
@@ -158,12 +167,14 @@ gbt_index_columns(Relation index, GbtColumns *cols)
 
 	cols->ncols = Min(desc->natts, GBT_MAX_COLS);
 	for (c = 0; c < cols->ncols; c++)
-		cols->type[c] = column_type(TupleDescAttr(desc, c)->atttypid);
+		cols->type[c] = gbt_column_type(TupleDescAttr(desc, c)->atttypid);
 }
 
 /*
  * The mirrored values of one entry, from the index tuple's datums, into
- * vals[]; returns the NULL bits.
+ * vals[]; returns the NULL bits.  The datum's width tells the type apart
+ * within a column kind (a domain has its base type's), with no catalog
+ * lookup per entry.
  */
 uint8
 gbt_entry_values(Relation index, const GbtColumns *cols, const Datum *values,
@@ -176,6 +187,7 @@ gbt_entry_values(Relation index, const GbtColumns *cols, const Datum *values,
 	for (c = 0; c < cols->ncols; c++)
 	{
 		Datum		v = values[c];
+		int16		len = TupleDescAttr(desc, c)->attlen;
 
 		vals[c] = 0;
 		if (isnull[c] || cols->type[c] == GBT_COL_NONE)
@@ -183,27 +195,15 @@ gbt_entry_values(Relation index, const GbtColumns *cols, const Datum *values,
 			nulls |= 1 << c;
 			continue;
 		}
-		switch (TupleDescAttr(desc, c)->atttypid)
-		{
-			case INT2OID:
-				vals[c] = DatumGetInt16(v);
-				break;
-			case INT4OID:
-				vals[c] = DatumGetInt32(v);
-				break;
-			case DATEOID:
-				vals[c] = DatumGetDateADT(v);
-				break;
-			case FLOAT4OID:
-				vals[c] = gbt_float8_val((double) DatumGetFloat4(v));
-				break;
-			case FLOAT8OID:
-				vals[c] = gbt_float8_val(DatumGetFloat8(v));
-				break;
-			default:			/* int8, timestamp, timestamptz */
-				vals[c] = DatumGetInt64(v);
-				break;
-		}
+		if (cols->type[c] == GBT_COL_FLOAT8)
+			vals[c] = gbt_float8_val(len == sizeof(float4) ?
+									 (double) DatumGetFloat4(v) : DatumGetFloat8(v));
+		else if (len == sizeof(int16))
+			vals[c] = DatumGetInt16(v);
+		else if (len == sizeof(int32))
+			vals[c] = DatumGetInt32(v); /* int4, date */
+		else
+			vals[c] = DatumGetInt64(v); /* int8, timestamp, timestamptz */
 	}
 	return nulls;
 }

@@ -33,6 +33,7 @@ extern GbtScanStats gbt_scan_stats;
 extern int64 gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void gbt_mirror_after_build(Relation index);
 extern Oid	gbt_mirror_key_type(Relation index);
+extern GbtColType gbt_column_type(Oid typid);
 extern void gbt_index_columns(Relation index, GbtColumns *cols);
 extern uint8 gbt_entry_values(Relation index, const GbtColumns *cols,
 							  const Datum *values, const bool *isnull, int64 *vals);
