@@ -4,7 +4,6 @@
 -- function of the extension, or a new argument type, shows up here without
 -- editing this file (an argument type the generator does not know is
 -- reported as such).
-CREATE EXTENSION IF NOT EXISTS dblink;
 CREATE EXTENSION IF NOT EXISTS amcheck;
 SET client_min_messages = warning;
 
@@ -106,14 +105,24 @@ CREATE FOREIGN DATA WRAPPER sec_fdw;
 CREATE SERVER sec_server FOREIGN DATA WRAPPER sec_fdw;
 CREATE FOREIGN TABLE sec_foreign (k int, v int) SERVER sec_server;
 CREATE TABLE sec_toasted (k int, t text);
--- Another session's temporary index.
-SELECT dblink_connect('other', format('dbname=%s port=%s host=%s', current_database(),
-	current_setting('port'), split_part(current_setting('unix_socket_directories'), ',', 1)));
-SELECT dblink_exec('other', 'CREATE TEMP TABLE other_temp (k int, v int); '
-	'INSERT INTO other_temp SELECT g, g FROM generate_series(1, 100) g; '
-	'CREATE INDEX other_tempidx ON other_temp USING gpubtree (k) INCLUDE (v)');
+-- Another session's temporary index: a psql in the background creates it
+-- and stays connected until terminated below.
+SELECT current_database() AS db, current_setting('port') AS port,
+	   split_part(current_setting('unix_socket_directories'), ',', 1) AS host \gset
+\setenv PGDATABASE :db
+\setenv PGPORT :port
+\setenv PGHOST :host
+\! psql -X -q -c "CREATE TEMP TABLE other_temp (k int, v int)" -c "CREATE INDEX other_tempidx ON other_temp USING gpubtree (k) INCLUDE (v)" -c "SELECT pg_sleep(600) AS sec_other_session" >/dev/null 2>&1 &
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		PERFORM FROM pg_class WHERE relname = 'other_tempidx';
+		EXIT WHEN FOUND;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
 CREATE TABLE sec_other AS
-SELECT oid::text FROM dblink('other', 'SELECT ''other_tempidx''::regclass::oid') AS t(oid oid);
+SELECT oid::text FROM pg_class WHERE relname = 'other_tempidx';
 
 CREATE TABLE sec_targets (kind text, rel text);
 INSERT INTO sec_targets VALUES
@@ -223,7 +232,8 @@ DROP SCHEMA sec_amcheck_home;
 -- Other databases' mirrors are shown only to roles with the privileges of
 -- pg_read_all_stats.
 --
-SELECT dblink_disconnect('other');
+SELECT count(pg_terminate_backend(pid)) AS other_session_ended FROM pg_stat_activity
+WHERE query LIKE '%sec_other_session%' AND pid <> pg_backend_pid();
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE sec_otherdb;
 \c sec_otherdb
