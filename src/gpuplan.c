@@ -12,7 +12,7 @@
  * column), we add a bitmap heap path over it whose index part is costed as
  * the service's: a fixed round trip plus a small cost per key.  add_path()
  * then keeps it only if it is the cheapest.  Below min_gpu_batch (measured
- * on the GPU machine, see test/gpu/results/) nothing changes.
+ * on the GPU machine) nothing changes.
  */
 #include "postgres.h"
 
@@ -117,7 +117,11 @@ may_use_service(RelOptInfo *rel, Oid gpubtree_am)
  * charging the service's cost (gbt_plan_service_costing), into empty path
  * lists, and keep from them only the bitmap heap paths over gpubtree
  * indexes: the plans the service would answer.  The other index paths are
- * btree's, as planned before.
+ * btree's, as planned before.  Plain and index-only scans are disabled
+ * meanwhile: at the service's cost they would beat the bitmap paths in the
+ * empty list (an index-only scan of an all-visible table always would), and
+ * the service never answers them.  A bitmap path's cost comes from the
+ * index's own estimate, which disabling does not change.
  */
 static void
 gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
@@ -127,6 +131,8 @@ gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	List	   *saved_paths;
 	List	   *saved_partial;
 	List	   *service_paths;
+	bool		saved_indexscan;
+	bool		saved_indexonlyscan;
 	ListCell   *lc;
 
 	if (prev_set_rel_pathlist)
@@ -142,9 +148,13 @@ gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 	saved_paths = rel->pathlist;
 	saved_partial = rel->partial_pathlist;
+	saved_indexscan = enable_indexscan;
+	saved_indexonlyscan = enable_indexonlyscan;
 	rel->pathlist = NIL;
 	rel->partial_pathlist = NIL;
 	gbt_plan_service_costing = true;
+	enable_indexscan = false;
+	enable_indexonlyscan = false;
 	PG_TRY();
 	{
 		create_index_paths(root, rel);
@@ -152,6 +162,8 @@ gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	PG_FINALLY();
 	{
 		gbt_plan_service_costing = false;
+		enable_indexscan = saved_indexscan;
+		enable_indexonlyscan = saved_indexonlyscan;
 		service_paths = rel->pathlist;
 		rel->pathlist = saved_paths;
 		rel->partial_pathlist = saved_partial;
