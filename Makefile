@@ -16,7 +16,7 @@ DATA = sql/gpubtree--0.1.0.sql
 PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 
 REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates \
-	device errors differences service
+	device errors differences service any_dedup
 REGRESS_OPTS = --load-extension=gpubtree
 
 PG_CONFIG ?= pg_config
