@@ -125,7 +125,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpubtree.min_gpu_batch",
-							"Fewest keys (= ANY elements) for which an = ANY bitmap scan goes to the service.",
+							"Fewest distinct keys (= ANY elements) for which an = ANY bitmap scan goes to the service.",
 							"Smaller batches, and single-key lookups, stay on nbtree, which is faster for them.",
 							&gpubtree_min_gpu_batch,
 							1024, 1, INT_MAX,

@@ -208,22 +208,44 @@ gbt_entry_values(Relation index, const GbtColumns *cols, const Datum *values,
 	return nulls;
 }
 
-static int
-cmp_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
+/* sort_keys(): an interruptible sort of encoded keys, for large arrays */
+#define ST_SORT sort_keys
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return x < y ? -1 : x > y ? 1 : 0;
+/*
+ * Sort keys[0..n) and drop repeats; returns how many are left.  Equal SQL
+ * values have one encoding (gbt_encode_key folds -0 into 0 and every NaN
+ * into one key), so this is SQL equality.
+ */
+static int64
+sort_unique_keys(uint64 *keys, int64 n)
+{
+	int64		i;
+	int64		u = 1;
+
+	if (n < 2)
+		return n;
+	sort_keys(keys, n);
+	for (i = 1; i < n; i++)
+		if (keys[i] != keys[u - 1])
+			keys[u++] = keys[i];
+	return u;
 }
 
 /*
  * Turn scan keys into inclusive key ranges: an intersection of bounds,
- * times the elements of at most one = ANY array.  Returns false when the
- * keys are not all of that shape (then nbtree answers).  For a bitmap scan
- * (!aggregate), also when the scan is small enough that nbtree is the
- * faster choice; for an aggregate, the ranges come sorted and disjoint
- * (repeated array elements match once, as in SQL).
+ * times the elements of at most one = ANY array.  The ranges come sorted
+ * and disjoint: an array's elements are sorted and each distinct value
+ * kept once, so an entry is found once however often its key repeats in
+ * the array (as nbtree does).  Returns false when the keys are not all of
+ * that shape (then nbtree answers); for a bitmap scan (!aggregate), also
+ * when the scan is small enough that nbtree is the faster choice: a single
+ * key, or fewer distinct keys than gpubtree.min_gpu_batch.
  */
 bool
 gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
@@ -301,18 +323,19 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 		Datum	   *elems;
 		bool	   *nulls;
 		int			nelems;
+		uint64	   *points;
 		int64		n = 0;
 
 		if (!gbt_comparable(elemtype, keytype))
 			return false;
+		if (!aggregate &&
+			ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) < gpubtree_min_gpu_batch)
+			return false;		/* small: nbtree's descents are cheaper */
 		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
 		deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
 						  &elems, &nulls, &nelems);
-		if (nelems < gpubtree_min_gpu_batch && !aggregate)
-			return false;		/* small: nbtree's descents are cheaper */
 
-		*lo_out = palloc(sizeof(uint64) * Max(nelems, 1));
-		*hi_out = palloc(sizeof(uint64) * Max(nelems, 1));
+		points = palloc(sizeof(uint64) * Max(nelems, 1));
 		for (i = 0; i < nelems && !empty; i++)
 		{
 			uint64		k;
@@ -320,24 +343,22 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 			if (nulls[i])
 				continue;		/* = NULL matches nothing */
 			k = gbt_encode_key(elems[i], elemtype);
-			if (k < lo || k > hi)
-				continue;
-			(*lo_out)[n] = k;
-			(*hi_out)[n] = k;
-			n++;
+			if (k >= lo && k <= hi)
+				points[n++] = k;
 		}
-		if (aggregate && n > 1)
-		{
-			int64		j;
-			int64		u = 1;
+		pfree(elems);
+		pfree(nulls);
+		n = sort_unique_keys(points, n);
 
-			qsort(*lo_out, n, sizeof(uint64), cmp_uint64);
-			for (j = 1; j < n; j++)
-				if ((*lo_out)[j] != (*lo_out)[u - 1])
-					(*lo_out)[u++] = (*lo_out)[j];
-			n = u;
-			memcpy(*hi_out, *lo_out, sizeof(uint64) * n);
+		/* What nbtree would descend for is the distinct keys, not elements. */
+		if (!aggregate && n > 0 && n < gpubtree_min_gpu_batch)
+		{
+			pfree(points);
+			return false;
 		}
+		*lo_out = points;
+		*hi_out = palloc(sizeof(uint64) * Max(n, 1));
+		memcpy(*hi_out, points, sizeof(uint64) * n);
 		*n_out = n;
 		return true;
 	}

@@ -137,7 +137,8 @@ typedef struct GbtMirrorKey
  *	BUILD: nitems entries follow (entries.h's flat layout, columns as in
  *		columns), in (key, TID) order; log_start is the change-log position
  *		registered before the export began.
- *	SCAN: nitems inclusive ranges follow, lo[] then hi[]; the answer is TIDs.
+ *	SCAN: nitems inclusive ranges follow, lo[] then hi[], sorted and
+ *		disjoint; the answer is the TIDs of the entries in them, each once.
  *	DUMP: the answer is keys[] then tids[] of the mirror's live entries among
  *		raw positions [offset, offset + nitems); total says how many raw
  *		positions there are.  mirror_id identifies the mirror's layout.

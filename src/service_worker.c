@@ -519,6 +519,30 @@ handle_remove(GbtRequest *req)
 }
 
 /*
+ * Are a SCAN request's ranges sorted and disjoint?  Overlapping ranges would
+ * return their common entries more than once.
+ */
+static bool
+scan_ranges_ok(const GbtRequest *req)
+{
+	const uint64 *lo = (const uint64 *) GBT_REQUEST_DATA(req);
+	const uint64 *hi = lo + req->nitems;
+	int64		r;
+
+	for (r = 0; r < req->nitems; r++)
+		if (lo[r] > hi[r] || (r > 0 && lo[r] <= hi[r - 1]))
+			return false;
+	return true;
+}
+
+/* Has the backend stopped waiting for this request? */
+static bool
+abandoned(const TakenRequest *t)
+{
+	return pg_atomic_read_u32(&gbt_shared->slots[t->slotno].state) == GBT_SLOT_ABANDONED;
+}
+
+/*
  * Answer every SCAN request in taken[] that asks mirror sm, with one batched
  * engine call over all their ranges.
  */
@@ -526,6 +550,7 @@ static void
 handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 {
 	int64		nranges = 0;
+	int64	   *nr = palloc(sizeof(int64) * ntaken);
 	uint64	   *lo;
 	uint64	   *hi;
 	int64	   *start;
@@ -537,8 +562,15 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 				t1;
 	bool		ok;
 
+	/* A refused request takes no part in the batch (nr[i] = -1). */
 	for (i = 0; i < ntaken; i++)
-		nranges += taken[i].req->nitems;
+	{
+		nr[i] = scan_ranges_ok(taken[i].req) ? taken[i].req->nitems : -1;
+		if (nr[i] < 0)
+			reply(taken[i].req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
+		else
+			nranges += nr[i];
+	}
 
 	lo = palloc(sizeof(uint64) * Max(nranges, 1));
 	hi = palloc(sizeof(uint64) * Max(nranges, 1));
@@ -547,12 +579,13 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 	off = 0;
 	for (i = 0; i < ntaken; i++)
 	{
-		GbtRequest *req = taken[i].req;
-		const uint64 *rlo = (const uint64 *) GBT_REQUEST_DATA(req);
+		const uint64 *rlo = (const uint64 *) GBT_REQUEST_DATA(taken[i].req);
 
-		memcpy(lo + off, rlo, sizeof(uint64) * req->nitems);
-		memcpy(hi + off, rlo + req->nitems, sizeof(uint64) * req->nitems);
-		off += req->nitems;
+		if (nr[i] < 0)
+			continue;
+		memcpy(lo + off, rlo, sizeof(uint64) * nr[i]);
+		memcpy(hi + off, rlo + nr[i], sizeof(uint64) * nr[i]);
+		off += nr[i];
 	}
 
 	INSTR_TIME_SET_CURRENT(t0);
@@ -572,30 +605,35 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 		int64		n = 0;
 		int64		r;
 
-		if (!ok)
-		{
-			reply(req, GBT_REPLY_ERROR, err);
+		if (nr[i] < 0)
 			continue;
-		}
-		for (r = off; r < off + req->nitems; r++)
-			n += gbt_mirror_range_count(sm->mirror, lo[r], hi[r], start[r], end[r]);
-		req->nresults = n;
-		req->device_ms = INSTR_TIME_GET_MILLISEC(t1);
-		req->on_gpu = gbt_mirror_on_gpu(sm->mirror);
-		if (n > room)
-			reply(req, GBT_REPLY_NO_ROOM, NULL);
+		if (!ok)
+			reply(req, GBT_REPLY_ERROR, err);
+		else if (abandoned(&taken[i]))
+			;					/* nobody will read it: skip the copying */
 		else
 		{
-			for (r = off; r < off + req->nitems; r++)
-				out += gbt_mirror_range_tids(sm->mirror, lo[r], hi[r],
-											 start[r], end[r], out);
-			reply(req, GBT_REPLY_OK, NULL);
+			for (r = off; r < off + nr[i]; r++)
+				n += gbt_mirror_range_count(sm->mirror, lo[r], hi[r], start[r], end[r]);
+			req->nresults = n;
+			req->device_ms = INSTR_TIME_GET_MILLISEC(t1);
+			req->on_gpu = gbt_mirror_on_gpu(sm->mirror);
+			if (n > room)
+				reply(req, GBT_REPLY_NO_ROOM, NULL);
+			else
+			{
+				for (r = off; r < off + nr[i]; r++)
+					out += gbt_mirror_range_tids(sm->mirror, lo[r], hi[r],
+												 start[r], end[r], out);
+				reply(req, GBT_REPLY_OK, NULL);
+			}
 		}
-		off += req->nitems;
+		off += nr[i];
 	}
 	sm->hits += ntaken;
 	sm->last_used = GetCurrentTimestamp();
 
+	pfree(nr);
 	pfree(lo);
 	pfree(hi);
 	pfree(start);

@@ -59,6 +59,41 @@ done
 check "some statements were cancelled mid-request" "$(( cancelled > 0 ))" 1
 check "answer after cancellations" "$(q g)" "$expected"
 
+# 2b. Statement timeouts that hit while waiting for the service say so, on
+#     every path that waits for it, from several sessions at once: bitmap
+#     scans (a range, a large = ANY, in parallel workers), the aggregate
+#     node, and mirror builds.  Each session runs 25 statements with
+#     timeouts shorter than the batch window.
+$PSQL -c "CREATE TABLE gb AS SELECT * FROM g WHERE k < 50000" \
+	-c "CREATE INDEX gb_k ON gb USING gpubtree (k)" -c "ANALYZE gb" >/dev/null
+timeouts_of() {
+	{
+		echo "SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;"
+		echo "SET max_parallel_workers_per_gather = 0; SET gpubtree.enable_aggregate = off;"
+		echo "$1"
+		for _ in $(seq 1 25); do
+			echo "$2 SET statement_timeout = '$((RANDOM % 90 + 5))ms'; $3 RESET statement_timeout;"
+		done
+	} | $PGBIN/psql -X -q -At 2>&1 >/dev/null | grep ERROR
+}
+msgs=$(
+	timeouts_of "" "" "SELECT count(*) FROM g WHERE k BETWEEN 1000 AND 90000;" &
+	timeouts_of "" "" "SELECT count(*) FROM g WHERE k = ANY (ARRAY(SELECT generate_series(0, 199999, 7)::int8));" &
+	timeouts_of "SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+		SET min_parallel_table_scan_size = 0; SET parallel_leader_participation = off;" "" \
+		"SELECT count(*) FROM g WHERE k BETWEEN 1000 AND 90000;" &
+	timeouts_of "SET gpubtree.enable_aggregate = on;" "" "SELECT count(*) FROM g WHERE k BETWEEN 1000 AND 90000;" &
+	timeouts_of "" "REINDEX INDEX gb_k;" "SELECT count(*) FROM gb WHERE k BETWEEN 1000 AND 40000;" &
+	wait
+)
+n_timeout=$(echo "$msgs" | grep -c "canceling statement due to statement timeout")
+n_other=$(echo "$msgs" | grep . | grep -vc "canceling statement due to statement timeout")
+echo "$msgs" | grep . | grep -v "canceling statement due to statement timeout" | sort | uniq -c
+check "statement timeouts hit while waiting" "$(( n_timeout >= 50 ))" 1
+check "each one reported as a statement timeout" "$n_other" 0
+check "answer after the timeouts" "$(q g)" "$expected"
+$PSQL -c "DROP TABLE gb" >/dev/null
+
 # 3. A backend terminated while it waits for the service.
 $PSQL -c "SET enable_seqscan = off" -c "SET enable_indexscan = off" \
 	-c "SELECT count(*) FROM g WHERE k BETWEEN 5 AND 50000" >/dev/null 2>&1 &

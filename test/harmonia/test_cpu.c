@@ -7,6 +7,13 @@
 #include "oracle.h"
 #include "../../cuda/harmonia_keys.h"
 
+/* The backend's copy of the encoding (src/keys.h), to hold it to this one. */
+typedef uint64_t uint64;
+typedef int64_t int64;
+#define UINT64CONST(x) (x##ULL)
+#define PG_UINT64_MAX UINT64_MAX
+#include "../../src/keys.h"
+
 static int	passed,
 			failed;
 static long fails_in_group;
@@ -394,6 +401,90 @@ test_delta(void)
 	group_end("delta inserts/deletes + merge", checks);
 }
 
+/* btree's float order: NaN equals NaN and sorts above everything; -0 = 0 */
+static int
+pg_float_cmp(double a, double b)
+{
+	if (isnan(a))
+		return isnan(b) ? 0 : 1;
+	if (isnan(b))
+		return -1;
+	return a < b ? -1 : a > b;
+}
+
+static int
+cmp_u64_sign(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* A random double of a random class, NaNs with any payload and sign. */
+static double
+random_double(void)
+{
+	uint64_t	sign = rnd() & HM_SIGN_BIT,
+				mant = rnd() & ((1ULL << 52) - 1),
+				bits;
+	double		d;
+
+	switch (rnd() % 8)
+	{
+		case 0:					/* NaN: quiet or signalling */
+			bits = sign | 0x7ff0000000000000ULL | (mant ? mant : 1);
+			break;
+		case 1:					/* +/-Infinity */
+			bits = sign | 0x7ff0000000000000ULL;
+			break;
+		case 2:					/* +/-0 */
+			bits = sign;
+			break;
+		case 3:					/* denormal */
+			bits = sign | mant;
+			break;
+		case 4:					/* a few values, so that many pairs are equal */
+			return (double) (int) (rnd() % 9) - 4.0;
+		default:
+			bits = rnd();
+			break;
+	}
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+/*
+ * Float keys of every class on fresh random data: the order of the keys is
+ * btree's (each NaN bit pattern one key, -0 the key of 0), float4 keys are
+ * those of their float8 widening, and the backend's encoder agrees.
+ */
+static void
+test_float_keys(void)
+{
+	const int	n = 100000;
+	double	   *v = malloc(n * sizeof(double));
+	long		checks = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		v[i] = random_double();
+	for (i = 0; i < n; i++, checks += 3)
+	{
+		double		a = v[i],
+					b = v[rnd() % n];
+		uint32_t	fb = (uint32_t) rnd();
+		float		f;
+
+		CHECK(hm_encode_float8(a) == gbt_key_float8(a), "backend key of %a", a);
+		CHECK(cmp_u64_sign(hm_encode_float8(a), hm_encode_float8(b)) == pg_float_cmp(a, b),
+			  "order of %a and %a", a, b);
+		memcpy(&f, &fb, sizeof(f));
+		CHECK(hm_encode_float4(f) == hm_encode_float8((double) f) &&
+			  cmp_u64_sign(hm_encode_float4(f), hm_encode_float8(a)) == pg_float_cmp((double) f, a),
+			  "float4 %a against %a", (double) f, a);
+	}
+	free(v);
+	group_end("float keys of every class", checks);
+}
+
 static void
 test_misc(void)
 {
@@ -447,6 +538,7 @@ main(int argc, char **argv)
 	rng_s = seed;
 	printf("harmonia CPU tests, seed %llu\n", (unsigned long long) seed);
 	test_keys();
+	test_float_keys();
 	test_bounds();
 	test_ranges_aggs();
 	test_delta();
