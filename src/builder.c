@@ -279,14 +279,25 @@ gbt_mirror_refused(Relation index, char *why, Size whylen)
 }
 
 /*
- * Can another process build this index's mirror?  Not one this transaction
- * created or gave new storage, which no one else sees yet.
+ * Can another process build this index's mirror?  Not a temporary one (its
+ * pages are in this backend's memory), nor one this transaction created or
+ * gave new storage, which no one else sees yet.
  */
 static bool
-visible_outside(Relation index)
+visible_outside(Relation index, char *why, Size whylen)
 {
-	return index->rd_createSubid == InvalidSubTransactionId &&
-		index->rd_firstRelfilenodeSubid == InvalidSubTransactionId;
+	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+	{
+		strlcpy(why, "no mirror: temporary indexes are not mirrored", whylen);
+		return false;
+	}
+	if (index->rd_createSubid != InvalidSubTransactionId ||
+		index->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
+	{
+		strlcpy(why, "no current mirror: the index is new in this transaction", whylen);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -351,11 +362,8 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 	strlcpy(why, "no current mirror", whylen);
 	if (!gpubtree_build_on_scan || builder == NULL)
 		return false;
-	if (!visible_outside(index))
-	{
-		strlcpy(why, "no current mirror: the index is new in this transaction", whylen);
+	if (!visible_outside(index, why, whylen))
 		return false;
-	}
 	if (gbt_mirror_refused(index, why, whylen))
 		return false;
 

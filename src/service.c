@@ -204,22 +204,33 @@ typedef struct PendingInvalidation
 static List *pending_invalidations = NIL;	/* in TopTransactionContext */
 static bool invalidation_callback_registered = false;
 
+/*
+ * At pre-commit, and again at commit for drops made after pre-commit (ON
+ * COMMIT DROP): the list lives in TopTransactionContext, so it is forgotten
+ * whenever the transaction ends.
+ */
 static void
 invalidation_xact_callback(XactEvent event, void *arg)
 {
+	bool		ends = event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_ABORT;
+	bool		applies = event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE || event == XACT_EVENT_COMMIT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PREPARE;
 	ListCell   *lc;
 
-	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
-		event == XACT_EVENT_PRE_PREPARE)
+	if (applies)
+	{
 		foreach(lc, pending_invalidations)
 		{
 			PendingInvalidation *p = lfirst(lc);
 
 			gbt_invalidate(p->dbid, p->indexrelid);
 		}
-	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
-		event == XACT_EVENT_PRE_PREPARE || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_ABORT)
+		pending_invalidations = NIL;
+	}
+	if (ends)
 		pending_invalidations = NIL;
 }
 
