@@ -1,7 +1,7 @@
 /*
  * vagg.h
  *	  Visibility-filtered aggregates over position ranges of a sorted index
- *	  mirror (GitHub issue 5: range aggregates on the GPU from plain SQL,
+ *	  mirror (range aggregates on the GPU from plain SQL,
  *	  exact under MVCC).  Two implementations with one contract: the GPU
  *	  one (vagg_gpu.cu) and its CPU reference (vagg_cpu.c), which is the
  *	  test oracle and the fallback without a GPU.  Plain C, no PostgreSQL

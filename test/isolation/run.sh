@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Isolation tests of the mirror's consistency (issue 7, commit-time resync):
+# Isolation tests of the mirror's consistency (commit-time resync):
 # pg_isolation_regress runs test/isolation/specs/*.spec against a throwaway
 # cluster that preloads gpubtree (so the GPU service runs; its CPU engine
 # where there is no GPU).  Every check there compares a forced bitmap scan
