@@ -33,7 +33,8 @@
 #   PGCONF                        postgresql.conf lines appended last (they
 #                                 override ours), e.g. PGCONF=$'fsync = on\nshared_buffers = 4GB'
 #   PORT [54410]  PG_CONFIG [pg_config]
-#   LABEL [hostname]  OUT [test/bench/results/<UTC date>-<LABEL>-commit-latency]
+#   LABEL [hostname]  OUT [test/bench/out/<UTC date>-<LABEL>-commit-latency]
+#                                 (out/ is git-ignored)
 #   GBT_COMMIT                    commit id to record (default: the checkout's)
 # Uses the installed extension (run `make install` first).  Writes
 # results.csv, report.md (test/bench/commit_latency_report.py), settings.txt,
@@ -62,7 +63,7 @@ export PATH=$PGBIN:$PATH
 T0=$(date +%s)
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 if [ -z "${OUT:-}" ]; then
-	OUT=$ROOT/test/bench/results/$(date -u +%Y-%m-%d)-$LABEL-commit-latency
+	OUT=$ROOT/test/bench/out/$(date -u +%Y-%m-%d)-$LABEL-commit-latency
 	[ -e "$OUT/results.csv" ] && OUT=$OUT-$(date -u +%H%M%S)
 fi
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1

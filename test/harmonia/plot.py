@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Best throughput per variant family and tree size from a bench CSV -> table + gnuplot data."""
+"""Best throughput per variant family and tree size from a bench CSV -> table + gnuplot data.
+
+usage: python3 plot.py BENCH.CSV   (writes plot_uniform.dat and plot_zipf.dat in the
+current folder; then gnuplot plot.gp writes bench.png there)"""
 import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1] if len(sys.argv) > 1 else 'bench_h100.csv')))
+if len(sys.argv) != 2:
+    sys.exit(__doc__)
+rows = list(csv.DictReader(open(sys.argv[1])))
 fam = [('harmonia_psa_g1_nocombine', 'Harmonia PSA (g1)'), ('harmonia_psa', 'Harmonia PSA+combine'),
        ('harmonia_nopsa', 'Harmonia no PSA'), ('sorted_array_thrust_psa', 'sorted array + PSA'),
        ('sorted_array_thrust', 'sorted array'), ('pointer_btree_psa', 'pointer B+tree + PSA'),

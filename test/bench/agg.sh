@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5's benchmark: range aggregates through the GpubtreeAggregate node
+# test/bench/agg.sh: range aggregates through the GpubtreeAggregate node
 # (the GPU service) against btree, in one run on one cluster.  Tables of 2^N
 # rows (k int8 unique, v int8), index on (k) INCLUDE (v): a gpubtree table
 # and a btree twin.  count(*) and sum(v) over 0.01%, 1%, 10% and 100% key
@@ -7,9 +7,10 @@
 # not all-visible (one row updated on every 20th page, no VACUUM).  Each
 # query: one warm-up, then the median of 5 runs of psql's \timing.  btree
 # gets PostgreSQL's best plan (parallel index-only scans).  Prints a
-# Markdown table and the EXPLAIN ANALYZE of the 10% sums.
+# Markdown table and the EXPLAIN ANALYZE of the 10% sums (stdout only).
+# Uses the installed extension; on the GPU machine: test/gpu/run.sh agg.
 #
-#   test/gpu/agg_bench.sh [LOG2_ROWS=24]
+#   test/bench/agg.sh [LOG2_ROWS=24]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . test/lib.sh
