@@ -43,7 +43,7 @@ extern "C"
 #endif
 
 #define HM_MAX_COLS 4
-#define HM_DEFAULT_FANOUT 16	/* measured best on the H100 (RESULTS.md) */
+#define HM_DEFAULT_FANOUT 16	/* measured best on the H100 (test/bench/RESULTS.md) */
 
 typedef enum hm_status
 {
@@ -107,7 +107,7 @@ typedef struct hm_opts
 								 * thread takes 4 sorted keys in turn) */
 } hm_opts;
 
-/* psa_bits -1 (Equation 2), group_size 1, combine off (RESULTS.md) */
+/* psa_bits -1 (Equation 2), group_size 1, combine off (test/bench/RESULTS.md) */
 extern void hm_default_opts(hm_opts *opts);
 
 /* Equation 2: bits to sort on, for T keys of B bits, K keys per cache line. */

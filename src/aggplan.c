@@ -59,7 +59,7 @@ static create_upper_paths_hook_type prev_create_upper_paths = NULL;
 /*
  * Two round trips and the visibility map: 1 to 3 ms on the H100 machine
  * (2^24 to 2^26 rows), where btree's index-only scan reads 3000 to 7000 rows
- * (test/gpu/results/agg-*): about 4000 rows' worth of its costs (0.05 each).
+ * (test/bench/RESULTS.md): about 4000 rows' worth of its costs (0.05 each).
  */
 #define GBT_AGG_BASE_COST 200.0
 
