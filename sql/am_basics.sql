@@ -119,6 +119,20 @@ CREATE TEMP TABLE tt (k int4);
 CREATE INDEX tt_k ON tt USING gpubtree (k);
 INSERT INTO tt SELECT generate_series(1, 100);
 SELECT (SELECT count(*) FROM ul WHERE k > 90), (SELECT count(*) FROM tt WHERE k > 90);
+-- ON COMMIT DROP drops after the pre-commit callbacks; the transactions
+-- after it commit as usual.
+BEGIN;
+CREATE TEMP TABLE oc (k int4) ON COMMIT DROP;
+CREATE INDEX oc_k ON oc USING gpubtree (k);
+INSERT INTO oc SELECT generate_series(1, 100);
+SELECT count(*) FROM oc WHERE k > 90;
+COMMIT;
+BEGIN;
+CREATE TEMP TABLE oc2 (k int4, t text);
+INSERT INTO oc2 SELECT g, repeat('x', g) FROM generate_series(1, 50) g;
+DROP TABLE oc2;
+COMMIT;
+SELECT to_regclass('oc') IS NULL AS dropped_at_commit;
 
 -- pg_get_indexdef (what pg_dump emits) round-trips.
 SELECT pg_get_indexdef('t_k2_k'::regclass);

@@ -204,23 +204,24 @@ typedef struct PendingInvalidation
 static List *pending_invalidations = NIL;	/* in TopTransactionContext */
 static bool invalidation_callback_registered = false;
 
+/*
+ * Before commit (or prepare), and again at it: ON COMMIT DROP drops its
+ * tables after the pre-commit callbacks, still under the DROP's lock.  Every
+ * event ends with the list empty, as its memory goes with the transaction.
+ */
 static void
 invalidation_xact_callback(XactEvent event, void *arg)
 {
 	ListCell   *lc;
 
-	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
-		event == XACT_EVENT_PRE_PREPARE)
+	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
 		foreach(lc, pending_invalidations)
 		{
 			PendingInvalidation *p = lfirst(lc);
 
 			gbt_invalidate(p->dbid, p->indexrelid);
 		}
-	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
-		event == XACT_EVENT_PRE_PREPARE || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_ABORT)
-		pending_invalidations = NIL;
+	pending_invalidations = NIL;
 }
 
 /*
