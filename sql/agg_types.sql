@@ -7,10 +7,14 @@
 -- plans disabled, so that the node is taken wherever it accepts the
 -- aggregate, and its result is compared with the ordinary plan's
 -- (gpubtree.device = off); the gpubtree_sum/avg/min/max functions likewise
--- with the SQL they stand for.  One line per column, per data set and
--- position, says for each aggregate:
+-- with the SQL they stand for.  Then the same aggregates over whole tables
+-- (no WHERE), where the node reads the rows with NULL keys, which the
+-- mirror does not hold, through an index scan.  One line per column, per
+-- data set and position, says for each aggregate:
 --   node   the node answered from the mirror
 --   child  the node was planned, the plan below it answered (EXPLAIN says why)
+--   node* / child*  the same, where the node reads the rows with NULL keys
+--          with an index scan (no WHERE, and a key that may be NULL)
 --   error  the node was planned, and the query failed (as it must where
 --          the ordinary plan fails too)
 --   plan   the node was not planned (it refuses the aggregate)
@@ -55,17 +59,20 @@ INSERT INTO agt_type (name, typ, is_key, val, extremes, lowest, highest) VALUES
 	('js', 'jsonb', false, 'jsonb_build_object(''g'', g)', '{"null","[]"}', NULL, NULL),
 	('ar', 'int4[]', false, 'ARRAY[g, NULL]', '{"{}"}', NULL, NULL);
 
--- Data sets: which rows are NULL, which take extreme values, and the float
--- values.  Dense floats are multiples of 1/8, so that every partial sum is
--- exact, in any order: sums and averages must agree to the last bit.  Other
--- floats are not: the node's sum is the exact sum, rounded once, and
--- PostgreSQL's is rounded at each step in the plan's order; being positive,
--- they agree within 1e-12 relative.
-CREATE TABLE agt_set (ord serial, name text, nulls text, extreme text, floats text);
-INSERT INTO agt_set (name, nulls, extreme, floats) VALUES
-	('dense', 'false', 'false', '(g % 2000 - 1000) * 0.125'),
-	('sparse', 'g % 8 <> 0', 'false', '(g % 2000) / 7.0 + 0.5'),
-	('extreme', 'g % 10 = 0', 'g % 7 = 0', '(g % 2000) / 7.0 + 0.5');
+-- Data sets: which rows are NULL, which take extreme values, the float
+-- values, and which rows have a NULL key kn in the copies for whole-table
+-- aggregates (none, many or some, among rows of every kind).  Dense floats
+-- are multiples of 1/8, so that every partial sum is exact, in any order:
+-- sums and averages must agree to the last bit.  Other floats are not: the
+-- node's sum is the exact sum, rounded once, and PostgreSQL's is rounded at
+-- each step in the plan's order; being positive, they agree within 1e-12
+-- relative.
+CREATE TABLE agt_set (ord serial, name text, nulls text, extreme text, floats text,
+					  kn_nulls text);
+INSERT INTO agt_set (name, nulls, extreme, floats, kn_nulls) VALUES
+	('dense', 'false', 'false', '(g % 2000 - 1000) * 0.125', 'false'),
+	('sparse', 'g % 8 <> 0', 'false', '(g % 2000) / 7.0 + 0.5', 'g % 3 <> 0'),
+	('extreme', 'g % 10 = 0', 'g % 7 = 0', '(g % 2000) / 7.0 + 0.5', 'g % 9 = 0');
 
 -- The aggregates; count(*) stands first.
 CREATE TABLE agt_agg (ord int, name text);
@@ -89,11 +96,16 @@ END $$;
 
 -- One table a data set, 6000 rows, NOT NULL columns where the data has no
 -- NULLs; a gpubtree index on each column of a key type, and indexes on g
--- carrying the columns three by three as INCLUDE columns.  agt_case: what
--- to check, with the condition of the queries, and the index and bounds
--- for the functions.
+-- carrying the columns three by three as INCLUDE columns.  For whole-table
+-- aggregates, where the node takes the first index that can answer, copies
+-- with only one kind of index each: the key indexes (_keys), and indexes on
+-- a nullable key kn in front carrying the columns likewise (_kn).
+-- agt_case: what to check, with the condition of the queries (none: the
+-- whole table, whose NULL keys nullkeys describes), and the index and
+-- bounds for the functions.
 CREATE TABLE agt_case (data text, sord int, tord int, col text, typ text, is_key bool,
-					   pos text, tab text, cond text, idx text, lo text, hi text, fcond text);
+					   pos text, tab text, cond text, idx text, lo text, hi text, fcond text,
+					   nullkeys text);
 DO $$
 DECLARE
 	s record;
@@ -117,6 +129,13 @@ BEGIN
 		END LOOP;
 		EXECUTE format('CREATE TABLE %I (%s) WITH (autovacuum_enabled = off)', tab, cols);
 		EXECUTE format('INSERT INTO %I SELECT %s FROM generate_series(1, 6000) g', tab, vals);
+		EXECUTE format('CREATE TABLE %I (LIKE %I) WITH (autovacuum_enabled = off)',
+					   tab || '_keys', tab);
+		EXECUTE format('INSERT INTO %I SELECT * FROM %I', tab || '_keys', tab);
+		EXECUTE format('CREATE TABLE %I (kn int4, LIKE %I) WITH (autovacuum_enabled = off)',
+					   tab || '_kn', tab);
+		EXECUTE format('INSERT INTO %I SELECT CASE WHEN %s THEN NULL ELSE g END, * FROM %I',
+					   tab || '_kn', s.kn_nulls, tab);
 
 		FOR t IN SELECT * FROM agt_col WHERE is_key ORDER BY ord, dom LOOP
 			EXECUTE format('CREATE INDEX %I ON %I USING gpubtree (%I)',
@@ -127,6 +146,11 @@ BEGIN
 				tab || '_' || t.col, format('%L::%s', t.lowest, t.typ),
 				format('%L::%s', t.highest, t.typ),
 				format('%I BETWEEN %L::%s AND %L::%s', t.col, t.lowest, t.typ, t.highest, t.typ));
+			EXECUTE format('CREATE INDEX %I ON %I USING gpubtree (%I)',
+						   tab || '_keys_' || t.col, tab || '_keys', t.col);
+			INSERT INTO agt_case (data, sord, tord, col, typ, is_key, pos, tab, nullkeys)
+			VALUES (s.name, s.ord, t.ord, t.col, t.typ, true, 'key', tab || '_keys',
+					CASE WHEN s.nulls = 'false' THEN 'NOT NULL' END);
 		END LOOP;
 
 		n := 0;
@@ -144,10 +168,31 @@ BEGIN
 				   'g BETWEEN 100 AND 5900', tab || '_g' || n, '100', '5900',
 				   'g BETWEEN 100 AND 5900'
 			FROM agt_col c WHERE c.col = ANY (incl);
+			EXECUTE format('CREATE INDEX %I ON %I USING gpubtree (kn) INCLUDE (%s)',
+						   tab || '_kn' || n, tab || '_kn',
+						   (SELECT string_agg(quote_ident(c), ', ') FROM unnest(incl) c));
+			INSERT INTO agt_case (data, sord, tord, col, typ, is_key, pos, tab)
+			SELECT s.name, s.ord, c.ord, c.col, c.typ, c.is_key, 'include', tab || '_kn'
+			FROM agt_col c WHERE c.col = ANY (incl);
 		END LOOP;
 	END LOOP;
 END $$;
-SELECT format('VACUUM ANALYZE %I', 'agt_' || name) FROM agt_set ORDER BY ord \gexec
+SELECT format('VACUUM ANALYZE %I', 'agt_' || name || t)
+FROM agt_set, unnest('{"",_keys,_kn}'::text[]) t ORDER BY ord, t \gexec
+-- The share of NULL keys in each whole-table case.
+DO $$
+DECLARE
+	c record;
+	share numeric;
+BEGIN
+	FOR c IN SELECT * FROM agt_case WHERE cond IS NULL AND nullkeys IS NULL LOOP
+		EXECUTE format('SELECT round(100.0 * count(*) FILTER (WHERE %I IS NULL) / count(*)) FROM %I',
+					   CASE WHEN c.pos = 'key' THEN c.col ELSE 'kn' END, c.tab)
+			INTO share;
+		UPDATE agt_case SET nullkeys = share || '%'
+		WHERE tab = c.tab AND col = c.col AND cond IS NULL;
+	END LOOP;
+END $$;
 
 -- Do two results agree: the same text, or for float sums and averages
 -- (approx) the same within 1e-12 relative (see agt_set)?
@@ -196,7 +241,8 @@ BEGIN
 			EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) %s', q)
 				INTO plan;
 			how := CASE WHEN jsonb_path_query_first(plan, 'strict $.**."Answered by"') #>> '{}'
-				LIKE 'GPU service%' THEN 'node' ELSE 'child' END;
+				LIKE 'GPU service%' THEN 'node' ELSE 'child' END ||
+				CASE WHEN jsonb_path_exists(plan, 'strict $.**."NULL Keys"') THEN '*' ELSE '' END;
 		EXCEPTION WHEN OTHERS THEN
 			how := 'error';
 		END;
@@ -211,9 +257,9 @@ DECLARE
 	r record;
 	want text;
 BEGIN
-	q := format('SELECT (%s)::text FROM %I WHERE %s',
+	q := format('SELECT (%s)::text FROM %I%s',
 				CASE WHEN agg = 'count(*)' THEN agg ELSE format('%s(%I)', agg, c.col) END,
-				c.tab, c.cond);
+				c.tab, ' WHERE ' || c.cond);
 	r := agt_run(q);
 	IF r.how = '-' THEN
 		RETURN r.how;
@@ -255,6 +301,18 @@ SELECT c.data, c.col, c.pos,
 	   (SELECT string_agg(agt_func(c, f), ' ' ORDER BY o)
 		FROM unnest('{sum,avg,min,max}'::text[]) WITH ORDINALITY u(f, o)) AS "gpubtree_ sum avg min max"
 FROM agt_case c
+WHERE c.cond IS NOT NULL
+ORDER BY c.sord, c.pos DESC, c.tord, c.col;
+
+-- Whole tables: each column of a key type as the key of its own index (NOT
+-- NULL where the data set has no NULLs, else NULL in as many rows as its
+-- values), and each column as an INCLUDE column of an index on kn, whose
+-- NULL keys are none, many or some.  The node reads the rows with NULL keys,
+-- whatever values they hold, with an index scan.
+SELECT c.data, c.nullkeys AS "NULL keys", c.col, c.pos,
+	   (SELECT string_agg(agt_check(c, a.name), ' ' ORDER BY a.ord) FROM agt_agg a) AS "count(*) count sum avg min max"
+FROM agt_case c
+WHERE c.cond IS NULL
 ORDER BY c.sord, c.pos DESC, c.tord, c.col;
 
 -- The planner's own choice, with default settings: count of columns the
@@ -283,7 +341,8 @@ FROM (VALUES
 	('SELECT (count(kd), max(kd), sum(d))::text FROM agt_ct')) v(q);
 
 DROP TABLE agt_ct;
-SELECT format('DROP TABLE %I', 'agt_' || name) FROM agt_set ORDER BY ord \gexec
+SELECT format('DROP TABLE %I, %I, %I', 'agt_' || name, 'agt_' || name || '_keys',
+			  'agt_' || name || '_kn') FROM agt_set ORDER BY ord \gexec
 SELECT format('DROP DOMAIN %I', decl) FROM agt_col WHERE dom ORDER BY ord \gexec
 DROP FUNCTION agt_check, agt_func, agt_run, agt_plain, agt_result, agt_node, agt_same;
 DROP TABLE agt_case, agt_col, agt_agg, agt_set, agt_type;

@@ -135,6 +135,18 @@ DROP TABLE dropped_in_2pc;
 PREPARE TRANSACTION 'gbt_drop';
 COMMIT PREPARED 'gbt_drop';
 SELECT count(*) FROM ul WHERE k > 90;
+BEGIN;
+CREATE TEMP TABLE oc (k int4) ON COMMIT DROP;
+CREATE INDEX oc_k ON oc USING gpubtree (k);
+INSERT INTO oc SELECT generate_series(1, 100);
+SELECT count(*) FROM oc WHERE k > 90;
+COMMIT;
+BEGIN;
+CREATE TEMP TABLE oc2 (k int4, t text);
+INSERT INTO oc2 SELECT g, repeat('x', g) FROM generate_series(1, 50) g;
+DROP TABLE oc2;
+COMMIT;
+SELECT to_regclass('oc') IS NULL AS dropped_at_commit;
 
 -- pg_get_indexdef (what pg_dump emits) round-trips.
 SELECT pg_get_indexdef('t_k2_k'::regclass);

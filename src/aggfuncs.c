@@ -6,7 +6,7 @@
  *
  * The range is [lo, hi] on the index's leading key column, the rows those
  * of the current snapshot.  The GPU service answers (aggregate.c); without
- * it, or with gpubtree.device = off, an index scan here does, with the same
+ * it, or with gpubtree.device = off, an index scan does, with the same
  * result.  Results are numeric (count: bigint), exact for integer columns;
  * min and max of date and timestamp columns are extract(epoch from ...).
  * Like a query, they need SELECT on the columns involved, and they refuse a
@@ -17,11 +17,8 @@
 
 #include "access/genam.h"
 #include "access/nbtree.h"
-#include "access/relscan.h"
 #include "access/table.h"
-#include "access/tableam.h"
 #include "catalog/pg_type.h"
-#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -36,7 +33,6 @@
 
 #include "aggfinal.h"
 #include "aggregate.h"
-#include "aggstate.h"
 #include "gpubtree.h"
 #include "gpuscan.h"
 #include "indexarg.h"
@@ -123,32 +119,6 @@ bound_key(ScanKey key, Relation index, StrategyNumber strategy, Datum value,
 						   index->rd_indcollation[0], get_opcode(opno), value);
 }
 
-/* The same aggregate from an index scan: without the service. */
-static void
-aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
-				  Snapshot snapshot, FuncAgg *fa)
-{
-	IndexScanDesc scan = index_beginscan(heap, index, snapshot, nkeys, 0);
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-
-	scan->xs_want_itup = true;
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (index_getnext_slot(scan, ForwardScanDirection, slot))
-	{
-		int64		vals[GBT_MAX_COLS];
-		uint8		nulls;
-
-		CHECK_FOR_INTERRUPTS();
-		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
-		nulls = gbt_entry_values(index, &fa->columns, values, isnull, vals);
-		gbt_agg_add_entry(&fa->r, &fa->columns, vals, nulls);
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
-}
-
 static void
 run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 {
@@ -228,7 +198,8 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 		fa->by_service = true;
 	}
 	else
-		aggregate_by_scan(heap, index, keys, 2, GetActiveSnapshot(), fa);
+		gbt_aggregate_by_scan(heap, index, keys, 2, GetActiveSnapshot(),
+							  &fa->columns, &fa->r);
 
 	table_close(heap, AccessShareLock);
 	index_close(index, AccessShareLock);

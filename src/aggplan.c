@@ -14,6 +14,14 @@
  * type.  Never on a table with row-level security, an inheritance parent, a
  * partial or expression index.
  *
+ * The mirror holds no entries for NULL keys.  A condition on the key
+ * excludes them (the operators are strict); without one, unless the key is
+ * NOT NULL, the node adds the rows with NULL keys from an index scan for
+ * "key IS NULL" on the same index, which visits the heap with the query's
+ * snapshot, and is costed as the planner costs that scan (the column's
+ * NULL fraction), so that many NULL keys leave the query to the ordinary
+ * plan.
+ *
  * The node carries the ordinary plan for the same aggregates as its child.
  * At run time it asks the service (aggregate.c); whenever the answer could
  * differ from PostgreSQL's own (no service, gpubtree.device = off, too many
@@ -42,6 +50,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/planner.h"
 #include "optimizer/prep.h"
+#include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
@@ -74,6 +83,7 @@ enum
 	PRIV_KINDS,					/* per aggregate: GbtAggKind */
 	PRIV_COLUMNS,				/* per aggregate: index column */
 	PRIV_ARGTYPES,				/* per aggregate: argument type */
+	PRIV_NULL_KEYS,				/* 1: add the rows with NULL keys */
 	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns) */
 	PRIV_BOUNDS					/* per condition: the bound (path only) */
 };
@@ -89,11 +99,13 @@ typedef struct AggScanState
 	List	   *kinds;
 	List	   *columns;
 	List	   *argtypes;
+	bool		null_keys;		/* add the rows with NULL keys */
 	List	   *bounds;			/* ExprState per condition */
 	bool		done;			/* the one row is out */
 	bool		fallback;		/* the child answers */
 	const char *why;			/* why the child answers */
 	GbtAggAnswer answer;
+	int64		null_entries;	/* rows with NULL keys added */
 	int64		nranges;
 	bool		answered;
 } AggScanState;
@@ -321,6 +333,44 @@ fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 									&costs, 1.0);
 }
 
+/*
+ * What reading the rows with NULL keys costs: the planner's own index scan
+ * for "key IS NULL" on the index, whose row estimate is the column's NULL
+ * fraction; *nullfrac is that fraction.  enable_indexscan is for the
+ * scans of the ordinary plan, not this one, so it is not charged.
+ */
+static Cost
+null_keys_cost(PlannerInfo *root, IndexOptInfo *index, Oid tableoid,
+			   Selectivity *nullfrac)
+{
+	NullTest   *test = makeNode(NullTest);
+	IndexClause *iclause = makeNode(IndexClause);
+	IndexPath  *ipath;
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+	Cost		cost;
+
+	get_atttypetypmodcoll(tableoid, index->indexkeys[0], &typid, &typmod, &collid);
+	test->arg = (Expr *) makeVar(index->rel->relid, index->indexkeys[0],
+								 typid, typmod, collid, 0);
+	test->nulltesttype = IS_NULL;
+	test->argisrow = false;
+	test->location = -1;
+	iclause->rinfo = make_simple_restrictinfo(root, (Expr *) test);
+	iclause->indexquals = list_make1(iclause->rinfo);
+	iclause->lossy = false;
+	iclause->indexcol = 0;
+	iclause->indexcols = NIL;
+	ipath = create_index_path(root, index, list_make1(iclause), NIL, NIL, NIL,
+							  ForwardScanDirection, false, NULL, 1.0, false);
+	cost = ipath->path.total_cost;
+	if (!enable_indexscan)
+		cost -= disable_cost;
+	*nullfrac = ipath->indexselectivity;
+	return cost;
+}
+
 static bool
 try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		  IndexOptInfo *index, List *aggrefs)
@@ -338,6 +388,9 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	CustomPath *cpath;
 	double		unsure_rows;
 	bool		key_not_null = false;
+	bool		null_keys;
+	Cost		null_cost = 0;
+	Selectivity nullfrac = 0;
 	Oid			tableoid = planner_rt_fetch(relid, root)->relid;
 	Var		   *var;
 
@@ -373,13 +426,13 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		arrays = lappend_int(arrays, array);
 		bounds = lappend(bounds, bound);
 	}
+
 	/*
-	 * The mirror has no entries for NULL keys, which only a condition on the
-	 * key excludes (the operators are strict), or NOT NULL.
+	 * The mirror has no entries for NULL keys: without a condition on the
+	 * key (the operators are strict) or NOT NULL, an index scan adds them.
 	 */
-	if (strategies == NIL && !key_not_null &&
-		!column_not_null(tableoid, index->indexkeys[0]))
-		return false;
+	null_keys = strategies == NIL && !key_not_null &&
+		!column_not_null(tableoid, index->indexkeys[0]);
 
 	foreach(lc, aggrefs)
 	{
@@ -403,12 +456,14 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 	/*
 	 * The fixed cost (so that a small range, or min/max through the index's
-	 * ends, stays with PostgreSQL), plus a heap visit for each row on a page
-	 * that is not all-visible.
+	 * ends, stays with PostgreSQL), plus a heap visit for each row of the
+	 * mirror on a page that is not all-visible, plus the scan for NULL keys.
 	 */
-	unsure_rows = input_rel->rows * (1.0 - input_rel->allvisfrac);
+	if (null_keys)
+		null_cost = null_keys_cost(root, index, tableoid, &nullfrac);
+	unsure_rows = input_rel->rows * (1.0 - nullfrac) * (1.0 - input_rel->allvisfrac);
 	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +
-		unsure_rows * gbt_agg_unsure_cost();
+		unsure_rows * gbt_agg_unsure_cost() + null_cost;
 	cpath->path.total_cost = cpath->path.startup_cost;
 	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs));
 	cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
@@ -416,6 +471,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cpath->custom_private = lappend(cpath->custom_private, kinds);
 	cpath->custom_private = lappend(cpath->custom_private, columns);
 	cpath->custom_private = lappend(cpath->custom_private, argtypes);
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(null_keys));
 	cpath->custom_private = lappend(cpath->custom_private, aggrefs);
 	cpath->custom_private = lappend(cpath->custom_private, bounds);
 	cpath->methods = &agg_path_methods;
@@ -518,6 +574,7 @@ create_agg_state(CustomScan *cscan)
 	s->kinds = list_nth(priv, PRIV_KINDS);
 	s->columns = list_nth(priv, PRIV_COLUMNS);
 	s->argtypes = list_nth(priv, PRIV_ARGTYPES);
+	s->null_keys = intVal(list_nth(priv, PRIV_NULL_KEYS)) != 0;
 	return (Node *) s;
 }
 
@@ -587,13 +644,9 @@ answer_by_service(AggScanState *s)
 						   (int64) Min(buys, (double) GBT_MAX_UNSURE),
 						   &s->answer, &s->why);
 	}
-	table_close(heap, NoLock);
-	index_close(index, AccessShareLock);
-	if (!ok)
-		return false;
 
 	/* Each column as the plan expects it in the mirror (never otherwise). */
-	for (i = 0; i < list_length(s->kinds); i++)
+	for (i = 0; ok && i < list_length(s->kinds); i++)
 	{
 		int			col = list_nth_int(s->columns, i);
 
@@ -602,9 +655,30 @@ answer_by_service(AggScanState *s)
 			 s->answer.columns.type[col] != gbt_column_type(list_nth_oid(s->argtypes, i))))
 		{
 			s->why = "the mirror does not hold a column as expected";
-			return false;
+			ok = false;
 		}
 	}
+
+	/* The rows the mirror has no entries for, through nbtree. */
+	if (ok && s->null_keys)
+	{
+		ScanKeyData nullkey;
+		GbtColumns	cols;
+		int64		before = s->answer.r.count;
+
+		ScanKeyEntryInitialize(&nullkey, SK_ISNULL | SK_SEARCHNULL, 1,
+							   InvalidStrategy, InvalidOid, InvalidOid,
+							   InvalidOid, (Datum) 0);
+		gbt_index_columns(index, &cols);
+		gbt_aggregate_by_scan(heap, index, &nullkey, 1, estate->es_snapshot,
+							  &cols, &s->answer.r);
+		s->null_entries = s->answer.r.count - before;
+	}
+	table_close(heap, NoLock);
+	index_close(index, AccessShareLock);
+	if (!ok)
+		return false;
+
 	ExecClearTuple(slot);
 	for (i = 0; i < list_length(s->kinds); i++)
 	{
@@ -681,6 +755,8 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	ExplainPropertyText("Index", name ? name : "?", es);
 	ExplainPropertyInteger("Conditions", NULL, list_length(s->strategies), es);
+	if (s->null_keys)
+		ExplainPropertyText("NULL Keys", "from an index scan", es);
 	if (!es->analyze)
 		return;
 	if (s->answered)
@@ -690,8 +766,11 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyText("Engine", s->answer.on_gpu ? "GPU" : "CPU engine", es);
 		ExplainPropertyInteger("Key Ranges", NULL, s->nranges, es);
 		ExplainPropertyInteger("Entries on All-Visible Pages", NULL,
-							   s->answer.r.count - s->answer.checked_visible, es);
+							   s->answer.r.count - s->answer.checked_visible -
+							   s->null_entries, es);
 		ExplainPropertyInteger("Entries Checked in Heap", NULL, s->answer.checked, es);
+		if (s->null_keys)
+			ExplainPropertyInteger("Entries with NULL Keys", NULL, s->null_entries, es);
 		if (es->verbose)
 		{
 			ExplainPropertyInteger("Heap Blocks", NULL, s->answer.blocks, es);

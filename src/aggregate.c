@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/relscan.h"
 #include "access/tableam.h"
 #include "access/visibilitymapdefs.h"
 #include "executor/tuptable.h"
@@ -307,4 +309,33 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	}
 	*why = "the mirror kept changing";
 	return false;
+}
+
+/*
+ * The same without the service: the functions' answer when it cannot give
+ * one, and the rows the mirror has no entries for (NULL keys).
+ */
+void
+gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
+					  Snapshot snapshot, const GbtColumns *cols, GbtAggResult *r)
+{
+	IndexScanDesc scan = index_beginscan(heap, index, snapshot, nkeys, 0);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	scan->xs_want_itup = true;
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		int64		vals[GBT_MAX_COLS];
+		uint8		nulls;
+
+		CHECK_FOR_INTERRUPTS();
+		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
+		nulls = gbt_entry_values(index, cols, values, isnull, vals);
+		gbt_agg_add_entry(r, cols, vals, nulls);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
 }

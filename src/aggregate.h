@@ -9,6 +9,7 @@
 
 #include "postgres.h"
 
+#include "access/skey.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -44,5 +45,14 @@ extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
 						  const uint64 *hi, int64 nranges, Snapshot snapshot,
 						  int64 max_unsure, GbtAggAnswer *answer,
 						  const char **why);
+
+/*
+ * Add to *r the entries of an index scan with these keys whose heap tuples
+ * the snapshot sees, their values read as cols says: what the service
+ * would add, without it.
+ */
+extern void gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys,
+								  int nkeys, Snapshot snapshot,
+								  const GbtColumns *cols, GbtAggResult *r);
 
 #endif							/* GPUBTREE_AGGREGATE_H */

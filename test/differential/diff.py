@@ -6,7 +6,8 @@ USING btree) get the same random DML (inserts with duplicates and NULLs,
 updates of keys and INCLUDE columns, ON CONFLICT upserts, deletes, VACUUM,
 committed and rolled-back transactions, savepoints rolled back to), then the
 same random queries run on both under each plan shape (index scan,
-index-only scan, bitmap scan), and every output must equal that of a
+index-only scan, bitmap scan), and whole-table aggregates (the rows with
+NULL keys from an index scan), and every output must equal that of a
 sequential scan of t_b.  EXPLAIN checks that most queries really used the
 shape on a gpubtree index; EXPLAIN ANALYZE counts the bitmap scans that the
 GPU service (not nbtree) answered.  Drives psql only: no driver needed.
@@ -218,12 +219,29 @@ class Gen:
         ][c]
 
 
+# Whole-table aggregates (no WHERE) answered from each index, whose leading
+# columns all hold NULLs: the GpubtreeAggregate node adds the rows with NULL
+# keys, which the mirror does not hold, from an index scan.  A fixed list,
+# run in every serial phase, so that the random sequence stays as it was.
+WHOLE_TABLE_AGGS = [
+    "SELECT count(*) AS n, count(k) AS nk, sum(v) AS sv, avg(v) AS av, min(v) AS minv, max(v) AS maxv, "
+    "sum(k) AS sk, min(k) AS mink, max(k) AS maxk FROM {t}",
+    "SELECT count(*), sum(k), min(k2), max(k2) FROM {t}",
+    "SELECT count(f), min(f), max(f) FROM {t}",
+    "SELECT count(ts), min(ts), max(ts) FROM {t}",
+    "SELECT count(*), min(d), max(d), sum(k2), avg(k2) FROM {t}",
+    "SELECT count(*) AS n, count(id) AS nid, min(id), max(id) FROM {t}",
+]
+
+
 def agg_query(gen):
     """Concurrent mode only (the serial mode's random sequence stays as it
     was): range aggregates on the leading column of each index, the
     multi-column ones included, which the GpubtreeAggregate node may answer
-    from the mirror."""
+    from the mirror, and whole-table ones."""
     lo, hi = gen.span(60)
+    if gen.chance(0.2):
+        return gen.r.choice(WHOLE_TABLE_AGGS)
     return gen.r.choice([
         "SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k BETWEEN %d AND %d" % (lo, hi),
         "SELECT count(*), min(k2), max(k2) FROM {t} WHERE d BETWEEN '2026-01-01'::date + %d AND '2026-01-01'::date + %d" % (
@@ -259,6 +277,7 @@ def compare_shapes(qs, settings, prefix, label, failures, used):
         plans = run_queries([explain + q for q in qs], settings + shape_settings, "t_g", prefix)
         used[shape] += sum(1 for p in plans if re.search(node, p))
         used["service"] += sum(1 for p in plans if re.search(r"Service: [1-9]", p))
+        used["aggregate"] += sum(1 for p in plans if re.search(r"Answered by: GPU service", p))
 
 
 # ---- concurrent mode ---------------------------------------------------------
@@ -470,7 +489,7 @@ def concurrent(args, gen, common):
     if psql("SELECT * FROM t_g ORDER BY id") != psql("SELECT * FROM t_b ORDER BY id"):
         failures.append("after the writers: t_g and t_b differ")
     used = {s: 0 for s in SHAPES}
-    used["service"] = 0
+    used["service"] = used["aggregate"] = 0
     final_qs = [gen.query() for _ in range(args.queries)]
     compare_shapes(final_qs, common, "", "after the writers", failures, used)
     c, problems = verify_mirrors()
@@ -531,7 +550,8 @@ def main():
 
     failures, nq = [], 0
     used = {s: 0 for s in SHAPES}
-    used["service"] = 0
+    used["service"] = used["aggregate"] = 0
+    whole = dict(used)
     phases = ["", "vacuum", "parallel", "in-transaction"]
     for phase in phases:
         txns = [gen.transaction() for _ in range(args.rounds)]
@@ -543,6 +563,8 @@ def main():
         prefix = "BEGIN; %s %s" % (gen.dml(), gen.dml()) if phase == "in-transaction" else ""
         nq += len(qs)
         compare_shapes(qs, settings, prefix, "phase %r" % (phase or "first"), failures, used)
+        compare_shapes(WHOLE_TABLE_AGGS, settings, prefix, "phase %r, whole table" % (phase or "first"),
+                       failures, whole)
     psql("CREATE EXTENSION IF NOT EXISTS amcheck;" + "".join(
         "SELECT gpubtree_index_check('t_g_%s', true, true);" % name for name in INDEXES))
 
@@ -550,8 +572,10 @@ def main():
         if used[shape] * 2 < nq:
             failures.append("only %d of %d queries used a %s scan on a gpubtree index" % (used[shape], nq, shape))
     rows = psql("SELECT count(*) FROM t_g").strip()
-    summary = "%d queries x %d plan shapes, %s rows; used on gpubtree: %s; bitmap scans answered by the service: %d" % (
-        nq, len(SHAPES), rows, ", ".join("%s %d" % (s, used[s]) for s in SHAPES), used["service"])
+    summary = ("%d queries x %d plan shapes, %s rows; used on gpubtree: %s; bitmap scans answered by the service: %d; "
+               "whole-table aggregates answered by the service: %d of %d") % (
+        nq, len(SHAPES), rows, ", ".join("%s %d" % (s, used[s]) for s in SHAPES), used["service"],
+        whole["aggregate"], len(WHOLE_TABLE_AGGS) * len(phases))
     return report(args.seed, failures, summary)
 
 
