@@ -96,7 +96,7 @@ _PG_init(void)
 	/* Sizes shared memory: only settable when preloaded (no log otherwise). */
 	if (process_shared_preload_libraries_in_progress)
 		DefineCustomIntVariable("gpubtree.change_log_size",
-								"Entries the shared change log holds (72 bytes each).",
+								"Entries the shared change log holds (64 bytes each).",
 								"Committed inserts wait there until the service applies them to the mirrors; "
 								"when it is full, or a transaction logs more than an eighth of it for one index, "
 								"mirrors are invalidated and rebuilt instead.",
@@ -144,7 +144,7 @@ _PG_init(void)
 
 	DefineCustomBoolVariable("gpubtree.build_after_create",
 							 "Build the mirror right after CREATE INDEX.",
-							 "Otherwise the first bitmap scan that can use it builds it; on, CREATE INDEX takes longer.",
+							 "Otherwise the first scan or aggregate that could use it has it built in the background; on, CREATE INDEX takes longer.",
 							 &gpubtree_build_after_create,
 							 false,
 							 PGC_USERSET,

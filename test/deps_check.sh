@@ -21,10 +21,12 @@ chmod 755 "$T"
 cp scripts/deps.sh "$T/deps.sh"
 mkdir "$T/empty"
 
-# user_sh CMD: run CMD in sh as an unprivileged user.
+# user_sh CMD: run CMD in sh as an unprivileged user, from / (the checkout
+# may be in a directory that user cannot enter, and pg_config resolves its
+# own path from the current directory).
 user_sh() {
 	if [ "$(id -u)" = 0 ]; then
-		su nobody -s /bin/sh -c "$1"
+		su nobody -s /bin/sh -c "cd / && $1"
 	else
 		sh -c "$1"
 	fi
