@@ -634,6 +634,10 @@ build(void)
 		!gpubtree_is_gpubtree_index(index) ||
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 	{
+		if (index != NULL)
+			relation_close(index, AccessShareLock);
+		if (heap != NULL)
+			table_close(heap, AccessShareLock);
 		finish_job(false, false, 0, "the index changed or is gone");
 		return;
 	}
