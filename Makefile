@@ -6,7 +6,7 @@
 #   make test-all    every test (what CI runs)
 #   make deps        check what those two need (as root: install it)
 #
-# src/*.c and cuda/*.c are compiled with the C compiler; cuda/*.cu with nvcc
+# src/**/*.c and cuda/*.c are compiled with the C compiler; cuda/*.cu with nvcc
 # when CUDA is enabled.  USE_CUDA=auto enables it when nvcc is on PATH.  The
 # CUDA runtime is linked statically, so the installed library needs only the
 # NVIDIA driver at run time, and works (CPU only) without it.
@@ -32,9 +32,10 @@ override USE_CUDA := $(if $(NVCC_ON_PATH),1,0)
 endif
 NVCC ?= $(or $(NVCC_ON_PATH),$(CUDA_HOME)/bin/nvcc)
 
-C_SOURCES = $(sort $(wildcard src/*.c) $(wildcard cuda/*.c))
+SRC_DIRS = src src/common src/backend src/aggregate src/service
+C_SOURCES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)) $(wildcard cuda/*.c))
 OBJS = $(C_SOURCES:.c=.o)
-PG_CPPFLAGS = -I$(CURDIR)/src -I$(CURDIR)/cuda
+PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(CURDIR)/$(d)) -I$(CURDIR)/cuda
 
 ifeq ($(USE_CUDA),1)
 CU_SOURCES = $(sort $(wildcard cuda/*.cu))
@@ -52,7 +53,7 @@ comma := ,
 # this module is of no use anyway.
 override with_llvm = no
 
-EXTRA_CLEAN = cuda/*.o src/*.o results regression.diffs regression.out \
+EXTRA_CLEAN = cuda/*.o $(foreach d,$(SRC_DIRS),$(d)/*.o) results regression.diffs regression.out \
 	test/tmp_check
 
 # Without PGXS (no PostgreSQL yet) only the targets that install it can run.
@@ -68,7 +69,7 @@ cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 endif
 
-$(OBJS): $(wildcard src/*.h cuda/*.h)
+$(OBJS): $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h)) $(wildcard cuda/*.h)
 
 # scripts/deps.sh installs what is missing as root; any other user gets one
 # line naming the packages.  (PG_CONFIG given to make reaches the scripts

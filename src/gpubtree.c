@@ -15,8 +15,8 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "backend.h"
+#include "scan.h"
 #include "resync.h"
 #include "service.h"
 

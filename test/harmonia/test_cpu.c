@@ -7,12 +7,12 @@
 #include "oracle.h"
 #include "../../cuda/harmonia_keys.h"
 
-/* The backend's copy of the encoding (src/keys.h), to hold it to this one. */
+/* The backend's copy of the encoding (src/common/keys.h), to hold it to this one. */
 typedef uint64_t uint64;
 typedef int64_t int64;
 #define UINT64CONST(x) (x##ULL)
 #define PG_UINT64_MAX UINT64_MAX
-#include "../../src/keys.h"
+#include "../../src/common/keys.h"
 
 static int	passed,
 			failed;

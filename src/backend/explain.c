@@ -20,9 +20,9 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "builder.h"
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "build.h"
+#include "backend.h"
+#include "scan.h"
 #include "service.h"
 
 static ExplainOneQuery_hook_type prev_ExplainOneQuery = NULL;

@@ -26,7 +26,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "gpubtree.h"
+#include "backend.h"
 #include "indexarg.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_index_check);

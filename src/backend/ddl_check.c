@@ -18,7 +18,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "gpubtree.h"
+#include "backend.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_check_create_index);
 

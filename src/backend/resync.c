@@ -29,7 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "gpuscan.h"
+#include "scan.h"
 #include "resync.h"
 #include "service.h"
 

@@ -31,10 +31,10 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "aggfinal.h"
-#include "aggregate.h"
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "agg_final.h"
+#include "agg_exec.h"
+#include "backend.h"
+#include "scan.h"
 #include "indexarg.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_count);

@@ -43,9 +43,9 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "builder.h"
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "build.h"
+#include "backend.h"
+#include "scan.h"
 #include "mirror.h"
 
 #define GBT_MAX_RUNNING_BUILDS 2

@@ -10,7 +10,7 @@
 
 #include <math.h>
 
-#include "aggstate.h"
+#include "agg_state.h"
 
 void
 gbt_agg_init(GbtAggResult *r)

@@ -14,7 +14,7 @@
 
 #include "utils/memutils.h"
 
-#include "aggstate.h"
+#include "agg_state.h"
 #include "harmonia.h"
 #include "mirror.h"
 #include "vagg.h"

@@ -21,8 +21,8 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "builder.h"
-#include "gpubtree.h"
+#include "build.h"
+#include "backend.h"
 #include "service.h"
 
 GbtServiceShared *gbt_shared = NULL;

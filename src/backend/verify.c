@@ -35,8 +35,8 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "backend.h"
+#include "scan.h"
 #include "indexarg.h"
 #include "service.h"
 

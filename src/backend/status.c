@@ -17,8 +17,8 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "builder.h"
-#include "gpubtree.h"
+#include "build.h"
+#include "backend.h"
 #include "service.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_status);

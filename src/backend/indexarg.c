@@ -26,7 +26,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "gpubtree.h"
+#include "backend.h"
 #include "indexarg.h"
 
 /*

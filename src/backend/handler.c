@@ -30,8 +30,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "backend.h"
+#include "scan.h"
 #include "resync.h"
 #include "service.h"
 

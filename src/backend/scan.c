@@ -32,9 +32,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "builder.h"
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "build.h"
+#include "backend.h"
+#include "scan.h"
 #include "keys.h"
 #include "resync.h"
 #include "service.h"

@@ -30,8 +30,8 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "aggfinal.h"
-#include "gpuscan.h"
+#include "agg_final.h"
+#include "scan.h"
 
 /* Beyond this, N * max|x|, PostgreSQL's float sums could overflow on the way. */
 #define FLOAT_SUM_SAFE 1e300

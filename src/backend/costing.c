@@ -27,8 +27,8 @@
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "backend.h"
+#include "scan.h"
 #include "service.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;

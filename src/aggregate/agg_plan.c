@@ -58,10 +58,10 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "aggfinal.h"
-#include "aggregate.h"
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "agg_final.h"
+#include "agg_exec.h"
+#include "backend.h"
+#include "scan.h"
 
 static create_upper_paths_hook_type prev_create_upper_paths = NULL;
 

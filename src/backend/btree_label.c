@@ -36,7 +36,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "gpubtree.h"
+#include "backend.h"
 
 typedef struct LabelledIndex
 {

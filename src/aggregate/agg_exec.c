@@ -35,11 +35,11 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "aggregate.h"
-#include "aggstate.h"
-#include "builder.h"
-#include "gpubtree.h"
-#include "gpuscan.h"
+#include "agg_exec.h"
+#include "agg_state.h"
+#include "build.h"
+#include "backend.h"
+#include "scan.h"
 #include "resync.h"
 
 /* The visibility map's layout (visibilitymap.c): two bits per heap block. */

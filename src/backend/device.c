@@ -14,7 +14,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "gpubtree.h"
+#include "backend.h"
 
 #ifdef USE_CUDA
 #include "gbt_device.h"

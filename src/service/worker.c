@@ -32,7 +32,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "gpubtree.h"
+#include "backend.h"
 #include "mirror.h"
 #include "service.h"
 
