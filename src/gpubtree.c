@@ -13,12 +13,15 @@
 #include "catalog/pg_database.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
 #include "utils/guc.h"
 
 #include "backend.h"
-#include "scan.h"
+#include "build.h"
 #include "resync.h"
 #include "service.h"
+#include "shmem.h"
 
 PG_MODULE_MAGIC;
 
@@ -43,6 +46,8 @@ static const struct config_enum_entry device_mode_options[] = {
 };
 
 static object_access_hook_type prev_object_access_hook = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
 
@@ -65,6 +70,26 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		gbt_invalidate_at_commit(MyDatabaseId, objectId);
 	else if (classId == DatabaseRelationId)
 		gbt_invalidate(objectId, InvalidOid);
+}
+
+static void
+gbt_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	gbt_service_shmem_request();
+	gbt_builder_shmem_request();
+}
+
+static void
+gbt_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	gbt_service_shmem_startup();
+	gbt_builder_shmem_startup();
+	LWLockRelease(AddinShmemInitLock);
 }
 
 void
@@ -184,7 +209,10 @@ _PG_init(void)
 	/* The service needs shared memory, which only preloading can give. */
 	if (process_shared_preload_libraries_in_progress)
 	{
-		gbt_service_shmem_init();
+		prev_shmem_request_hook = shmem_request_hook;
+		shmem_request_hook = gbt_shmem_request;
+		prev_shmem_startup_hook = shmem_startup_hook;
+		shmem_startup_hook = gbt_shmem_startup;
 		gbt_service_register();
 		gbt_resync_init();
 	}

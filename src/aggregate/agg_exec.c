@@ -26,7 +26,14 @@
 #include "access/tableam.h"
 #include "access/visibilitymapdefs.h"
 #include "executor/tuptable.h"
+#include "agg_exec.h"
+#include "agg_state.h"
+#include "backend.h"
+#include "build.h"
+#include "client.h"
+#include "keytypes.h"
 #include "miscadmin.h"
+#include "resync.h"
 #include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
@@ -35,12 +42,6 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "agg_exec.h"
-#include "agg_state.h"
-#include "build.h"
-#include "backend.h"
-#include "scan.h"
-#include "resync.h"
 
 /* The visibility map's layout (visibilitymap.c): two bits per heap block. */
 #define VM_MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
@@ -103,23 +104,18 @@ static bool
 prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
 		uint64 *log_bound, GbtColumns *columns)
 {
-	dsm_segment *seg;
-	GbtRequest *req = gbt_request_create(&seg, 0, 0);
-	bool		ok;
+	GbtCall		call;
 
 	*status = GBT_REPLY_ERROR;
-	if (req == NULL)
-		return false;
-	req->kind = GBT_REQ_AGG_PREPARE;
-	gbt_fill_key(&req->key, index);
-	req->generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
-	ok = gbt_request_send(seg);
-	*status = ok ? req->status : GBT_REPLY_ERROR;
-	*mirror_id = req->mirror_id;
-	*log_bound = req->log_bound;
-	*columns = req->columns;
-	dsm_detach(seg);
-	return ok && *status == GBT_REPLY_OK;
+	if (gbt_call_agg_prepare(&call, index))
+	{
+		*status = call.req->hdr.status;
+		*mirror_id = call.req->body.agg_prepare.mirror_id;
+		*log_bound = call.req->body.agg_prepare.log_bound;
+		*columns = call.req->body.agg_prepare.columns;
+	}
+	gbt_call_end(&call);
+	return *status == GBT_REPLY_OK;
 }
 
 static const GbtEntries *sort_entries;
@@ -222,9 +218,9 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 	for (attempt = 0; attempt < 3; attempt++)
 	{
-		dsm_segment *seg;
-		GbtRequest *req;
-		Size		data;
+		GbtCall		call;
+		GbtAggRequest *reply;
+		bool		answered;
 		GbtEntries	unsure;
 
 		if (!prepare(index, &status, &mirror_id, &log_bound, &answer->columns))
@@ -245,62 +241,52 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		visible = read_visibility(heap, nblocks, &answer->visible_blocks);
 		answer->blocks = nblocks;
 
-		data = MAXALIGN(2 * sizeof(uint64) * nranges + (nblocks + 7) / 8);
-		req = gbt_request_create(&seg, data, gbt_entries_flat_size(GBT_MAX_COLS, unsure_cap));
-		if (req == NULL)
+		answered = gbt_call_agg(&call, index, mirror_id, log_bound, lo, hi, nranges,
+								visible, nblocks, unsure_cap);
+		pfree(visible);
+		if (call.req == NULL)
 		{
 			*why = "no shared memory for the request";
 			return false;
 		}
-		req->kind = GBT_REQ_AGG;
-		gbt_fill_key(&req->key, index);
-		req->generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
-		req->mirror_id = mirror_id;
-		req->log_bound = log_bound;
-		req->nitems = nranges;
-		req->nvisible = nblocks;
-		req->unsure_cap = unsure_cap;
-		memcpy(GBT_REQUEST_DATA(req), lo, sizeof(uint64) * nranges);
-		memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * nranges, hi, sizeof(uint64) * nranges);
-		memcpy(GBT_REQUEST_DATA(req) + 2 * sizeof(uint64) * nranges, visible, (nblocks + 7) / 8);
-		pfree(visible);
-
-		if (!gbt_request_send(seg) || req->status == GBT_REPLY_ERROR)
+		reply = &call.req->body.agg;
+		if (!answered || call.req->hdr.status == GBT_REPLY_ERROR)
 		{
-			dsm_detach(seg);
+			gbt_call_end(&call);
 			*why = "the service did not answer";
 			return false;
 		}
-		if (req->status == GBT_REPLY_NO_MIRROR)
+		if (call.req->hdr.status == GBT_REPLY_NO_MIRROR)
 		{
-			dsm_detach(seg);
+			gbt_call_end(&call);
 			continue;			/* merged or rebuilt meanwhile: again */
 		}
-		if (req->agg.nunsure > Min(max_unsure, GBT_MAX_UNSURE))
+		if (reply->agg.nunsure > Min(max_unsure, GBT_MAX_UNSURE))
 		{
-			int64		need = req->agg.nunsure;
+			int64		need = reply->agg.nunsure;
 
-			dsm_detach(seg);
+			gbt_call_end(&call);
 			*why = need > GBT_MAX_UNSURE ?
 				"too many entries on heap pages that are not all-visible" :
 				psprintf("%lld entries to check in the heap cost more",
 						 (long long) need);
 			return false;
 		}
-		if (req->agg.nunsure > unsure_cap)
+		if (reply->agg.nunsure > unsure_cap)
 		{
-			unsure_cap = req->agg.nunsure;	/* before req goes with seg */
-			dsm_detach(seg);
+			unsure_cap = reply->agg.nunsure;	/* before the reply goes */
+			gbt_call_end(&call);
 			attempt--;			/* not a failure: only room */
 			continue;
 		}
-		answer->r = req->agg;
-		answer->on_gpu = req->on_gpu;
-		answer->device_ms = req->device_ms;
-		gbt_entries_unflatten(&unsure, GBT_MAX_COLS, unsure_cap, GBT_REQUEST_DATA(req) + data);
-		unsure.n = req->nresults;
+		answer->r = reply->agg;
+		answer->on_gpu = call.req->hdr.on_gpu;
+		answer->device_ms = call.req->hdr.device_ms;
+		gbt_entries_unflatten(&unsure, GBT_MAX_COLS, unsure_cap,
+							  gbt_agg_reply_unsure(call.req));
+		unsure.n = call.req->hdr.nresults;
 		check_unsure(heap, snapshot, &unsure, answer);
-		dsm_detach(seg);
+		gbt_call_end(&call);
 
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);

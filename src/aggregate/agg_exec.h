@@ -13,7 +13,7 @@
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
-#include "service.h"
+#include "protocol.h"
 
 typedef struct GbtAggAnswer
 {

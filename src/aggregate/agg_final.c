@@ -31,7 +31,7 @@
 #include "utils/timestamp.h"
 
 #include "agg_final.h"
-#include "scan.h"
+#include "keytypes.h"
 
 /* Beyond this, N * max|x|, PostgreSQL's float sums could overflow on the way. */
 #define FLOAT_SUM_SAFE 1e300

@@ -8,7 +8,7 @@
 
 #include "postgres.h"
 
-#include "service.h"
+#include "protocol.h"
 
 typedef enum GbtAggKind
 {

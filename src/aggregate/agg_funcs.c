@@ -19,8 +19,14 @@
 #include "access/nbtree.h"
 #include "access/table.h"
 #include "catalog/pg_type.h"
+#include "agg_exec.h"
+#include "agg_final.h"
+#include "backend.h"
 #include "fmgr.h"
+#include "indexarg.h"
+#include "keytypes.h"
 #include "miscadmin.h"
+#include "scankeys.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -31,11 +37,6 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "agg_final.h"
-#include "agg_exec.h"
-#include "backend.h"
-#include "scan.h"
-#include "indexarg.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_count);
 PG_FUNCTION_INFO_V1(gpubtree_sum);

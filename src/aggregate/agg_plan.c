@@ -32,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
@@ -40,7 +41,13 @@
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "agg_exec.h"
+#include "agg_final.h"
+#include "backend.h"
+#include "keytypes.h"
 #include "miscadmin.h"
+#include "scankeys.h"
+#include "shmem.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -58,10 +65,6 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "agg_final.h"
-#include "agg_exec.h"
-#include "backend.h"
-#include "scan.h"
 
 static create_upper_paths_hook_type prev_create_upper_paths = NULL;
 

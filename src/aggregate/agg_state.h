@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "entries.h"
-#include "service.h"
+#include "protocol.h"
 
 extern void gbt_agg_init(GbtAggResult *r);
 extern void gbt_agg_add_entry(GbtAggResult *r, const GbtColumns *cols,

@@ -48,6 +48,15 @@ extern void gpubtree_btree_label_init(void);
 extern void gpubtree_label_as_btree(struct RelationData *index, const void *owner);
 extern void gpubtree_unlabel(const void *owner);
 
+/* explain.c */
+extern void gbt_explain_init(void);
+
+/* costing.c */
+struct IndexPath;
+extern bool gbt_plan_service_costing;
+extern double gbt_service_index_cost(struct IndexPath *ipath);
+extern void gbt_plan_init(void);
+
 /* device.c */
 extern const char *gpubtree_device_mode_name(int mode);
 

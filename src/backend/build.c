@@ -25,12 +25,20 @@
 
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/genam.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "backend.h"
+#include "build.h"
+#include "client.h"
+#include "export.h"
+#include "keytypes.h"
+#include "mirror.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "shmem.h"
 #include "postmaster/bgworker.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
@@ -43,10 +51,6 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "build.h"
-#include "backend.h"
-#include "scan.h"
-#include "mirror.h"
 
 #define GBT_MAX_RUNNING_BUILDS 2
 
@@ -62,15 +66,16 @@ typedef struct GbtBuilderShared
 
 static GbtBuilderShared *builder = NULL;
 
-Size
-gbt_builder_shmem_size(void)
+/* From the shmem_request_hook. */
+void
+gbt_builder_shmem_request(void)
 {
-	return sizeof(GbtBuilderShared);
+	RequestAddinShmemSpace(sizeof(GbtBuilderShared));
 }
 
-/* Called from the service's shmem_startup_hook, under AddinShmemInitLock. */
+/* From the shmem_startup_hook, with AddinShmemInitLock held. */
 void
-gbt_builder_shmem_init(void)
+gbt_builder_shmem_startup(void)
 {
 	bool		found;
 

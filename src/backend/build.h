@@ -10,7 +10,7 @@
 #include "datatype/timestamp.h"
 #include "utils/relcache.h"
 
-#include "service.h"
+#include "protocol.h"
 
 /* What is known of an index's mirror besides the mirror itself. */
 typedef enum GbtJobState
@@ -38,8 +38,8 @@ typedef struct GbtBuildJob
 
 #define GBT_MAX_BUILD_JOBS 64
 
-extern Size gbt_builder_shmem_size(void);
-extern void gbt_builder_shmem_init(void);
+extern void gbt_builder_shmem_request(void);
+extern void gbt_builder_shmem_startup(void);
 extern bool gbt_mirror_refused(Relation index, char *why, Size whylen);
 extern bool gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen);
 extern int	gbt_builder_jobs(GbtBuildJob *out);

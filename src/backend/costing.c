@@ -29,7 +29,7 @@
 
 #include "backend.h"
 #include "scan.h"
-#include "service.h"
+#include "shmem.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
 

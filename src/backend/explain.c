@@ -23,7 +23,7 @@
 #include "build.h"
 #include "backend.h"
 #include "scan.h"
-#include "service.h"
+#include "shmem.h"
 
 static ExplainOneQuery_hook_type prev_ExplainOneQuery = NULL;
 

@@ -21,8 +21,14 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "backend.h"
+#include "export.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "resync.h"
+#include "scan.h"
+#include "shmem.h"
+#include "vacuum.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
 #include "utils/fmgrprotos.h"
@@ -30,10 +36,6 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "backend.h"
-#include "scan.h"
-#include "resync.h"
-#include "service.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_handler);
 

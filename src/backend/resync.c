@@ -24,14 +24,14 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_am.h"
+#include "client.h"
+#include "keytypes.h"
 #include "miscadmin.h"
+#include "resync.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "scan.h"
-#include "resync.h"
-#include "service.h"
 
 #define GBT_BATCH_SIZE 8192
 #define GBT_XACT_LOG_MAX ((int64) gbt_shared->log.size / 8)

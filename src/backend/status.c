@@ -19,7 +19,7 @@
 
 #include "build.h"
 #include "backend.h"
-#include "service.h"
+#include "shmem.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_status);
 PG_FUNCTION_INFO_V1(gpubtree_mirrors);

@@ -36,9 +36,11 @@
 #include "utils/tuplestore.h"
 
 #include "backend.h"
-#include "scan.h"
+#include "export.h"
 #include "indexarg.h"
-#include "service.h"
+#include "keytypes.h"
+#include "shmem.h"
+#include "vacuum.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_verify);
 

@@ -1,0 +1,67 @@
+/*
+ * client.h
+ *	  The backend's side of the service protocol (protocol.h): one function
+ *	  per request kind, and the change-log writes of commit-time resync.
+ */
+#ifndef GPUBTREE_CLIENT_H
+#define GPUBTREE_CLIENT_H
+
+#include "postgres.h"
+
+#include "storage/dsm.h"
+#include "utils/relcache.h"
+
+#include "entries.h"
+#include "protocol.h"
+#include "shmem.h"
+
+/*
+ * One request and its segment.  Each gbt_call_*() returns true when the
+ * service answered (call->req->hdr.status says how), false when no segment
+ * could be made (call->req is NULL) or the service did not answer in time
+ * (it is not running, or busy with our abandoned request).  Either way the
+ * caller reads what it needs of the reply, then calls gbt_call_end().
+ */
+typedef struct GbtCall
+{
+	dsm_segment *seg;
+	GbtRequest *req;
+} GbtCall;
+
+extern void gbt_fill_key(GbtMirrorKey *key, Relation index);
+
+extern bool gbt_call_build(GbtCall *call, Relation index, uint64 generation,
+						   uint64 log_start, int service_pid,
+						   const GbtColumns *cols, GbtEntries *entries);
+extern bool gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo,
+						  const uint64 *hi, int64 nranges, Size result_room);
+extern bool gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
+						  int64 offset, int64 nitems);
+extern bool gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id,
+							const ItemPointerData *tids, int64 ntids);
+extern bool gbt_call_agg_prepare(GbtCall *call, Relation index);
+extern bool gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id,
+						 uint64 log_bound, const uint64 *lo, const uint64 *hi,
+						 int64 nranges, const uint8 *visible, int64 nvisible,
+						 int64 unsure_cap);
+extern void gbt_call_end(GbtCall *call);
+
+/*
+ * gbt_log_write's answer.  GBT_LOG_RECHECK: the epoch check said a VACUUM
+ * swept an index since the writer last looked at its entries' tuples;
+ * nothing was written.
+ */
+typedef enum GbtLogWrite
+{
+	GBT_LOG_WRITTEN,
+	GBT_LOG_FULL,
+	GBT_LOG_RECHECK
+} GbtLogWrite;
+typedef bool (*GbtEpochCheck) (const GbtMirrorKey *key);
+extern GbtLogWrite gbt_log_write(const GbtLogEntry *entries, int n,
+								 GbtEpochCheck epoch_ok);
+extern bool gbt_register_build(const GbtMirrorKey *key, uint64 *start,
+							   int *service_pid);
+extern void gbt_unregister_build(void);
+
+#endif							/* GPUBTREE_CLIENT_H */

@@ -1,0 +1,269 @@
+/*
+ * export.c
+ *	  Reading a whole index out for its mirror, and having the service build
+ *	  the mirror from it.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/itup.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "backend.h"
+#include "build.h"
+#include "client.h"
+#include "export.h"
+#include "keytypes.h"
+#include "resync.h"
+#include "scan.h"
+
+static void
+swap_entries(GbtEntries *e, int64 i, int64 j)
+{
+	uint64		k = e->keys[i];
+	ItemPointerData t = e->tids[i];
+	uint8		nl = e->nulls[i];
+	int			c;
+
+	e->keys[i] = e->keys[j];
+	e->keys[j] = k;
+	e->tids[i] = e->tids[j];
+	e->tids[j] = t;
+	e->nulls[i] = e->nulls[j];
+	e->nulls[j] = nl;
+	for (c = 0; c < e->ncols; c++)
+	{
+		int64		v = e->vals[c][i];
+
+		e->vals[c][i] = e->vals[c][j];
+		e->vals[c][j] = v;
+	}
+}
+
+static void
+reverse_entries(GbtEntries *e, int64 from, int64 to)
+{
+	for (to--; from < to; from++, to--)
+		swap_entries(e, from, to);
+}
+
+static int
+cmp_tid_of(const void *a, const void *b, void *arg)
+{
+	const ItemPointerData *tids = (const ItemPointerData *) arg;
+
+	return ItemPointerCompare((ItemPointer) &tids[*(const int64 *) a],
+							  (ItemPointer) &tids[*(const int64 *) b]);
+}
+
+/*
+ * Put the entries of [from, to), which share one key, in TID order: a
+ * multi-column index orders them by its other key columns first.
+ */
+static void
+sort_run_by_tid(GbtEntries *e, int64 from, int64 to)
+{
+	int64		n = to - from;
+	int64	   *perm;
+	GbtEntries	tmp;
+	int64		i;
+	int			c;
+
+	for (i = from + 1; i < to; i++)
+		if (ItemPointerCompare(&e->tids[i - 1], &e->tids[i]) > 0)
+			break;
+	if (i >= to)
+		return;					/* already in order */
+
+	perm = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+		perm[i] = from + i;
+	qsort_arg(perm, n, sizeof(int64), cmp_tid_of, e->tids);
+
+	gbt_entries_init(&tmp, e->ncols, n);
+	for (i = 0; i < n; i++)
+	{
+		tmp.tids[i] = e->tids[perm[i]];
+		tmp.nulls[i] = e->nulls[perm[i]];
+		for (c = 0; c < e->ncols; c++)
+			tmp.vals[c][i] = e->vals[c][perm[i]];
+	}
+	memcpy(&e->tids[from], tmp.tids, sizeof(ItemPointerData) * n);
+	memcpy(&e->nulls[from], tmp.nulls, sizeof(uint8) * n);
+	for (c = 0; c < e->ncols; c++)
+		memcpy(&e->vals[c][from], tmp.vals[c], sizeof(int64) * n);
+	gbt_entries_free(&tmp);
+	pfree(perm);
+}
+
+/*
+ * Read every entry of the index with a non-NULL key, in (key, TID) order,
+ * with its mirrored column values, into out (initialised here).  With
+ * SnapshotAny the index scan returns entries regardless of their tuples'
+ * visibility.
+ */
+int64
+gbt_export_index(Relation heap, Relation index, Oid keytype,
+				 const GbtColumns *cols, GbtEntries *out,
+				 GbtExportProgress progress, void *progress_arg)
+{
+	IndexScanDesc iscan;
+	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
+	bool		multikey = IndexRelationGetNumberOfKeyAttributes(index) > 1;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	int64		n = 0;
+
+	gbt_entries_init(out, cols->ncols, 1024);
+	iscan = index_beginscan(heap, index, SnapshotAny, 0, 0);
+	iscan->xs_want_itup = true;
+
+	/*
+	 * Entries already marked dead (LP_DEAD) too: they are still in the index,
+	 * harmless in a mirror (the heap scan rechecks visibility), and leaving
+	 * them out would make a mirror's contents depend on hint bits set later.
+	 */
+	iscan->ignore_killed_tuples = false;
+	index_rescan(iscan, NULL, 0, NULL, 0);
+	while (index_getnext_tid(iscan, ForwardScanDirection) != NULL)
+	{
+		int64		vals[GBT_MAX_COLS];
+		int			c;
+
+		CHECK_FOR_INTERRUPTS();
+		index_deform_tuple(iscan->xs_itup, iscan->xs_itupdesc, values, isnull);
+		if (isnull[0])
+			continue;
+		if (n == out->cap)
+			gbt_entries_grow(out, out->cap * 2);
+		out->keys[n] = gbt_encode_key(values[0], keytype);
+		out->tids[n] = iscan->xs_heaptid;
+		out->nulls[n] = gbt_entry_values(index, cols, values, isnull, vals);
+		for (c = 0; c < cols->ncols; c++)
+			out->vals[c][n] = vals[c];
+		n++;
+		if (progress != NULL && n % 65536 == 0)
+			progress(n, progress_arg);
+	}
+	index_endscan(iscan);
+	if (progress != NULL)
+		progress(n, progress_arg);
+	out->n = n;
+
+	/*
+	 * A DESC leading column comes out in descending key order: reverse it
+	 * all.  Then put each run of equal keys in TID order, as the mirror
+	 * holds them: reversed runs of a single-column index just need reversing
+	 * back, while a multi-column index orders a run by its later columns.
+	 */
+	if (desc)
+		reverse_entries(out, 0, n);
+	if (desc || multikey)
+	{
+		int64		i;
+		int64		run;
+
+		for (i = 0; i < n; i = run)
+		{
+			for (run = i + 1; run < n && out->keys[run] == out->keys[i]; run++)
+				;
+			if (run - i < 2)
+				continue;
+			if (multikey)
+				sort_run_by_tid(out, i, run);
+			else
+				reverse_entries(out, i, run);
+		}
+	}
+	return n;
+}
+
+/*
+ * Export the index and have the service build its mirror.  The export is
+ * registered with the change log first, so that the service can add what
+ * is logged while it runs; the generation read before that tells the service
+ * whether anything the log cannot carry happened meanwhile.  On failure,
+ * why says what happened.
+ */
+bool
+gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
+				 void *progress_arg, char *why, Size whylen)
+{
+	uint64		generation;
+	uint64		log_start;
+	int			service_pid;
+	GbtColumns	cols;
+	GbtEntries	entries;
+	Relation	heap;
+	bool		ok;
+	GbtCall		call = {0};
+	bool		answered = false;
+	GbtMirrorKey key;
+
+	gbt_resync_flush();
+	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
+	gbt_fill_key(&key, index);
+	gbt_index_columns(index, &cols);
+	if (!gbt_register_build(&key, &log_start, &service_pid))
+	{
+		strlcpy(why, "no GPU service, or another export of the index under way", whylen);
+		return false;
+	}
+	pg_atomic_fetch_add_u64(&gbt_shared->exports, 1);
+	PG_TRY();
+	{
+		/* The caller holds a lock on the table. */
+		heap = table_open(index->rd_index->indrelid, NoLock);
+		gbt_export_index(heap, index, keytype, &cols, &entries, progress, progress_arg);
+		table_close(heap, NoLock);
+
+		answered = gbt_call_build(&call, index, generation, log_start, service_pid,
+								  &cols, &entries);
+	}
+	PG_FINALLY();
+	{
+		gbt_unregister_build();
+	}
+	PG_END_TRY();
+
+	if (answered && call.req->hdr.status == GBT_REPLY_OK)
+		gbt_scan_stats.build_ms += call.req->hdr.device_ms;
+	else
+		strlcpy(why, call.req == NULL ? "no shared memory for the export" :
+				answered && call.req->hdr.message[0] != '\0' ? call.req->hdr.message :
+				"the service did not build it", whylen);
+	ok = answered && call.req->hdr.status == GBT_REPLY_OK;
+	gbt_call_end(&call);
+	return ok;
+}
+
+/*
+ * After CREATE INDEX (gpubtree.build_after_create): give the service the
+ * new index's mirror now rather than at the first scan.  Not during REINDEX
+ * (and so CLUSTER, VACUUM FULL, table rewrites), where PostgreSQL forbids
+ * scanning the index being rebuilt; there the first scan builds it.  A
+ * failure only means the same.
+ */
+void
+gbt_mirror_after_build(Relation index)
+{
+	Oid			keytype;
+	char		why[GBT_ERRMSG_LEN];
+
+	if (!gpubtree_build_after_create || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
+		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
+		!index->rd_index->indisvalid ||
+		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
+		!OidIsValid(keytype = gbt_mirror_key_type(index)) ||
+		gbt_mirror_refused(index, why, sizeof(why)))
+		return;
+	(void) gbt_build_mirror(index, keytype, NULL, NULL, why, sizeof(why));
+}
+

@@ -1,0 +1,26 @@
+/*
+ * export.h
+ *	  Reading a whole index out for its mirror, and having the service build
+ *	  the mirror from it.
+ */
+#ifndef GPUBTREE_EXPORT_H
+#define GPUBTREE_EXPORT_H
+
+#include "postgres.h"
+
+#include "utils/relcache.h"
+
+#include "entries.h"
+
+/* Called every so many entries an export has read. */
+typedef void (*GbtExportProgress) (int64 done, void *arg);
+
+extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
+							  const GbtColumns *cols, GbtEntries *out,
+							  GbtExportProgress progress, void *progress_arg);
+extern bool gbt_build_mirror(Relation index, Oid keytype,
+							 GbtExportProgress progress, void *progress_arg,
+							 char *why, Size whylen);
+extern void gbt_mirror_after_build(Relation index);
+
+#endif							/* GPUBTREE_EXPORT_H */

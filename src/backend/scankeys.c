@@ -1,0 +1,183 @@
+/*
+ * scankeys.c
+ *	  Scan keys on the leading key column as ranges of mirror keys.
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "access/skey.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+
+#include "backend.h"
+#include "keytypes.h"
+#include "scankeys.h"
+
+/* sort_keys(): an interruptible sort of encoded keys, for large arrays */
+#define ST_SORT sort_keys
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/*
+ * Sort keys[0..n) and drop repeats; returns how many are left.  Equal SQL
+ * values have one encoding (gbt_encode_key folds -0 into 0 and every NaN
+ * into one key), so this is SQL equality.
+ */
+static int64
+sort_unique_keys(uint64 *keys, int64 n)
+{
+	int64		i;
+	int64		u = 1;
+
+	if (n < 2)
+		return n;
+	sort_keys(keys, n);
+	for (i = 1; i < n; i++)
+		if (keys[i] != keys[u - 1])
+			keys[u++] = keys[i];
+	return u;
+}
+
+/*
+ * Turn scan keys into inclusive key ranges: an intersection of bounds,
+ * times the elements of at most one = ANY array.  The ranges come sorted
+ * and disjoint: an array's elements are sorted and each distinct value
+ * kept once, so an entry is found once however often its key repeats in
+ * the array (as nbtree does).  Returns false when the keys are not all of
+ * that shape (then nbtree answers); for a bitmap scan (!aggregate), also
+ * when the scan is small enough that nbtree is the faster choice: a single
+ * key, or fewer distinct keys than gpubtree.min_gpu_batch.
+ */
+bool
+gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
+				   uint64 **lo_out, uint64 **hi_out, int64 *n_out)
+{
+	uint64		lo = 0;
+	uint64		hi = PG_UINT64_MAX;
+	ScanKey		array_key = NULL;
+	bool		empty = false;
+	bool		has_range = false;
+	int			i;
+
+	for (i = 0; i < nkeys; i++)
+	{
+		ScanKey		key = &keys[i];
+		Oid			argtype = OidIsValid(key->sk_subtype) ? key->sk_subtype : keytype;
+		uint64		k;
+
+		if (key->sk_attno != 1 ||
+			(key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL |
+							  SK_ROW_HEADER | SK_ROW_MEMBER)))
+			return false;
+		if (!gbt_comparable(argtype, keytype))
+			return false;
+
+		if (key->sk_flags & SK_SEARCHARRAY)
+		{
+			if (array_key != NULL || key->sk_strategy != BTEqualStrategyNumber)
+				return false;
+			array_key = key;
+			continue;
+		}
+
+		k = gbt_encode_key(key->sk_argument, argtype);
+		switch (key->sk_strategy)
+		{
+			case BTLessStrategyNumber:
+				if (k == 0)
+					empty = true;
+				else
+					hi = Min(hi, k - 1);
+				break;
+			case BTLessEqualStrategyNumber:
+				hi = Min(hi, k);
+				break;
+			case BTEqualStrategyNumber:
+				lo = Max(lo, k);
+				hi = Min(hi, k);
+				break;
+			case BTGreaterEqualStrategyNumber:
+				lo = Max(lo, k);
+				break;
+			case BTGreaterStrategyNumber:
+				if (k == PG_UINT64_MAX)
+					empty = true;
+				else
+					lo = Max(lo, k + 1);
+				break;
+			default:
+				return false;
+		}
+		if (key->sk_strategy != BTEqualStrategyNumber)
+			has_range = true;
+	}
+	if (lo > hi)
+		empty = true;
+
+	if (array_key != NULL)
+	{
+		ArrayType  *arr = DatumGetArrayTypeP(array_key->sk_argument);
+		Oid			elemtype = ARR_ELEMTYPE(arr);
+		int16		elmlen;
+		bool		elmbyval;
+		char		elmalign;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nelems;
+		uint64	   *points;
+		int64		n = 0;
+
+		if (!gbt_comparable(elemtype, keytype))
+			return false;
+		if (!aggregate &&
+			ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) < gpubtree_min_gpu_batch)
+			return false;		/* small: nbtree's descents are cheaper */
+		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+		deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+						  &elems, &nulls, &nelems);
+
+		points = palloc(sizeof(uint64) * Max(nelems, 1));
+		for (i = 0; i < nelems && !empty; i++)
+		{
+			uint64		k;
+
+			if (nulls[i])
+				continue;		/* = NULL matches nothing */
+			k = gbt_encode_key(elems[i], elemtype);
+			if (k >= lo && k <= hi)
+				points[n++] = k;
+		}
+		pfree(elems);
+		pfree(nulls);
+		n = sort_unique_keys(points, n);
+
+		/* What nbtree would descend for is the distinct keys, not elements. */
+		if (!aggregate && n > 0 && n < gpubtree_min_gpu_batch)
+		{
+			pfree(points);
+			return false;
+		}
+		*lo_out = points;
+		*hi_out = palloc(sizeof(uint64) * Max(n, 1));
+		memcpy(*hi_out, points, sizeof(uint64) * n);
+		*n_out = n;
+		return true;
+	}
+
+	/* A single-key lookup stays on nbtree: one descent beats a round trip. */
+	if (!has_range && !aggregate)
+		return false;
+
+	*lo_out = palloc(sizeof(uint64));
+	*hi_out = palloc(sizeof(uint64));
+	(*lo_out)[0] = lo;
+	(*hi_out)[0] = hi;
+	*n_out = empty ? 0 : 1;
+	return true;
+}
+

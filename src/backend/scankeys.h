@@ -1,0 +1,15 @@
+/*
+ * scankeys.h
+ *	  Scan keys on the leading key column as ranges of mirror keys.
+ */
+#ifndef GPUBTREE_SCANKEYS_H
+#define GPUBTREE_SCANKEYS_H
+
+#include "postgres.h"
+
+#include "access/skey.h"
+
+extern bool gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
+							   uint64 **lo_out, uint64 **hi_out, int64 *n_out);
+
+#endif							/* GPUBTREE_SCANKEYS_H */

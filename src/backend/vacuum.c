@@ -1,0 +1,153 @@
+/*
+ * vacuum.c
+ *	  Reading a mirror back from the service, and VACUUM's sweep of it.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "client.h"
+#include "keytypes.h"
+#include "resync.h"
+#include "vacuum.h"
+
+/*
+ * Read the service's current mirror of the index, in chunks of raw
+ * positions, passing each chunk's live entries to fn.  Fails (with *status)
+ * when there is no current mirror, or when it changed layout meanwhile (a
+ * merge or rebuild); *mirror_id names the mirror read.
+ */
+bool
+gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
+				GbtReplyStatus *status)
+{
+	const int64 chunk = 1 << 20;
+	int64		offset = 0;
+	int64		total;
+	uint64		generation;
+
+	gbt_resync_flush();
+	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
+	*status = GBT_REPLY_ERROR;
+	do
+	{
+		GbtCall		call;
+		bool		same;
+
+		if (!gbt_call_dump(&call, index, generation, offset, chunk))
+		{
+			gbt_call_end(&call);
+			return false;
+		}
+		*status = call.req->hdr.status;
+		same = offset == 0 || call.req->body.dump.mirror_id == *mirror_id;
+		*mirror_id = call.req->body.dump.mirror_id;
+		total = call.req->body.dump.total;
+		if (*status == GBT_REPLY_OK && same)
+		{
+			GbtEntries	e;
+
+			gbt_entries_unflatten(&e, GBT_MAX_COLS, chunk, GBT_REQUEST_DATA(call.req));
+			e.n = call.req->hdr.nresults;
+			e.ncols = call.req->body.dump.columns.ncols;
+			fn(&e, &call.req->body.dump.columns, arg);
+		}
+		gbt_call_end(&call);
+		if (*status != GBT_REPLY_OK)
+			return false;
+		if (!same)
+		{
+			*status = GBT_REPLY_ERROR;
+			return false;
+		}
+		offset += chunk;
+	} while (offset < total);
+	return true;
+}
+
+typedef struct SweepState
+{
+	IndexBulkDeleteCallback callback;
+	void	   *callback_state;
+	ItemPointerData *dead;
+	int64		ndead;
+	int64		maxdead;
+} SweepState;
+
+static void
+sweep_chunk(const GbtEntries *e, const GbtColumns *cols, void *arg)
+{
+	SweepState *st = arg;
+	int64		i;
+
+	for (i = 0; i < e->n; i++)
+	{
+		if (!st->callback(&e->tids[i], st->callback_state))
+			continue;
+		if (st->ndead == st->maxdead)
+		{
+			st->maxdead *= 2;
+			st->dead = repalloc_huge(st->dead, sizeof(ItemPointerData) * st->maxdead);
+		}
+		st->dead[st->ndead++] = e->tids[i];
+	}
+}
+
+static int
+cmp_tid(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/*
+ * VACUUM's bulk delete, after nbtree's pass: remove from the mirror every
+ * entry whose TID VACUUM's callback reports dead, before VACUUM can mark
+ * those line pointers unused for reuse.  The mirror is swept rather than
+ * told what nbtree deleted, because nbtree also removes entries by itself
+ * (LP_DEAD simple deletion, bottom-up deletion) without calling us; their
+ * TIDs are dead too and reach VACUUM's list the same way.  When the sweep
+ * cannot be done, the mirror is invalidated instead.  Either way exports
+ * that began before nbtree's pass ended are made unusable.
+ */
+void
+gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
+				 void *callback_state)
+{
+	SweepState	st;
+	uint64		mirror_id = 0;
+	GbtReplyStatus status;
+	bool		done = false;
+
+	if (gbt_shared == NULL)
+		return;
+	/* First: writers still holding entries of rows that died check them. */
+	gbt_vacuum_epoch_bump(MyDatabaseId, RelationGetRelid(index));
+	/* CREATE INDEX CONCURRENTLY's validation pass: its callback collects. */
+	if (!index->rd_index->indisvalid || !gbt_service_running() ||
+		!OidIsValid(gbt_mirror_key_type(index)))
+	{
+		gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
+		return;
+	}
+
+	st.callback = callback;
+	st.callback_state = callback_state;
+	st.maxdead = 1024;
+	st.ndead = 0;
+	st.dead = palloc_extended(sizeof(ItemPointerData) * st.maxdead, MCXT_ALLOC_HUGE);
+	if (gbt_dump_mirror(index, sweep_chunk, &st, &mirror_id, &status))
+	{
+		GbtCall		call;
+
+		qsort(st.dead, st.ndead, sizeof(ItemPointerData), cmp_tid);
+		done = gbt_call_remove(&call, index, mirror_id, st.dead, st.ndead) &&
+			call.req->hdr.status == GBT_REPLY_OK;
+		gbt_call_end(&call);
+	}
+	pfree(st.dead);
+	if (!done)
+		gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
+}

@@ -1,0 +1,22 @@
+/*
+ * vacuum.h
+ *	  Reading a mirror back from the service, and VACUUM's sweep of it.
+ */
+#ifndef GPUBTREE_VACUUM_H
+#define GPUBTREE_VACUUM_H
+
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "utils/relcache.h"
+
+#include "entries.h"
+#include "protocol.h"
+
+typedef void (*GbtDumpFn) (const GbtEntries *e, const GbtColumns *cols, void *arg);
+extern bool gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg,
+							uint64 *mirror_id, GbtReplyStatus *status);
+extern void gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
+							 void *callback_state);
+
+#endif							/* GPUBTREE_VACUUM_H */

@@ -1,0 +1,228 @@
+/*
+ * protocol.h
+ *	  The requests backends send the GPU service, and its replies.
+ *
+ * Each backend has one request slot in shared memory (shmem.h).  To ask
+ * something, a backend writes a request into a DSM segment it creates, puts
+ * the segment's handle in its slot, marks the slot SUBMITTED and sets the
+ * service's latch; then it waits on its own latch, with a deadline, until
+ * the slot is DONE.  The service answers in the same segment, after the
+ * request's data; when the answer does not fit it says how much room it
+ * needs and the backend asks again with a larger segment.  A backend that
+ * stops waiting (cancel, timeout, error, exit) marks its slot ABANDONED;
+ * the service then drops the request.  Nothing ever waits on the service
+ * without a deadline, and the segment belongs to the backend, so nothing
+ * leaks when either side dies.
+ *
+ * A request is a header, common to every kind, and the body of its kind;
+ * its data follow at GBT_REQUEST_DATA().  Backends build requests only
+ * through client.c's gbt_call_*() functions, one per kind; the service
+ * answers each kind in service/requests.c.
+ */
+#ifndef GPUBTREE_PROTOCOL_H
+#define GPUBTREE_PROTOCOL_H
+
+#include "postgres.h"
+
+#include "storage/itemptr.h"
+
+#include "entries.h"
+
+#define GBT_ERRMSG_LEN 256
+
+typedef enum GbtRequestKind
+{
+	GBT_REQ_BUILD,				/* here are the index's entries: build the mirror */
+	GBT_REQ_SCAN,				/* return the TIDs of entries in these ranges */
+	GBT_REQ_DUMP,				/* return entries [offset, offset + nitems) */
+	GBT_REQ_REMOVE,				/* VACUUM: remove entries with these TIDs */
+	GBT_REQ_AGG_PREPARE,		/* name the mirror an aggregate will read */
+	GBT_REQ_AGG					/* aggregate these ranges of that mirror */
+} GbtRequestKind;
+
+typedef enum GbtReplyStatus
+{
+	GBT_REPLY_OK,
+	GBT_REPLY_NO_MIRROR,		/* no current mirror: export and BUILD first */
+	GBT_REPLY_NO_ROOM,			/* nresults TIDs do not fit: ask again */
+	GBT_REPLY_ERROR				/* failed: message says why; use nbtree */
+} GbtReplyStatus;
+
+/* What identifies one mirror: a mirror is never used for other storage. */
+typedef struct GbtMirrorKey
+{
+	Oid			dbid;
+	Oid			indexrelid;
+	Oid			relfilenode;
+} GbtMirrorKey;
+
+/*
+ * An aggregate over entries of a mirror, per column (entries.h), in a form
+ * that combines exactly: int64 columns' sums in 128 bits, float8 columns'
+ * sums of finite values in double-double with NaN and infinities counted
+ * apart, min and max in PostgreSQL's order (NaN highest).
+ */
+typedef struct GbtAggCol
+{
+	int64		nonnull;
+	int64		sum_hi;			/* int64 column: sum = sum_hi * 2^64 + sum_lo */
+	uint64		sum_lo;
+	double		fsum_hi;		/* float8 column: fsum_hi + fsum_lo */
+	double		fsum_lo;
+	int64		nnan;
+	int64		npinf;
+	int64		nninf;
+	int64		min_i;
+	int64		max_i;
+	double		min_f;
+	double		max_f;
+} GbtAggCol;
+
+typedef struct GbtAggResult
+{
+	int64		count;			/* entries aggregated */
+	GbtAggCol	col[GBT_MAX_COLS];
+	int64		nunsure;		/* entries left to the backend */
+} GbtAggResult;
+
+/* Every request's header: what it is about, and how it was answered. */
+typedef struct GbtRequestHeader
+{
+	GbtRequestKind kind;
+	GbtMirrorKey key;
+	uint64		generation;		/* the index's generation the request saw */
+	Size		capacity;		/* bytes of the segment */
+
+	/* the reply */
+	GbtReplyStatus status;
+	int64		nresults;		/* items in the answer, after the data */
+	double		device_ms;		/* time spent on the device or engine */
+	bool		on_gpu;			/* answered by the GPU (else CPU engine) */
+	char		message[GBT_ERRMSG_LEN];
+} GbtRequestHeader;
+
+/*
+ * BUILD: nentries entries follow (entries.h's flat layout, columns as in
+ * columns), in (key, TID) order; log_start is the change-log position
+ * registered before the export began, with the service it was registered
+ * with.
+ */
+typedef struct GbtBuildRequest
+{
+	uint64		log_start;
+	int			service_pid;
+	GbtColumns	columns;
+	int64		nentries;
+} GbtBuildRequest;
+
+/*
+ * SCAN: nranges inclusive ranges follow, lo[] then hi[], sorted and
+ * disjoint; the answer is the TIDs of the entries in them, each once
+ * (gbt_scan_reply_tids()).
+ */
+typedef struct GbtScanRequest
+{
+	int64		nranges;
+} GbtScanRequest;
+
+/*
+ * DUMP: the answer is the mirror's live entries among raw positions
+ * [offset, offset + nitems), in entries.h's flat layout for GBT_MAX_COLS
+ * columns; total says how many raw positions there are, and mirror_id
+ * identifies the mirror's layout.
+ */
+typedef struct GbtDumpRequest
+{
+	int64		offset;
+	int64		nitems;
+	/* the reply */
+	uint64		mirror_id;
+	int64		total;
+	GbtColumns	columns;
+} GbtDumpRequest;
+
+/*
+ * REMOVE: ntids TIDs follow, sorted; applies only if mirror_id still names
+ * the mirror, else the mirror is dropped.
+ */
+typedef struct GbtRemoveRequest
+{
+	uint64		mirror_id;
+	int64		ntids;
+} GbtRemoveRequest;
+
+/*
+ * AGG_PREPARE: the answer names the mirror (mirror_id), log_bound
+ * (everything logged before it is in the mirror) and its columns.  Every
+ * entry the mirror holds now was inserted into the heap before this answer,
+ * which is what lets the backend read the visibility map after it
+ * (agg_exec.c).
+ */
+typedef struct GbtAggPrepareRequest
+{
+	/* the reply */
+	uint64		mirror_id;
+	uint64		log_bound;
+	GbtColumns	columns;
+} GbtAggPrepareRequest;
+
+/*
+ * AGG: the mirror named by mirror_id, entries in nranges disjoint inclusive
+ * ranges (lo[] then hi[]) that were there at AGG_PREPARE (log position below
+ * log_bound); then nvisible bits of the visibility map.  Entries on
+ * all-visible blocks are aggregated into agg; the others come back (at most
+ * unsure_cap, gbt_agg_reply_unsure()) for the backend to check against the
+ * heap.
+ */
+typedef struct GbtAggRequest
+{
+	uint64		mirror_id;
+	uint64		log_bound;
+	int64		nranges;
+	int64		nvisible;		/* heap blocks in the visibility bits */
+	int64		unsure_cap;
+	/* the reply */
+	GbtAggResult agg;
+	GbtColumns	columns;
+} GbtAggRequest;
+
+typedef struct GbtRequest
+{
+	GbtRequestHeader hdr;
+	union
+	{
+		GbtBuildRequest build;
+		GbtScanRequest scan;
+		GbtDumpRequest dump;
+		GbtRemoveRequest remove;
+		GbtAggPrepareRequest agg_prepare;
+		GbtAggRequest agg;
+	}			body;
+} GbtRequest;
+
+#define GBT_REQUEST_DATA(req) ((char *) (req) + MAXALIGN(sizeof(GbtRequest)))
+
+/* Where a SCAN's answer starts: after its ranges. */
+static inline ItemPointerData *
+gbt_scan_reply_tids(GbtRequest *req)
+{
+	return (ItemPointerData *)
+		(GBT_REQUEST_DATA(req) + MAXALIGN(2 * sizeof(uint64) * req->body.scan.nranges));
+}
+
+/* Bytes of an AGG request's data: its ranges and visibility bits. */
+static inline Size
+gbt_agg_request_data_size(int64 nranges, int64 nvisible)
+{
+	return MAXALIGN(2 * sizeof(uint64) * nranges + (nvisible + 7) / 8);
+}
+
+/* Where an AGG's unsure entries start: after its ranges and visibility bits. */
+static inline char *
+gbt_agg_reply_unsure(GbtRequest *req)
+{
+	return GBT_REQUEST_DATA(req) +
+		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.nvisible);
+}
+
+#endif							/* GPUBTREE_PROTOCOL_H */

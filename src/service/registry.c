@@ -1,0 +1,388 @@
+/*
+ * registry.c
+ *	  The mirrors the GPU service holds: lookup, memory, publication, the
+ *	  change log applied to them, and what registered exports will need of
+ *	  it.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "backend.h"
+#include "service.h"
+
+ServiceMirror gbt_mirrors[GBT_MAX_MIRRORS];
+BuildCapture *gbt_captures;
+bool		gbt_gpu_usable = false;
+int64		gbt_gpu_memory = 0;	/* bytes of the GPU's memory */
+int64		gbt_memory_limit = 0;	/* gpubtree.mirror_memory_limit, resolved */
+uint64		gbt_next_mirror_id = 1;
+
+/*
+ * Resolve gpubtree.mirror_memory_limit: an explicit value, or by default a
+ * share of the memory the mirrors live in, as found at start.  Publishes it
+ * for gpubtree_status() and for backends, which refuse to export an index
+ * whose mirror cannot fit (builder.c).
+ */
+void
+gbt_set_memory_limit(void)
+{
+	char		source[64];
+
+	if (gpubtree_mirror_memory_limit >= 0)
+	{
+		gbt_memory_limit = (int64) gpubtree_mirror_memory_limit * 1024 * 1024;
+		strlcpy(source, "gpubtree.mirror_memory_limit", sizeof(source));
+	}
+	else if (gbt_gpu_usable)
+	{
+		gbt_memory_limit = gbt_gpu_memory / 4 * 3;
+		strlcpy(source, "auto: 3/4 of the GPU's memory", sizeof(source));
+	}
+	else
+	{
+		long		pages = sysconf(_SC_PHYS_PAGES);
+		long		pagesize = sysconf(_SC_PAGESIZE);
+
+		gbt_memory_limit = pages > 0 && pagesize > 0 ? (int64) pages * pagesize / 4 :
+			(int64) 1024 * 1024 * 1024;
+		strlcpy(source, "auto: 1/4 of the server's memory (CPU engine)", sizeof(source));
+	}
+	SpinLockAcquire(&gbt_shared->mutex);
+	gbt_shared->memory_limit = gbt_memory_limit;
+	strlcpy(gbt_shared->memory_limit_source, source, sizeof(gbt_shared->memory_limit_source));
+	SpinLockRelease(&gbt_shared->mutex);
+}
+
+/* Publish the mirror table for gpubtree_status(). */
+void
+gbt_publish_mirrors(void)
+{
+	int64		total = 0;
+	int			i;
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		GbtMirrorInfo *info = &gbt_shared->mirrors[i];
+		ServiceMirror *sm = &gbt_mirrors[i];
+
+		info->in_use = sm->in_use;
+		if (!sm->in_use)
+			continue;
+		info->key = sm->key;
+		info->generation = sm->generation;
+		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);
+		info->entries = gbt_mirror_entries(sm->mirror);
+		info->delta = gbt_mirror_delta(sm->mirror);
+		info->bytes = gbt_mirror_bytes(sm->mirror);
+		info->build_ms = sm->build_ms;
+		info->hits = sm->hits;
+		total += info->bytes;
+	}
+	gbt_shared->mirror_bytes = total;
+	SpinLockRelease(&gbt_shared->mutex);
+}
+
+void
+gbt_drop_mirror(ServiceMirror *sm)
+{
+	gbt_mirror_free(sm->mirror);
+	memset(sm, 0, sizeof(ServiceMirror));
+}
+
+ServiceMirror *
+gbt_find_mirror(const GbtMirrorKey *key)
+{
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		if (gbt_mirrors[i].in_use && memcmp(&gbt_mirrors[i].key, key, sizeof(GbtMirrorKey)) == 0)
+			return &gbt_mirrors[i];
+	return NULL;
+}
+
+/*
+ * Make room for a mirror of the given size: drop this index's older
+ * mirrors (other storage), then the least recently used ones while the total
+ * would exceed the memory limit.  Returns a free entry, or NULL when the
+ * mirror cannot fit at all.
+ */
+ServiceMirror *
+gbt_make_room(const GbtMirrorKey *key, int64 bytes)
+{
+	int64		limit = gbt_memory_limit;
+	int64		total = 0;
+	int			i;
+
+	if (bytes > limit)
+		return NULL;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		ServiceMirror *sm = &gbt_mirrors[i];
+
+		if (sm->in_use && sm->key.dbid == key->dbid &&
+			sm->key.indexrelid == key->indexrelid)
+			gbt_drop_mirror(sm);
+		else if (sm->in_use)
+			total += gbt_mirror_bytes(sm->mirror);
+	}
+
+	for (;;)
+	{
+		ServiceMirror *lru = NULL;
+		ServiceMirror *free_entry = NULL;
+
+		for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		{
+			ServiceMirror *sm = &gbt_mirrors[i];
+
+			if (!sm->in_use)
+				free_entry = free_entry ? free_entry : sm;
+			else if (lru == NULL || sm->last_used < lru->last_used)
+				lru = sm;
+		}
+		if (free_entry != NULL && total + bytes <= limit)
+			return free_entry;
+		if (lru == NULL)
+			return NULL;
+		total -= gbt_mirror_bytes(lru->mirror);
+		gbt_drop_mirror(lru);
+	}
+}
+
+/* A mirror usable for a request that saw the given generation. */
+ServiceMirror *
+gbt_current_mirror(const GbtMirrorKey *key, uint64 generation)
+{
+	ServiceMirror *sm = gbt_find_mirror(key);
+
+	return sm != NULL && sm->generation >= generation ? sm : NULL;
+}
+
+/* Append log entry le, logged at position p, to e and pos[]. */
+void
+gbt_add_logged(GbtEntries *e, uint64 *pos, const GbtLogEntry *le, uint64 p)
+{
+	int			c;
+
+	e->keys[e->n] = le->ikey;
+	e->tids[e->n] = le->tid;
+	for (c = 0; c < e->ncols; c++)
+		e->vals[c][e->n] = le->vals[c];
+	e->nulls[e->n] = le->nulls;
+	pos[e->n++] = p;
+}
+
+/* Forget the captured entries (keeping what the capture is for). */
+static void
+capture_free(BuildCapture *bc)
+{
+	if (bc->entries != NULL)
+		pfree(bc->entries);
+	if (bc->pos != NULL)
+		pfree(bc->pos);
+	bc->entries = NULL;
+	bc->pos = NULL;
+	bc->n = bc->cap = 0;
+}
+
+void
+gbt_capture_reset(BuildCapture *bc)
+{
+	capture_free(bc);
+	memset(bc, 0, sizeof(BuildCapture));
+}
+
+static void
+capture_add(BuildCapture *bc, const GbtLogEntry *le, uint64 p)
+{
+	if (bc->overflow)
+		return;
+	if (bc->n == GBT_CAPTURE_MAX)
+	{
+		capture_free(bc);
+		bc->overflow = true;
+		return;
+	}
+	if (bc->n == bc->cap)
+	{
+		bc->cap = Min(Max(1024, bc->cap * 2), GBT_CAPTURE_MAX);
+		bc->entries = bc->entries == NULL ?
+			MemoryContextAllocHuge(TopMemoryContext, sizeof(GbtLogEntry) * bc->cap) :
+			repalloc_huge(bc->entries, sizeof(GbtLogEntry) * bc->cap);
+		bc->pos = bc->pos == NULL ?
+			MemoryContextAllocHuge(TopMemoryContext, sizeof(uint64) * bc->cap) :
+			repalloc_huge(bc->pos, sizeof(uint64) * bc->cap);
+	}
+	bc->entries[bc->n] = *le;
+	bc->pos[bc->n++] = p;
+}
+
+/*
+ * Apply the change log to the mirrors, and capture what registered exports
+ * will need; then the log can be reused up to here.  Runs before any request
+ * of a round is answered.
+ */
+void
+gbt_apply_log(void)
+{
+	GbtLog	   *log = &gbt_shared->log;
+	uint64		from;
+	uint64		to;
+	int64		n;
+	GbtLogEntry *copy;
+	int			i;
+
+	LWLockAcquire(log->lock, LW_SHARED);
+	from = log->applied;
+	to = log->head;
+	n = (int64) (to - from);
+	copy = palloc_extended(sizeof(GbtLogEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+		copy[i] = log->entries[(from + i) % log->size];
+
+	/*
+	 * Exports registered now: read under the same lock, so that an export
+	 * registered after the copy starts at or after its end.
+	 */
+	for (i = 0; i < gbt_shared->nslots; i++)
+	{
+		GbtSlot    *slot = &gbt_shared->slots[i];
+		BuildCapture *bc = &gbt_captures[i];
+
+		if (!slot->building || slot->build_service_pid != MyProcPid)
+		{
+			if (bc->active)
+				gbt_capture_reset(bc);
+			continue;
+		}
+		if (!bc->active || bc->start != slot->build_start ||
+			memcmp(&bc->key, &slot->build_key, sizeof(GbtMirrorKey)) != 0)
+		{
+			gbt_capture_reset(bc);
+			bc->active = true;
+			bc->start = slot->build_start;
+			bc->key = slot->build_key;
+		}
+	}
+	LWLockRelease(log->lock);
+
+	for (i = 0; i < gbt_shared->nslots && n > 0; i++)
+	{
+		BuildCapture *bc = &gbt_captures[i];
+		int64		j;
+
+		if (!bc->active)
+			continue;
+		for (j = 0; j < n; j++)
+			if (from + j >= bc->start &&
+				memcmp(&copy[j].key, &bc->key, sizeof(GbtMirrorKey)) == 0)
+				capture_add(bc, &copy[j], from + j);
+	}
+
+	/* Each mirror takes its entries. */
+	for (i = 0; i < GBT_MAX_MIRRORS && n > 0; i++)
+	{
+		ServiceMirror *sm = &gbt_mirrors[i];
+		GbtEntries	e;
+		uint64	   *pos;
+		int64		j;
+
+		if (!sm->in_use)
+			continue;
+		gbt_entries_init(&e, gbt_mirror_columns(sm->mirror)->ncols, 16);
+		pos = palloc(sizeof(uint64) * e.cap);
+		for (j = 0; j < n; j++)
+		{
+			if (memcmp(&copy[j].key, &sm->key, sizeof(GbtMirrorKey)) != 0)
+				continue;
+			if (e.n == e.cap)
+			{
+				gbt_entries_grow(&e, e.cap * 2);
+				pos = repalloc(pos, sizeof(uint64) * e.cap);
+			}
+			gbt_add_logged(&e, pos, &copy[j], from + j);
+		}
+		if (e.n > 0)
+			gbt_mirror_insert(sm->mirror, &e, pos);
+		gbt_entries_free(&e);
+		pfree(pos);
+	}
+	pfree(copy);
+
+	LWLockAcquire(log->lock, LW_EXCLUSIVE);
+	log->applied = to;
+	LWLockRelease(log->lock);
+}
+
+/*
+ * Drop mirrors whose index (or database) moved to a newer generation: they
+ * can never be used again.  Fold large deltas into new trees.  Evict the
+ * least recently used mirrors while all exceed the memory limit.
+ */
+void
+gbt_maintain_mirrors(void)
+{
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		ServiceMirror *sm = &gbt_mirrors[i];
+		GbtMirror  *merged;
+		char		err[GBT_ERRMSG_LEN];
+
+		if (!sm->in_use)
+			continue;
+		if (sm->generation < gbt_generation(sm->key.dbid, sm->key.indexrelid) ||
+			sm->db_generation != gbt_generation(sm->key.dbid, InvalidOid))
+		{
+			gbt_drop_mirror(sm);
+			continue;
+		}
+		if (!gbt_mirror_wants_merge(sm->mirror))
+			continue;
+		merged = gbt_mirror_merge(sm->mirror, gbt_gpu_usable, err, sizeof(err));
+		if (merged == NULL)
+		{
+			ereport(LOG,
+					(errmsg("gpubtree service: dropping the mirror of index %u: %s",
+							sm->key.indexrelid, err)));
+			gbt_drop_mirror(sm);
+			continue;
+		}
+		gbt_mirror_free(sm->mirror);
+		sm->mirror = merged;
+		sm->id = gbt_next_mirror_id++;
+	}
+
+	/* Deltas grow, and gpubtree.mirror_memory_limit may have been lowered. */
+	for (;;)
+	{
+		int64		limit = gbt_memory_limit;
+		int64		total = 0;
+		ServiceMirror *lru = NULL;
+
+		for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		{
+			ServiceMirror *sm = &gbt_mirrors[i];
+
+			if (!sm->in_use)
+				continue;
+			total += gbt_mirror_bytes(sm->mirror);
+			if (lru == NULL || sm->last_used < lru->last_used)
+				lru = sm;
+		}
+		if (total <= limit || lru == NULL)
+			break;
+		gbt_drop_mirror(lru);
+	}
+}
+

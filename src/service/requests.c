@@ -1,0 +1,418 @@
+/*
+ * requests.c
+ *	  The GPU service's answers: one function per request kind
+ *	  (protocol.h).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/lwlock.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "service.h"
+
+static void
+reply(GbtRequest *req, GbtReplyStatus status, const char *message)
+{
+	req->hdr.status = status;
+	if (message != NULL)
+		strlcpy(req->hdr.message, message, GBT_ERRMSG_LEN);
+}
+
+static void
+handle_build(GbtRequest *req, int slotno)
+{
+	GbtEntries	entries;
+	GbtSlot    *slot = &gbt_shared->slots[slotno];
+	ServiceMirror *sm;
+	GbtMirror  *m;
+	char		err[GBT_ERRMSG_LEN];
+	instr_time	start,
+				duration;
+	int64		estimate = gbt_mirror_estimate_bytes(req->body.build.nentries, req->body.build.columns.ncols,
+													 gbt_gpu_usable);
+	BuildCapture *bc;
+	bool		registered;
+
+	/* Exported before something the log could not carry: stale already. */
+	if (req->hdr.generation != gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid) ||
+		req->body.build.service_pid != MyProcPid)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, "the index changed during the export");
+		return;
+	}
+
+	sm = gbt_make_room(&req->hdr.key, estimate);
+	if (sm == NULL)
+	{
+		snprintf(err, sizeof(err), "mirror needs %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
+				 (long long) (estimate >> 20), (long long) (gbt_memory_limit >> 20));
+		reply(req, GBT_REPLY_ERROR, err);
+		return;
+	}
+
+	INSTR_TIME_SET_CURRENT(start);
+	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.nentries, GBT_REQUEST_DATA(req));
+	m = gbt_mirror_build(&req->body.build.columns, &entries, gbt_gpu_usable, err, sizeof(err));
+	if (m == NULL)
+	{
+		reply(req, GBT_REPLY_ERROR, err);
+		return;
+	}
+
+	/*
+	 * What was logged since the export began: apply_log, which ran first in
+	 * this round, captured it up to the log's current applied position.
+	 */
+	LWLockAcquire(gbt_shared->log.lock, LW_SHARED);
+	registered = slot->building && slot->build_service_pid == MyProcPid &&
+		slot->build_start == req->body.build.log_start;
+	LWLockRelease(gbt_shared->log.lock);
+	bc = &gbt_captures[slotno];
+	if (!registered || !bc->active || bc->overflow || bc->start != req->body.build.log_start ||
+		memcmp(&bc->key, &req->hdr.key, sizeof(GbtMirrorKey)) != 0)
+	{
+		gbt_mirror_free(m);
+		reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
+			  "too many changes during the export" : "the export is no longer registered");
+		gbt_capture_reset(bc);
+		return;
+	}
+	if (bc->n > 0)
+	{
+		GbtEntries	logged;
+		uint64	   *logged_pos;
+		int64		i;
+
+		gbt_entries_init(&logged, req->body.build.columns.ncols, bc->n);
+		logged_pos = palloc_extended(sizeof(uint64) * logged.cap, MCXT_ALLOC_HUGE);
+		for (i = 0; i < bc->n; i++)
+			gbt_add_logged(&logged, logged_pos, &bc->entries[i], bc->pos[i]);
+		gbt_mirror_insert(m, &logged, logged_pos);
+		gbt_entries_free(&logged);
+		pfree(logged_pos);
+	}
+	gbt_capture_reset(bc);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+
+	sm->in_use = true;
+	sm->key = req->hdr.key;
+	sm->id = gbt_next_mirror_id++;
+	sm->generation = req->hdr.generation;
+	sm->db_generation = gbt_generation(req->hdr.key.dbid, InvalidOid);
+	sm->mirror = m;
+	sm->last_used = GetCurrentTimestamp();
+	sm->build_ms = INSTR_TIME_GET_MILLISEC(duration);
+	sm->hits = 0;
+	req->hdr.device_ms = sm->build_ms;
+	req->hdr.on_gpu = gbt_mirror_on_gpu(m);
+	pg_atomic_fetch_add_u64(&gbt_shared->builds, 1);
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/*
+ * DUMP: the live entries among raw positions [offset, offset + nitems), in
+ * entries.h's flat layout for nitems entries of GBT_MAX_COLS columns.
+ */
+static void
+handle_dump(GbtRequest *req)
+{
+	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+	GbtEntries	out;
+
+	if (sm == NULL)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return;
+	}
+	Assert(MAXALIGN(sizeof(GbtRequest)) + gbt_entries_flat_size(GBT_MAX_COLS, req->body.dump.nitems) <=
+		   req->hdr.capacity);
+	gbt_entries_unflatten(&out, GBT_MAX_COLS, req->body.dump.nitems, GBT_REQUEST_DATA(req));
+	out.n = 0;
+	req->hdr.nresults = gbt_mirror_read(sm->mirror, req->body.dump.offset, req->body.dump.offset + req->body.dump.nitems, &out);
+	req->body.dump.columns = *gbt_mirror_columns(sm->mirror);
+	req->body.dump.total = gbt_mirror_raw_size(sm->mirror);
+	req->body.dump.mirror_id = sm->id;
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/* AGG_PREPARE: which mirror, and up to where the log is in it. */
+static void
+handle_agg_prepare(GbtRequest *req)
+{
+	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+
+	if (sm == NULL)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return;
+	}
+	req->body.agg_prepare.mirror_id = sm->id;
+	req->body.agg_prepare.log_bound = gbt_shared->log.applied;	/* applied this round */
+	req->body.agg_prepare.columns = *gbt_mirror_columns(sm->mirror);
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/* AGG: see service.h. */
+static void
+handle_agg(GbtRequest *req)
+{
+	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+	uint64	   *lo = (uint64 *) GBT_REQUEST_DATA(req);
+	uint64	   *hi = lo + req->body.agg.nranges;
+	uint8	   *visible = (uint8 *) (hi + req->body.agg.nranges);
+	GbtEntries	unsure;
+	char		err[GBT_ERRMSG_LEN];
+	instr_time	t0,
+				t1;
+
+	if (sm == NULL || sm->id != req->body.agg.mirror_id)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return;
+	}
+	gbt_entries_unflatten(&unsure, GBT_MAX_COLS, req->body.agg.unsure_cap,
+						  GBT_REQUEST_DATA(req) +
+						  MAXALIGN(2 * sizeof(uint64) * req->body.agg.nranges + (req->body.agg.nvisible + 7) / 8));
+	unsure.n = 0;
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_aggregate(sm->mirror, lo, hi, req->body.agg.nranges, visible, req->body.agg.nvisible,
+							  req->body.agg.log_bound, &req->body.agg.agg, &unsure, req->body.agg.unsure_cap,
+							  err, sizeof(err)))
+	{
+		reply(req, GBT_REPLY_ERROR, err);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	req->hdr.nresults = unsure.n;
+	req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
+	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
+	req->body.agg.columns = *gbt_mirror_columns(sm->mirror);
+	sm->hits++;
+	sm->last_used = GetCurrentTimestamp();
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/*
+ * REMOVE (VACUUM's sweep): take the dead TIDs out of the mirror the sweep
+ * read, and move it to a new generation, which makes any export that began
+ * before nbtree's pass ended unusable (it may hold dead entries).  A mirror
+ * that is not the one swept, or that missed a generation meanwhile, is
+ * dropped instead.
+ */
+static void
+handle_remove(GbtRequest *req)
+{
+	ServiceMirror *sm = gbt_find_mirror(&req->hdr.key);
+	const ItemPointerData *dead = (const ItemPointerData *) GBT_REQUEST_DATA(req);
+	uint64		before = gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid);
+	uint64		after;
+
+	if (sm != NULL && (sm->id != req->body.remove.mirror_id || sm->generation != before))
+	{
+		gbt_drop_mirror(sm);
+		sm = NULL;
+	}
+	if (sm != NULL)
+		req->hdr.nresults = gbt_mirror_remove(sm->mirror, dead, req->body.remove.ntids);
+	after = gbt_invalidate_and_get(req->hdr.key.dbid, req->hdr.key.indexrelid);
+	if (sm != NULL)
+	{
+		if (after == before + 1)
+			sm->generation = after;
+		else
+			gbt_drop_mirror(sm);
+	}
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/*
+ * Are a SCAN request's ranges sorted and disjoint?  Overlapping ranges would
+ * return their common entries more than once.
+ */
+static bool
+scan_ranges_ok(const GbtRequest *req)
+{
+	const uint64 *lo = (const uint64 *) GBT_REQUEST_DATA(req);
+	const uint64 *hi = lo + req->body.scan.nranges;
+	int64		r;
+
+	for (r = 0; r < req->body.scan.nranges; r++)
+		if (lo[r] > hi[r] || (r > 0 && lo[r] <= hi[r - 1]))
+			return false;
+	return true;
+}
+
+/* Has the backend stopped waiting for this request? */
+static bool
+abandoned(const TakenRequest *t)
+{
+	return pg_atomic_read_u32(&gbt_shared->slots[t->slotno].state) == GBT_SLOT_ABANDONED;
+}
+
+/*
+ * Answer every SCAN request in taken[] that asks mirror sm, with one batched
+ * engine call over all their ranges.
+ */
+static void
+handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
+{
+	int64		nranges = 0;
+	int64	   *nr = palloc(sizeof(int64) * ntaken);
+	uint64	   *lo;
+	uint64	   *hi;
+	int64	   *start;
+	int64	   *end;
+	int64		off;
+	int			i;
+	char		err[GBT_ERRMSG_LEN];
+	instr_time	t0,
+				t1;
+	bool		ok;
+
+	/* A refused request takes no part in the batch (nr[i] = -1). */
+	for (i = 0; i < ntaken; i++)
+	{
+		nr[i] = scan_ranges_ok(taken[i].req) ? taken[i].req->body.scan.nranges : -1;
+		if (nr[i] < 0)
+			reply(taken[i].req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
+		else
+			nranges += nr[i];
+	}
+
+	lo = palloc(sizeof(uint64) * Max(nranges, 1));
+	hi = palloc(sizeof(uint64) * Max(nranges, 1));
+	start = palloc(sizeof(int64) * Max(nranges, 1));
+	end = palloc(sizeof(int64) * Max(nranges, 1));
+	off = 0;
+	for (i = 0; i < ntaken; i++)
+	{
+		const uint64 *rlo = (const uint64 *) GBT_REQUEST_DATA(taken[i].req);
+
+		if (nr[i] < 0)
+			continue;
+		memcpy(lo + off, rlo, sizeof(uint64) * nr[i]);
+		memcpy(hi + off, rlo + nr[i], sizeof(uint64) * nr[i]);
+		off += nr[i];
+	}
+
+	INSTR_TIME_SET_CURRENT(t0);
+	ok = gbt_mirror_ranges(sm->mirror, lo, hi, nranges, start, end,
+						   err, sizeof(err));
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+
+	off = 0;
+	for (i = 0; i < ntaken; i++)
+	{
+		GbtRequest *req = taken[i].req;
+		Size		used = MAXALIGN(sizeof(GbtRequest)) +
+			MAXALIGN(2 * sizeof(uint64) * req->body.scan.nranges);
+		ItemPointerData *out = (ItemPointerData *) ((char *) req + used);
+		int64		room = (req->hdr.capacity - used) / sizeof(ItemPointerData);
+		int64		n = 0;
+		int64		r;
+
+		if (nr[i] < 0)
+			continue;
+		if (!ok)
+			reply(req, GBT_REPLY_ERROR, err);
+		else if (abandoned(&taken[i]))
+			;					/* nobody will read it: skip the copying */
+		else
+		{
+			for (r = off; r < off + nr[i]; r++)
+				n += gbt_mirror_range_count(sm->mirror, lo[r], hi[r], start[r], end[r]);
+			req->hdr.nresults = n;
+			req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
+			req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
+			if (n > room)
+				reply(req, GBT_REPLY_NO_ROOM, NULL);
+			else
+			{
+				for (r = off; r < off + nr[i]; r++)
+					out += gbt_mirror_range_tids(sm->mirror, lo[r], hi[r],
+												 start[r], end[r], out);
+				reply(req, GBT_REPLY_OK, NULL);
+			}
+		}
+		off += nr[i];
+	}
+	sm->hits += ntaken;
+	sm->last_used = GetCurrentTimestamp();
+
+	pfree(nr);
+	pfree(lo);
+	pfree(hi);
+	pfree(start);
+	pfree(end);
+}
+
+/*
+ * Answer the requests of a round.  Builds first, so scans in the same round
+ * can use the new mirror; then the scans, all of one mirror in one call.
+ */
+void
+gbt_answer_requests(TakenRequest *taken, int ntaken)
+{
+	TakenRequest *group = palloc(sizeof(TakenRequest) * Max(ntaken, 1));
+	bool	   *done = palloc0(sizeof(bool) * Max(ntaken, 1));
+	int			i;
+	int			j;
+
+	for (i = 0; i < ntaken; i++)
+	{
+		GbtRequest *req = taken[i].req;
+
+		if (req == NULL)
+			done[i] = true;
+		else if (req->hdr.kind == GBT_REQ_BUILD)
+			handle_build(req, taken[i].slotno);
+		else if (req->hdr.kind == GBT_REQ_DUMP)
+			handle_dump(req);
+		else if (req->hdr.kind == GBT_REQ_REMOVE)
+			handle_remove(req);
+		else if (req->hdr.kind == GBT_REQ_AGG_PREPARE)
+			handle_agg_prepare(req);
+		else if (req->hdr.kind == GBT_REQ_AGG)
+			handle_agg(req);
+		else
+			continue;
+		done[i] = true;
+	}
+
+	/* Scans: all requests of this round for one mirror go in one call. */
+	for (i = 0; i < ntaken; i++)
+	{
+		GbtRequest *req = taken[i].req;
+		ServiceMirror *sm;
+		int			ngroup = 0;
+
+		if (done[i])
+			continue;
+		sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+		if (sm == NULL)
+		{
+			reply(req, GBT_REPLY_NO_MIRROR, NULL);
+			done[i] = true;
+			continue;
+		}
+		for (j = i; j < ntaken; j++)
+		{
+			if (!done[j] && taken[j].req->hdr.generation <= sm->generation &&
+				memcmp(&taken[j].req->hdr.key, &sm->key, sizeof(GbtMirrorKey)) == 0)
+			{
+				group[ngroup++] = taken[j];
+				done[j] = true;
+			}
+		}
+		handle_scans(sm, group, ngroup);
+	}
+
+	pfree(group);
+	pfree(done);
+}

@@ -1,0 +1,85 @@
+/*
+ * service.h
+ *	  The GPU service process's own declarations: the mirrors it holds,
+ *	  the requests of a round, and exports' captured change-log entries.
+ *	  Nothing outside src/service includes this.
+ */
+#ifndef GPUBTREE_SERVICE_H
+#define GPUBTREE_SERVICE_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "storage/dsm.h"
+
+#include "mirror.h"
+#include "shmem.h"
+
+/* One mirror the service holds. */
+typedef struct ServiceMirror
+{
+	bool		in_use;
+	GbtMirrorKey key;
+	uint64		id;				/* this mirror's layout: new at each build or merge */
+	uint64		generation;		/* the index generation it is valid at */
+	uint64		db_generation;	/* its database's, bumped by DROP DATABASE */
+	GbtMirror  *mirror;
+	TimestampTz last_used;
+	double		build_ms;
+	uint64		hits;
+} ServiceMirror;
+
+/* A request taken from a slot for this round. */
+typedef struct TakenRequest
+{
+	int			slotno;
+	dsm_segment *seg;
+	GbtRequest *req;
+} TakenRequest;
+
+/*
+ * What was logged for a registered export since it began, copied out of the
+ * change log as the service applies it, so that a long export never holds
+ * the log back.  One per slot; entries at positions >= start for key.
+ */
+typedef struct BuildCapture
+{
+	bool		active;
+	bool		overflow;		/* more than GBT_CAPTURE_MAX: build refused */
+	uint64		start;
+	GbtMirrorKey key;
+	int64		n;
+	int64		cap;
+	GbtLogEntry *entries;
+	uint64	   *pos;
+} BuildCapture;
+
+#define GBT_CAPTURE_MAX ((int64) gbt_shared->log.size * 4)
+
+/* registry.c: the mirrors, the engine they use, the change log applied */
+extern ServiceMirror gbt_mirrors[GBT_MAX_MIRRORS];
+extern BuildCapture *gbt_captures;	/* one per slot */
+extern bool gbt_gpu_usable;
+extern int64 gbt_gpu_memory;
+extern int64 gbt_memory_limit;
+extern uint64 gbt_next_mirror_id;
+
+extern void gbt_set_memory_limit(void);
+extern void gbt_publish_mirrors(void);
+extern void gbt_drop_mirror(ServiceMirror *sm);
+extern ServiceMirror *gbt_find_mirror(const GbtMirrorKey *key);
+extern ServiceMirror *gbt_current_mirror(const GbtMirrorKey *key, uint64 generation);
+extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes);
+extern void gbt_add_logged(GbtEntries *e, uint64 *pos, const GbtLogEntry *le, uint64 p);
+extern void gbt_capture_reset(BuildCapture *bc);
+extern void gbt_apply_log(void);
+extern void gbt_maintain_mirrors(void);
+
+/* requests.c: answers, one function per request kind */
+extern void gbt_answer_requests(TakenRequest *taken, int ntaken);
+
+/* worker.c */
+extern void gbt_service_register(void);
+extern PGDLLEXPORT void gpubtree_service_main(Datum arg);
+
+#endif							/* GPUBTREE_SERVICE_H */
