@@ -22,8 +22,8 @@
 #include "utils/timestamp.h"
 
 #include "build.h"
-#include "backend.h"
 #include "service.h"
+#include "settings.h"
 
 GbtServiceShared *gbt_shared = NULL;
 

@@ -32,9 +32,9 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "backend.h"
 #include "mirror.h"
 #include "service.h"
+#include "settings.h"
 
 typedef struct ServiceMirror
 {
@@ -80,8 +80,39 @@ static ServiceMirror mirrors[GBT_MAX_MIRRORS];
 static BuildCapture *captures;	/* one per slot */
 static bool gpu_usable = false;
 static int64 gpu_memory = 0;	/* bytes of the GPU's memory */
+static char no_engine[GBT_ERRMSG_LEN];	/* why no mirrors are built, if so */
 static int64 memory_limit = 0;	/* gpubtree.mirror_memory_limit, resolved */
 static uint64 next_mirror_id = 1;
+
+/*
+ * Decide the engine once, at start, from gpubtree.engine: fills name (the
+ * GPU's) or why (why not the GPU).  With gpubtree.engine = gpu and no usable
+ * GPU there is none: no_engine says so, and no mirror is ever built.
+ */
+static void
+choose_engine(char *name, Size namelen, char *why, Size whylen)
+{
+	if (gpubtree_engine == GPUBTREE_ENGINE_CPU)
+		strlcpy(why, "gpubtree.engine = cpu", whylen);
+	else
+		gpu_usable = gbt_engine_gpu_usable(name, namelen, &gpu_memory,
+										   why, whylen);
+	if (!gpu_usable && gpubtree_engine == GPUBTREE_ENGINE_GPU)
+		snprintf(no_engine, sizeof(no_engine),
+				 "gpubtree.engine = gpu and no usable GPU (%s): no mirrors are built, queries use nbtree",
+				 why);
+}
+
+/*
+ * The device new mirrors go to: a CUDA device (>= 0) or -1, the CPU twin.
+ * False when there is none to build them on (no_engine says why).
+ */
+static bool
+mirror_device(int *device)
+{
+	*device = gpu_usable ? 0 : -1;
+	return no_engine[0] == '\0';
+}
 
 void
 gbt_service_register(void)
@@ -314,6 +345,13 @@ handle_build(GbtRequest *req, int slotno)
 													 gpu_usable);
 	BuildCapture *bc;
 	bool		registered;
+	int			device;
+
+	if (!mirror_device(&device))
+	{
+		reply(req, GBT_REPLY_ERROR, no_engine);
+		return;
+	}
 
 	/* Exported before something the log could not carry: stale already. */
 	if (req->generation != gbt_generation(req->key.dbid, req->key.indexrelid) ||
@@ -334,7 +372,7 @@ handle_build(GbtRequest *req, int slotno)
 
 	INSTR_TIME_SET_CURRENT(start);
 	gbt_entries_unflatten(&entries, req->columns.ncols, req->nitems, GBT_REQUEST_DATA(req));
-	m = gbt_mirror_build(&req->columns, &entries, gpu_usable, err, sizeof(err));
+	m = gbt_mirror_build(&req->columns, &entries, device >= 0, err, sizeof(err));
 	if (m == NULL)
 	{
 		reply(req, GBT_REPLY_ERROR, err);
@@ -962,14 +1000,11 @@ gpubtree_service_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
-	/* Decide the engine: the service's own gpubtree.device (postgresql.conf). */
-	if (gpubtree_device_mode == GPUBTREE_DEVICE_AUTO ||
-		gpubtree_device_mode == GPUBTREE_DEVICE_GPU)
-		gpu_usable = gbt_engine_gpu_usable(name, sizeof(name), &gpu_memory,
-										   why, sizeof(why));
-	else
-		snprintf(why, sizeof(why), "gpubtree.device = %s",
-				 gpubtree_device_mode_name(gpubtree_device_mode));
+	choose_engine(name, sizeof(name), why, sizeof(why));
+	if (no_engine[0] != '\0')
+		ereport(LOG,
+				(errmsg("gpubtree service: %s", no_engine),
+				 errhint("Set gpubtree.engine = auto to use the CPU engine without a GPU.")));
 
 	/*
 	 * Entries logged before we started belong to a previous service's
@@ -984,6 +1019,9 @@ gpubtree_service_main(Datum arg)
 	strlcpy(gbt_shared->device_name, name, sizeof(gbt_shared->device_name));
 	if (gpu_usable)
 		strlcpy(gbt_shared->status, "running on the GPU", GBT_ERRMSG_LEN);
+	else if (no_engine[0] != '\0')
+		snprintf(gbt_shared->status, GBT_ERRMSG_LEN, "running without an engine: %s",
+				 no_engine);
 	else
 		snprintf(gbt_shared->status, GBT_ERRMSG_LEN,
 				 "running on the CPU engine: %s", why);
