@@ -243,7 +243,9 @@ CREATE FUNCTION gpubtree_status(
 	OUT invalidations bigint,
 	OUT memory_limit bigint,
 	OUT memory_limit_source text,
-	OUT exports bigint)
+	OUT exports bigint,
+	OUT engine_setting text,
+	OUT engine text)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 

@@ -4,6 +4,15 @@
 # user: initdb refuses to run as root, so when we are root we run the server
 # as $GBT_OS_USER (created if missing).
 
+# GPUBTREE_DEVICE=auto|off sets gpubtree.device in the scripts' sessions;
+# the engine is GPUBTREE_ENGINE's, for the whole cluster.
+case "${GPUBTREE_DEVICE:-}" in
+gpu | cpu)
+	echo "GPUBTREE_DEVICE=$GPUBTREE_DEVICE: the engine is now chosen by GPUBTREE_ENGINE=$GPUBTREE_DEVICE (gpubtree.engine); GPUBTREE_DEVICE takes auto or off" >&2
+	exit 2
+	;;
+esac
+
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PGBIN=$("$PG_CONFIG" --bindir)
 GBT_OS_USER=${GBT_OS_USER:-gpubtree}
@@ -45,9 +54,13 @@ CONF
 		echo "gpubtree.build_wait = '${GBT_BUILD_WAIT-60s}'" >>"$dir/data/postgresql.conf"
 	fi
 	# Preloading starts the GPU service, as on a production server;
-	# GBT_PRELOAD=0 tests the extension without it.
+	# GBT_PRELOAD=0 tests the extension without it.  GPUBTREE_ENGINE=
+	# auto|gpu|cpu chooses the service's engine (gpubtree.engine).
 	if [ "${GBT_PRELOAD:-1}" = 1 ]; then
 		echo "shared_preload_libraries = 'gpubtree'" >>"$dir/data/postgresql.conf"
+		if [ -n "${GPUBTREE_ENGINE:-}" ]; then
+			echo "gpubtree.engine = '$GPUBTREE_ENGINE'" >>"$dir/data/postgresql.conf"
+		fi
 	fi
 }
 

@@ -12,8 +12,11 @@
 # progress-reporting test.  GPU tests print SKIPPED without a GPU and are
 # never counted as passed.
 #
-# GPUBTREE_DEVICE=gpu|cpu|off|auto runs the SQL suites with that
-# gpubtree.device setting (for the GPU machine).
+# GPUBTREE_ENGINE=auto|gpu|cpu starts every test cluster with that
+# gpubtree.engine (gpu, for the GPU machine: without a usable GPU the service
+# builds no mirrors, so the suites that expect its answers fail instead of
+# passing on the CPU engine).  GPUBTREE_DEVICE=auto|off runs the SQL suites
+# with that gpubtree.device setting.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

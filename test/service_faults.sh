@@ -2,7 +2,8 @@
 # The GPU service under faults: killed, slow, out of memory, and clients
 # cancelled or terminated mid-request.  Every answer must equal btree's,
 # nothing may hang, and fallbacks must be counted.  Runs the service on
-# whatever engine the machine has (the CPU engine in CI).
+# whatever engine the machine has (the CPU engine in CI); then restarts it
+# with gpubtree.engine = gpu (without a GPU: no mirrors) and = cpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . test/lib.sh
@@ -117,6 +118,44 @@ check "answer when the mirror does not fit" "$(q g)" "$expected"
 check "out-of-memory counted as fallback" "$(( $(stat fallbacks) > f0 ))" 1
 reload "gpubtree.mirror_memory_limit = -1"
 check "answer once it fits again" "$(q g)" "$expected"
+
+# 6. gpubtree.engine, read when the service starts.  gpu without a usable
+#    GPU: the service says why (status, and the log once), builds no mirror,
+#    and nbtree answers as with gpubtree.device = off; with a GPU, the GPU.
+#    cpu: the CPU engine and its mirrors, even with a GPU.
+restart_with_engine() {
+	$PSQL -c "ALTER SYSTEM SET gpubtree.engine = $1" >/dev/null
+	cluster_stop "$DIR"
+	cluster_start "$DIR" || exit 1
+	for _ in $(seq 1 60); do [ "$(stat running)" = t ] && break; sleep 0.5; done
+}
+mirrors() { $PSQL -c "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND ${1:-true}"; }
+had_gpu=$(stat gpu)
+restart_with_engine gpu
+check "engine = gpu: the setting is shown" "$(stat engine_setting)" "gpu"
+if [ "$had_gpu" = f ]; then
+	check "engine = gpu, no GPU: the service has no engine" "$(stat engine)" "none"
+	check "engine = gpu, no GPU: its status says why" \
+		"$(stat "status LIKE '%gpubtree.engine = gpu and no usable GPU%'")" "t"
+	check "engine = gpu, no GPU: logged once" \
+		"$(grep -c 'gpubtree service: gpubtree.engine = gpu and no usable GPU' "$DIR/server.log")" 1
+	e0=$(stat exports)
+	check "engine = gpu, no GPU: the range's answer is gpubtree.device = off's" \
+		"$(q g)" "$(q g 'SET gpubtree.device = off')"
+	check "engine = gpu, no GPU: and btree's" "$(q g)" "$expected"
+	check "engine = gpu, no GPU: no export, no build" \
+		"$(stat "exports - $e0 || ':' || mirror_builds")" "0:0"
+	check "engine = gpu, no GPU: no mirror" "$(mirrors)" 0
+	check "engine = gpu, no GPU: EXPLAIN says why" \
+		"$($PSQL -c "SET enable_seqscan = off" -c "EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM g WHERE k BETWEEN 1000 AND 90000" |
+			grep -c 'no mirror: gpubtree.engine = gpu and the GPU service has no usable GPU')" 1
+else
+	check "engine = gpu with a GPU: the GPU" "$(stat engine)" "gpu"
+fi
+restart_with_engine cpu
+check "engine = cpu: the CPU engine" "$(stat "engine_setting || ':' || engine || ':' || gpu::text")" "cpu:cpu:false"
+check "engine = cpu: answer" "$(q g)" "$expected"
+check "engine = cpu: a mirror on the CPU engine" "$(mirrors "current AND engine = 'cpu'")" 1
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

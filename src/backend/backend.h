@@ -12,26 +12,7 @@
 
 #include "postgres.h"
 
-/* Values of gpubtree.device */
-typedef enum GpubtreeDeviceMode
-{
-	GPUBTREE_DEVICE_AUTO,		/* GPU when one is usable, else CPU engine */
-	GPUBTREE_DEVICE_GPU,		/* prefer the GPU; still falls back, counted */
-	GPUBTREE_DEVICE_CPU,		/* the CPU engine (Harmonia's CPU twin) */
-	GPUBTREE_DEVICE_OFF			/* no mirror: plain nbtree paths only */
-} GpubtreeDeviceMode;
-
-extern int	gpubtree_device_mode;
-extern int	gpubtree_mirror_memory_limit;	/* MB, -1: auto */
-extern int	gpubtree_batch_window;	/* microseconds */
-extern int	gpubtree_service_timeout;	/* milliseconds */
-extern int	gpubtree_min_gpu_batch;
-extern bool gpubtree_build_on_scan;
-extern bool gpubtree_build_after_create;
-extern int	gpubtree_build_wait;	/* milliseconds */
-extern int	gpubtree_debug_build_delay;	/* milliseconds */
-extern bool gpubtree_enable_aggregate;
-extern int	gpubtree_change_log_size;	/* entries */
+#include "settings.h"
 
 /* handler.c */
 struct RelationData;
@@ -56,8 +37,5 @@ struct IndexPath;
 extern bool gbt_plan_service_costing;
 extern double gbt_service_index_cost(struct IndexPath *ipath);
 extern void gbt_plan_init(void);
-
-/* device.c */
-extern const char *gpubtree_device_mode_name(int mode);
 
 #endif							/* GPUBTREE_H */

@@ -221,7 +221,9 @@ refusal_note(char *why, Size whylen, int64 need, int64 limit)
 /*
  * Would the index's mirror exceed the memory limit?  Then it is refused: the
  * refusal is recorded (and logged) once, and stands until the limit changes
- * or the index grows or shrinks by a tenth.  why says so.
+ * or the index grows or shrinks by a tenth.  Every mirror is refused, without
+ * a record, by a service that has no engine to build it on (gpubtree.engine
+ * = gpu without a GPU; the service logs that once).  why says so.
  */
 bool
 gbt_mirror_refused(Relation index, char *why, Size whylen)
@@ -233,7 +235,13 @@ gbt_mirror_refused(Relation index, char *why, Size whylen)
 	int64		limit = limit_bytes(&gpu);
 	int64		need;
 	bool		logit = false;
+	const char *engine = gbt_service_engine();
 
+	if (engine != NULL && strcmp(engine, "none") == 0)
+	{
+		strlcpy(why, "no mirror: gpubtree.engine = gpu and the GPU service has no usable GPU", whylen);
+		return true;
+	}
 	if (limit <= 0)
 		return false;			/* the service has not resolved it yet */
 	gbt_fill_key(&key, index);

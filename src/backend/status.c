@@ -52,8 +52,9 @@ Datum
 gpubtree_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[14];
-	bool		nulls[14];
+	Datum		values[16];
+	bool		nulls[16];
+	const char *engine;
 
 	InitMaterializedSRF(fcinfo, 0);
 	memset(nulls, false, sizeof(nulls));
@@ -87,6 +88,12 @@ gpubtree_status(PG_FUNCTION_ARGS)
 		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->invalidations));
 		values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->exports));
 		nulls[11] = nulls[12] = DatumGetInt64(values[11]) == 0;
+		/* gpubtree.engine as the service read it, and what it found */
+		values[14] = CStringGetTextDatum(gpubtree_engine_name(gpubtree_engine));
+		engine = gbt_service_engine();
+		nulls[15] = engine == NULL;
+		if (engine != NULL)
+			values[15] = CStringGetTextDatum(engine);
 		if (!sees_all_databases())
 		{
 			GbtMirrorInfo *copy = copy_mirrors();

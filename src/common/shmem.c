@@ -21,7 +21,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "backend.h"
+#include "settings.h"
 #include "shmem.h"
 
 GbtServiceShared *gbt_shared = NULL;

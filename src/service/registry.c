@@ -14,8 +14,8 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "backend.h"
 #include "service.h"
+#include "settings.h"
 
 ServiceMirror gbt_mirrors[GBT_MAX_MIRRORS];
 BuildCapture *gbt_captures;
@@ -23,6 +23,37 @@ bool		gbt_gpu_usable = false;
 int64		gbt_gpu_memory = 0;	/* bytes of the GPU's memory */
 int64		gbt_memory_limit = 0;	/* gpubtree.mirror_memory_limit, resolved */
 uint64		gbt_next_mirror_id = 1;
+char		gbt_no_engine[GBT_ERRMSG_LEN];	/* why no mirrors are built, if so */
+
+/*
+ * Decide the engine once, at start, from gpubtree.engine: fills name (the
+ * GPU's) or why (why not the GPU).  With gpubtree.engine = gpu and no usable
+ * GPU there is none: gbt_no_engine says so, and no mirror is ever built.
+ */
+void
+gbt_choose_engine(char *name, Size namelen, char *why, Size whylen)
+{
+	if (gpubtree_engine == GPUBTREE_ENGINE_CPU)
+		strlcpy(why, "gpubtree.engine = cpu", whylen);
+	else
+		gbt_gpu_usable = gbt_engine_gpu_usable(name, namelen, &gbt_gpu_memory,
+											   why, whylen);
+	if (!gbt_gpu_usable && gpubtree_engine == GPUBTREE_ENGINE_GPU)
+		snprintf(gbt_no_engine, sizeof(gbt_no_engine),
+				 "gpubtree.engine = gpu and no usable GPU (%s): no mirrors are built, queries use nbtree",
+				 why);
+}
+
+/*
+ * The device new mirrors go to: a CUDA device (>= 0) or -1, the CPU twin.
+ * False when there is none to build them on (gbt_no_engine says why).
+ */
+bool
+gbt_mirror_device(int *device)
+{
+	*device = gbt_gpu_usable ? 0 : -1;
+	return gbt_no_engine[0] == '\0';
+}
 
 /*
  * Resolve gpubtree.mirror_memory_limit: an explicit value, or by default a

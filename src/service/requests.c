@@ -35,6 +35,13 @@ handle_build(GbtRequest *req, int slotno)
 													 gbt_gpu_usable);
 	BuildCapture *bc;
 	bool		registered;
+	int			device;
+
+	if (!gbt_mirror_device(&device))
+	{
+		reply(req, GBT_REPLY_ERROR, gbt_no_engine);
+		return;
+	}
 
 	/* Exported before something the log could not carry: stale already. */
 	if (req->hdr.generation != gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid) ||
@@ -55,7 +62,7 @@ handle_build(GbtRequest *req, int slotno)
 
 	INSTR_TIME_SET_CURRENT(start);
 	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.nentries, GBT_REQUEST_DATA(req));
-	m = gbt_mirror_build(&req->body.build.columns, &entries, gbt_gpu_usable, err, sizeof(err));
+	m = gbt_mirror_build(&req->body.build.columns, &entries, device >= 0, err, sizeof(err));
 	if (m == NULL)
 	{
 		reply(req, GBT_REPLY_ERROR, err);

@@ -32,8 +32,8 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "backend.h"
 #include "service.h"
+#include "settings.h"
 
 void
 gbt_service_register(void)
@@ -159,14 +159,11 @@ gpubtree_service_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
-	/* Decide the engine: the service's own gpubtree.device (postgresql.conf). */
-	if (gpubtree_device_mode == GPUBTREE_DEVICE_AUTO ||
-		gpubtree_device_mode == GPUBTREE_DEVICE_GPU)
-		gbt_gpu_usable = gbt_engine_gpu_usable(name, sizeof(name), &gbt_gpu_memory,
-										   why, sizeof(why));
-	else
-		snprintf(why, sizeof(why), "gpubtree.device = %s",
-				 gpubtree_device_mode_name(gpubtree_device_mode));
+	gbt_choose_engine(name, sizeof(name), why, sizeof(why));
+	if (gbt_no_engine[0] != '\0')
+		ereport(LOG,
+				(errmsg("gpubtree service: %s", gbt_no_engine),
+				 errhint("Set gpubtree.engine = auto to use the CPU engine without a GPU.")));
 
 	/*
 	 * Entries logged before we started belong to a previous service's
@@ -181,6 +178,9 @@ gpubtree_service_main(Datum arg)
 	strlcpy(gbt_shared->device_name, name, sizeof(gbt_shared->device_name));
 	if (gbt_gpu_usable)
 		strlcpy(gbt_shared->status, "running on the GPU", GBT_ERRMSG_LEN);
+	else if (gbt_no_engine[0] != '\0')
+		snprintf(gbt_shared->status, GBT_ERRMSG_LEN, "running without an engine: %s",
+				 gbt_no_engine);
 	else
 		snprintf(gbt_shared->status, GBT_ERRMSG_LEN,
 				 "running on the CPU engine: %s", why);

@@ -309,7 +309,8 @@ status_dump "after the runs with the service"
 if [ "$NOPRELOAD" = 1 ]; then
 	say "restart without shared_preload_libraries (variant d)"
 	cluster_stop "$DIR" fast
-	sed -i "s/^shared_preload_libraries.*/# &/" "$DIR/data/postgresql.conf"
+	# gpubtree.engine exists only when preloaded (a WARNING in every session otherwise)
+	sed -i "s/^shared_preload_libraries.*/# &/; s/^gpubtree\.engine.*/# &/" "$DIR/data/postgresql.conf"
 	cluster_start "$DIR" || exit 1
 	echo "nopreload_phase_shared_preload_libraries=$($PSQL -c 'SHOW shared_preload_libraries')" >>"$SETTINGS"
 	for c in $CLIENTS; do

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test/bench/run.sh: gpubtree against btree, same data, same run, same settings.
 #
-#   test/bench/run.sh [--rows "20 22"] [--quick] [--out DIR] [--device auto|gpu|cpu|off]
-#                     [--ams "btree gpubtree"] [--workloads "build range any bitmap ycsb write"]
+#   test/bench/run.sh [--rows "20 22"] [--quick] [--out DIR] [--device auto|off]
+#                     [--engine auto|gpu|cpu] [--ams "btree gpubtree"] [--workloads "build range any bitmap ycsb write"]
 #                     [--clients "1 4 16 64"] [--duration SEC] [--reps N] [--any-max N]
 #                     [--fsync on|off] [--no-install]
 #
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BENCH=$ROOT/test/bench
 
-ROWS="20 22"; QUICK=0; OUTDIR=""; DEVICE=""; AMS="btree gpubtree"
+ROWS="20 22"; QUICK=0; OUTDIR=""; DEVICE=""; ENGINE=""; AMS="btree gpubtree"
 WORKLOADS="build range any bitmap ycsb write"
 CLIENTS=""; DURATION=""; REPS=""; ANY_MAX=""; FSYNC=on; INSTALL=1
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-1}"; }
@@ -29,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--quick) QUICK=1 ;;
 	--out) OUTDIR=$2; shift ;;
 	--device) DEVICE=$2; shift ;;
+	--engine) ENGINE=$2; shift ;;
 	--ams) AMS=$2; shift ;;
 	--workloads) WORKLOADS=$2; shift ;;
 	--clients) CLIENTS=$2; shift ;;
@@ -42,7 +43,12 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-case $DEVICE in ""|auto|gpu|cpu|off) ;; *) echo "--device must be auto, gpu, cpu or off" >&2; exit 1 ;; esac
+case $DEVICE in
+""|auto|off) ;;
+gpu|cpu) echo "--device takes auto or off; the service's engine is --engine $DEVICE (gpubtree.engine)" >&2; exit 1 ;;
+*) echo "--device must be auto or off" >&2; exit 1 ;;
+esac
+case $ENGINE in ""|auto|gpu|cpu) ;; *) echo "--engine must be auto, gpu or cpu" >&2; exit 1 ;; esac
 if [ $QUICK = 1 ]; then
 	: "${CLIENTS:=1 16 64}" "${DURATION:=2}" "${REPS:=3}" "${ANY_MAX:=100000}"
 else
@@ -118,6 +124,7 @@ checkpoint_timeout = 30min
 synchronous_commit = on
 fsync = off
 CONF
+[ -n "$ENGINE" ] && echo "gpubtree.engine = '$ENGINE'" >>"$DIR/data/postgresql.conf"
 cluster_start "$DIR" || exit 1
 cluster_env "$DIR" "$PORT"
 psql -X -q -c "CREATE EXTENSION gpubtree" >>"$LOG" 2>&1 || { echo "CREATE EXTENSION failed" >&2; exit 1; }

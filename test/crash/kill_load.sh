@@ -13,7 +13,7 @@
 # index; gpubtree_verify() finds no problem in the mirror of either gpubtree
 # index; amcheck (gpubtree_index_check with heapallindexed and parent)
 # verifies them.
-#   test/crash/kill_load.sh      CLIENTS=6 LOAD_S=6; GPUBTREE_DEVICE=gpu
+#   test/crash/kill_load.sh      CLIENTS=6 LOAD_S=6; GPUBTREE_ENGINE=gpu
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 GBT_QUIET_OK=1

@@ -7,7 +7,8 @@
 # a sequential scan and a freshly built btree do, under index, index-only and
 # bitmap scans (full sorted outputs compared); amcheck verifies them.
 # Writing goes on after recovery and is checked again.  Two crash cycles.
-#   test/crash/run.sh          GPUBTREE_DEVICE=gpu sets gpubtree.device
+#   test/crash/run.sh          GPUBTREE_ENGINE=gpu sets gpubtree.engine,
+#                              GPUBTREE_DEVICE=off gpubtree.device
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 GBT_QUIET_OK=1

@@ -28,7 +28,8 @@ seed fixes each session's SQL, not how the sessions interleave.
 
 usage: diff.py SEED [--rounds N] [--queries N]
        diff.py SEED --concurrent [--writers 3] [--seconds 30] [--checks N] [--verify-every 5]
-Environment: PGBIN (psql's directory), GPUBTREE_DEVICE (gpubtree.device).
+Environment: PGBIN (psql's directory), GPUBTREE_DEVICE (gpubtree.device: auto
+or off; the engine is the cluster's gpubtree.engine).
 """
 import argparse
 import difflib

@@ -7,7 +7,8 @@
 # Seeds given: only those run (serial ones before --concurrent, concurrent
 # ones after it).  A concurrent seed fixes every session's SQL, not how the
 # sessions interleave.
-# GPUBTREE_DEVICE=gpu sets gpubtree.device for every query.
+# GPUBTREE_ENGINE=gpu sets the cluster's gpubtree.engine; GPUBTREE_DEVICE=off
+# sets gpubtree.device for every query.
 # CONCURRENT_SECONDS (30) and CONCURRENT_WRITERS (3) size the concurrent runs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -9,14 +9,14 @@
 #   agg [LOG2_ROWS]          test/bench/agg.sh (default 24)
 #   defaults [LOG2_ROWS...]  test/bench/defaults.sh (default 24)
 #   commit-latency           test/bench/commit_latency.sh, variants a-d
-#                            (NOPRELOAD=1), PGCONF="gpubtree.device = gpu";
+#                            (NOPRELOAD=1), PGCONF="gpubtree.engine = gpu";
 #                            its other variables (ROWS, DURATION, CLIENTS,
 #                            BATCHES, READER_INTERVAL, LABEL) pass through
 #   harmonia                 the Harmonia kernels (test/harmonia): build with
 #                            nvcc, test_gpu, bench --csv, compute-sanitizer
 #                            test_gpu --quick (T_CHECK, T_BENCH, T_SAN: each
 #                            step's limit in s, 140, 230, 140)
-#   suite                    every test: GPUBTREE_DEVICE=gpu test/run_all.sh
+#   suite                    every test: GPUBTREE_ENGINE=gpu test/run_all.sh
 #
 # Through the device tool, from the repository root, with the PostgreSQL
 # bundle copied to .gpu/ (git-ignored; every benchmark but harmonia needs
@@ -125,7 +125,7 @@ commit-latency)
 	GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 	# "NVIDIA H100 80GB HBM3" -> h100
 	label=$(echo "$GPU" | tr 'A-Z' 'a-z' | grep -oE '\b[a-z][0-9]{2,4}[a-z]?\b' | head -1)
-	LABEL=${LABEL:-${label:-gpu}} NOPRELOAD=${NOPRELOAD:-1} PGCONF=${PGCONF:-"gpubtree.device = gpu"} \
+	LABEL=${LABEL:-${label:-gpu}} NOPRELOAD=${NOPRELOAD:-1} PGCONF=${PGCONF:-"gpubtree.engine = gpu"} \
 		OUT=$R timeout "$(left)" test/bench/commit_latency.sh
 	rc=$?
 	[ -f "$R/report.md" ] || python3 test/bench/commit_latency_report.py "$R"
@@ -151,7 +151,7 @@ harmonia)
 	REPORT=$R/harmonia.log
 	;;
 suite)
-	GPUBTREE_DEVICE=gpu timeout "$(left)" test/run_all.sh 2>&1 | tee "$R/test-all.log"
+	GPUBTREE_ENGINE=gpu timeout "$(left)" test/run_all.sh 2>&1 | tee "$R/test-all.log"
 	rc=$?
 	REPORT=$R/test-all.log
 	;;

@@ -5,7 +5,7 @@
 # where there is no GPU).  Every check there compares a forced bitmap scan
 # with a sequential scan and shows that the service answered it.
 #   test/isolation/run.sh [SPEC...]     (default: every spec)
-#   GPUBTREE_DEVICE=gpu test/isolation/run.sh
+#   GPUBTREE_ENGINE=gpu test/isolation/run.sh   (the service on the GPU only)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . test/lib.sh

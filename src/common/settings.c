@@ -1,0 +1,243 @@
+/*
+ * settings.c
+ *	  gpubtree's configuration parameters.
+ *
+ * Defined by _PG_init in every process that loads the library.  Nothing here
+ * touches CUDA: this also runs in the postmaster.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "service.h"
+#include "settings.h"
+
+int			gpubtree_device_mode = GPUBTREE_DEVICE_AUTO;
+int			gpubtree_engine = GPUBTREE_ENGINE_AUTO;
+int			gpubtree_mirror_memory_limit = -1;
+int			gpubtree_batch_window = 0;
+int			gpubtree_service_timeout = 5000;
+int			gpubtree_min_gpu_batch = 1024;
+bool		gpubtree_build_on_scan = true;
+bool		gpubtree_build_after_create = false;
+int			gpubtree_build_wait = 0;
+int			gpubtree_debug_build_delay = 0;
+bool		gpubtree_enable_aggregate = true;
+int			gpubtree_change_log_size = 1 << 18;
+
+/*
+ * gpubtree.device once also chose the service's engine.  Those values are
+ * still recognised (hidden), so that they can be refused with a hint instead
+ * of the generic list of valid values.
+ */
+#define DEVICE_FORMER_GPU	100
+#define DEVICE_FORMER_CPU	101
+
+static const struct config_enum_entry device_mode_options[] = {
+	{"auto", GPUBTREE_DEVICE_AUTO, false},
+	{"off", GPUBTREE_DEVICE_OFF, false},
+	{"gpu", DEVICE_FORMER_GPU, true},
+	{"cpu", DEVICE_FORMER_CPU, true},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry engine_options[] = {
+	{"auto", GPUBTREE_ENGINE_AUTO, false},
+	{"gpu", GPUBTREE_ENGINE_GPU, false},
+	{"cpu", GPUBTREE_ENGINE_CPU, false},
+	{NULL, 0, false}
+};
+
+static bool
+check_device_mode(int *newval, void **extra, GucSource source)
+{
+	if (*newval == DEVICE_FORMER_GPU || *newval == DEVICE_FORMER_CPU)
+	{
+		GUC_check_errdetail("gpubtree.device only says whether a session uses the GPU service: auto or off.");
+		GUC_check_errhint("The service's engine is chosen by gpubtree.engine = %s in postgresql.conf, read at server start.",
+						  *newval == DEVICE_FORMER_GPU ? "gpu" : "cpu");
+		return false;
+	}
+	return true;
+}
+
+static const char *
+enum_name(const struct config_enum_entry *options, int val)
+{
+	const struct config_enum_entry *e;
+
+	for (e = options; e->name != NULL; e++)
+		if (e->val == val)
+			return e->name;
+	return "unknown";
+}
+
+const char *
+gpubtree_device_mode_name(int mode)
+{
+	return enum_name(device_mode_options, mode);
+}
+
+const char *
+gpubtree_engine_name(int engine)
+{
+	return enum_name(engine_options, engine);
+}
+
+/*
+ * What the running service keeps its mirrors on: "gpu", "cpu", or "none"
+ * (gpubtree.engine = gpu and it found no usable GPU: it builds no mirrors);
+ * NULL when it is not running.  gpubtree.engine is fixed at server start, so
+ * a backend's value is the service's.
+ */
+const char *
+gbt_service_engine(void)
+{
+	pid_t		pid;
+	bool		gpu;
+
+	if (gbt_shared == NULL)
+		return NULL;
+	SpinLockAcquire(&gbt_shared->mutex);
+	pid = gbt_shared->service_pid;
+	gpu = gbt_shared->gpu_usable;
+	SpinLockRelease(&gbt_shared->mutex);
+	if (pid == 0)
+		return NULL;
+	if (gpu)
+		return "gpu";
+	return gpubtree_engine == GPUBTREE_ENGINE_GPU ? "none" : "cpu";
+}
+
+void
+gbt_settings_init(void)
+{
+	DefineCustomEnumVariable("gpubtree.device",
+							 "Whether this session's bulk scans and aggregates may use the GPU service.",
+							 "auto sends them to the service where it pays; off uses only the on-disk B-tree.  "
+							 "The service's engine is gpubtree.engine.",
+							 &gpubtree_device_mode,
+							 GPUBTREE_DEVICE_AUTO,
+							 device_mode_options,
+							 PGC_USERSET,
+							 0,
+							 check_device_mode, NULL, NULL);
+
+	/*
+	 * Read by the service once, when it starts; a PGC_POSTMASTER parameter
+	 * can only be defined while preloading (the service needs that anyway).
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomEnumVariable("gpubtree.engine",
+								 "Where the GPU service keeps its mirrors.",
+								 "auto: a usable GPU, else the CPU engine; gpu: a usable GPU only, "
+								 "else no mirrors (every query uses nbtree); cpu: the CPU engine, even with a GPU.",
+								 &gpubtree_engine,
+								 GPUBTREE_ENGINE_AUTO,
+								 engine_options,
+								 PGC_POSTMASTER,
+								 0,
+								 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.mirror_memory_limit",
+							"Memory all mirrors together may use: their bytes in the GPU's memory and in the service's.",
+							"-1 (auto): three quarters of the GPU's memory, or a quarter of the server's "
+							"when the service runs on the CPU engine.  Least recently used mirrors are evicted "
+							"to stay under it; a mirror that cannot fit is never built.",
+							&gpubtree_mirror_memory_limit,
+							-1, -1, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	/* Sizes shared memory: only settable when preloaded (no log otherwise). */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("gpubtree.change_log_size",
+								"Entries the shared change log holds (64 bytes each).",
+								"Committed inserts wait there until the service applies them to the mirrors; "
+								"when it is full, or a transaction logs more than an eighth of it for one index, "
+								"mirrors are invalidated and rebuilt instead.",
+								&gpubtree_change_log_size,
+								1 << 18, 1 << 12, 1 << 24,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.batch_window",
+							"How long the service waits for more requests before a launch.",
+							"Requests from several sessions within the window share one batched launch.",
+							&gpubtree_batch_window,
+							0, 0, 100000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.service_timeout",
+							"How long a scan waits for the service before using nbtree instead.",
+							NULL,
+							&gpubtree_service_timeout,
+							5000, 1, 3600 * 1000,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.min_gpu_batch",
+							"Fewest distinct keys (= ANY elements) for which an = ANY bitmap scan goes to the service.",
+							"Smaller batches, and single-key lookups, stay on nbtree, which is faster for them.",
+							&gpubtree_min_gpu_batch,
+							1024, 1, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.build_on_scan",
+							 "Have a mirror built in the background when a scan or aggregate finds none that is current.",
+							 "The query itself is answered by nbtree (or the plan below) meanwhile.",
+							 &gpubtree_build_on_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.build_after_create",
+							 "Build the mirror right after CREATE INDEX.",
+							 "Otherwise the first scan or aggregate that could use it has it built in the background; on, CREATE INDEX takes longer.",
+							 &gpubtree_build_after_create,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.build_wait",
+							"How long a query waits for the background build of a mirror it asked for.",
+							"0 (the default): never; the query is answered without the mirror, and the next "
+							"uses it.  For tests and scripts that need the mirror at once.",
+							&gpubtree_build_wait,
+							0, 0, 3600 * 1000,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.debug_build_delay",
+							"Makes background mirror builds wait this long before they start (for tests).",
+							NULL,
+							&gpubtree_debug_build_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.enable_aggregate",
+							 "Lets the planner answer range aggregates through the GPU service.",
+							 "The GpubtreeAggregate plan node; off, aggregates use the ordinary plans.",
+							 &gpubtree_enable_aggregate,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("gpubtree");
+}

@@ -1,0 +1,46 @@
+/*
+ * settings.h
+ *	  gpubtree's configuration parameters, shared by backends, the service
+ *	  and the build workers.
+ *
+ * gpubtree.device is a session's choice: whether its queries use the
+ * service at all.  gpubtree.engine is the service's: where it keeps its
+ * mirrors, read once when it starts.
+ */
+#ifndef GPUBTREE_SETTINGS_H
+#define GPUBTREE_SETTINGS_H
+
+/* Values of gpubtree.device */
+typedef enum GpubtreeDeviceMode
+{
+	GPUBTREE_DEVICE_AUTO,		/* the service, where it pays */
+	GPUBTREE_DEVICE_OFF			/* no mirror: plain nbtree paths only */
+} GpubtreeDeviceMode;
+
+/* Values of gpubtree.engine */
+typedef enum GpubtreeEngine
+{
+	GPUBTREE_ENGINE_AUTO,		/* a usable GPU, else the CPU twin */
+	GPUBTREE_ENGINE_GPU,		/* a usable GPU, else no mirrors at all */
+	GPUBTREE_ENGINE_CPU			/* the CPU twin, even with a GPU */
+} GpubtreeEngine;
+
+extern int	gpubtree_device_mode;
+extern int	gpubtree_engine;
+extern int	gpubtree_mirror_memory_limit;	/* MB, -1: auto */
+extern int	gpubtree_batch_window;	/* microseconds */
+extern int	gpubtree_service_timeout;	/* milliseconds */
+extern int	gpubtree_min_gpu_batch;
+extern bool gpubtree_build_on_scan;
+extern bool gpubtree_build_after_create;
+extern int	gpubtree_build_wait;	/* milliseconds */
+extern int	gpubtree_debug_build_delay;	/* milliseconds */
+extern bool gpubtree_enable_aggregate;
+extern int	gpubtree_change_log_size;	/* entries */
+
+extern void gbt_settings_init(void);
+extern const char *gpubtree_device_mode_name(int mode);
+extern const char *gpubtree_engine_name(int engine);
+extern const char *gbt_service_engine(void);
+
+#endif							/* GPUBTREE_SETTINGS_H */
