@@ -14,9 +14,11 @@
 
 #include "settings.h"
 
-/* handler.c */
+/* identity.c */
 struct RelationData;
 struct IndexOptInfo;
+struct IndexAmRoutine;
+extern void gpubtree_record_routine(const struct IndexAmRoutine *routine);
 extern bool gpubtree_is_gpubtree_index(struct RelationData *index);
 extern bool gpubtree_is_gpubtree_indexinfo(struct IndexOptInfo *index);
 extern bool gpubtree_is_gpubtree_am(Oid amoid);

@@ -47,4 +47,6 @@ extern bool gbt_builder_note(Oid indexrelid, char *note, Size notelen);
 extern const char *gbt_job_state_name(GbtJobState state);
 extern PGDLLEXPORT void gpubtree_builder_main(Datum arg);
 
+extern void gbt_mirror_after_build(Relation index);
+
 #endif							/* GPUBTREE_BUILDER_H */

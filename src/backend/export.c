@@ -244,26 +244,3 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	return ok;
 }
 
-/*
- * After CREATE INDEX (gpubtree.build_after_create): give the service the
- * new index's mirror now rather than at the first scan.  Not during REINDEX
- * (and so CLUSTER, VACUUM FULL, table rewrites), where PostgreSQL forbids
- * scanning the index being rebuilt; there the first scan builds it.  A
- * failure only means the same.
- */
-void
-gbt_mirror_after_build(Relation index)
-{
-	Oid			keytype;
-	char		why[GBT_ERRMSG_LEN];
-
-	if (!gpubtree_build_after_create || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
-		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
-		!index->rd_index->indisvalid ||
-		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
-		!OidIsValid(keytype = gbt_mirror_key_type(index)) ||
-		gbt_mirror_refused(index, why, sizeof(why)))
-		return;
-	(void) gbt_build_mirror(index, keytype, NULL, NULL, why, sizeof(why));
-}
-

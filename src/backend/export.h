@@ -21,6 +21,5 @@ extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
 extern bool gbt_build_mirror(Relation index, Oid keytype,
 							 GbtExportProgress progress, void *progress_arg,
 							 char *why, Size whylen);
-extern void gbt_mirror_after_build(Relation index);
 
 #endif							/* GPUBTREE_EXPORT_H */

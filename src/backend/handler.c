@@ -22,7 +22,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "backend.h"
-#include "export.h"
+#include "build.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "resync.h"
@@ -191,36 +191,6 @@ gpubtree_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 }
 
-/* Is this planner index a gpubtree index? */
-bool
-gpubtree_is_gpubtree_indexinfo(IndexOptInfo *index)
-{
-	return index->amcostestimate == (void (*) ()) gpubtree_costestimate;
-}
-
-/*
- * Is this index a gpubtree index?  Judged by its routines, not by relam,
- * which speculative.c may label as btree for the length of a statement.
- */
-bool
-gpubtree_is_gpubtree_index(Relation index)
-{
-	return index->rd_indam != NULL &&
-		index->rd_indam->aminsert == gpubtree_insert;
-}
-
-/* Does access method amoid hand out gpubtree's routines? */
-bool
-gpubtree_is_gpubtree_am(Oid amoid)
-{
-	IndexAmRoutine *am = GetIndexAmRoutineByAmId(amoid, true);
-	bool		result = am != NULL && am->aminsert == gpubtree_insert;
-
-	if (am)
-		pfree(am);
-	return result;
-}
-
 Datum
 gpubtree_handler(PG_FUNCTION_ARGS)
 {
@@ -242,6 +212,7 @@ gpubtree_handler(PG_FUNCTION_ARGS)
 	amroutine->amrescan = gpubtree_rescan;
 	amroutine->amgetbitmap = gpubtree_getbitmap;
 	amroutine->amcostestimate = gpubtree_costestimate;
+	gpubtree_record_routine(amroutine);
 
 	PG_RETURN_POINTER(amroutine);
 }

@@ -12,8 +12,8 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "service.h"
 #include "settings.h"
+#include "shmem.h"
 
 int			gpubtree_device_mode = GPUBTREE_DEVICE_AUTO;
 int			gpubtree_engine = GPUBTREE_ENGINE_AUTO;
