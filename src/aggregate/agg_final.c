@@ -40,6 +40,8 @@
 bool
 gbt_agg_supported(GbtAggKind kind, Oid argtype)
 {
+	const GbtKeyType *kt = gbt_key_type(argtype);
+
 	switch (kind)
 	{
 		case GBT_AGG_COUNT_STAR:
@@ -48,16 +50,12 @@ gbt_agg_supported(GbtAggKind kind, Oid argtype)
 			/* Other columns are mirrored as all NULL. */
 			return gbt_column_type(argtype) != GBT_COL_NONE;
 		case GBT_AGG_SUM:
-			return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
-				argtype == FLOAT8OID;
+			return kt != NULL && kt->sum != GBT_SUM_NONE;
 		case GBT_AGG_AVG:
-			return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
-				argtype == FLOAT4OID || argtype == FLOAT8OID;
+			return kt != NULL && kt->family != GBT_FAMILY_DATETIME;
 		case GBT_AGG_MIN:
 		case GBT_AGG_MAX:
-			return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
-				argtype == FLOAT4OID || argtype == FLOAT8OID || argtype == DATEOID ||
-				argtype == TIMESTAMPOID || argtype == TIMESTAMPTZOID;
+			return kt != NULL;
 	}
 	return false;
 }
@@ -123,7 +121,7 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 			  Datum *value, bool *isnull)
 {
 	const GbtAggCol *c = &r->col[col];
-	bool		isfloat = argtype == FLOAT4OID || argtype == FLOAT8OID;
+	const GbtKeyType *kt = gbt_key_type(argtype);
 
 	*isnull = false;
 	if (kind == GBT_AGG_COUNT_STAR)
@@ -141,28 +139,34 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 		*isnull = true;
 		return true;
 	}
+	if (kt == NULL)
+		return false;
 
 	switch (kind)
 	{
 		case GBT_AGG_SUM:
-			if (argtype == FLOAT8OID)
+			switch (kt->sum)
 			{
-				if (float_scale(c) >= FLOAT_SUM_SAFE)
-					return false;
-				*value = Float8GetDatum(float_sum(c));
+				case GBT_SUM_FLOAT8:
+					if (float_scale(c) >= FLOAT_SUM_SAFE)
+						return false;
+					*value = Float8GetDatum(float_sum(c));
+					return true;
+				case GBT_SUM_NUMERIC:
+					*value = int128_numeric(c->sum_hi, c->sum_lo);
+					return true;
+				case GBT_SUM_INT8:
+					/* int8 result: the 128-bit sum must fit. */
+					if (c->sum_hi != ((int64) c->sum_lo < 0 ? -1 : 0))
+						return false;
+					*value = Int64GetDatum((int64) c->sum_lo);
+					return true;
+				case GBT_SUM_NONE:
+					break;
 			}
-			else if (argtype == INT8OID)
-				*value = int128_numeric(c->sum_hi, c->sum_lo);
-			else
-			{
-				/* int8 result: the 128-bit sum must fit. */
-				if (c->sum_hi != ((int64) c->sum_lo < 0 ? -1 : 0))
-					return false;
-				*value = Int64GetDatum((int64) c->sum_lo);
-			}
-			return true;
+			return false;
 		case GBT_AGG_AVG:
-			if (isfloat)
+			if (kt->held == GBT_COL_FLOAT8)
 			{
 				if (float_scale(c) >= FLOAT_AVG_SAFE)
 					return false;
@@ -179,27 +183,7 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 				int64		i = kind == GBT_AGG_MIN ? c->min_i : c->max_i;
 				double		f = kind == GBT_AGG_MIN ? c->min_f : c->max_f;
 
-				switch (argtype)
-				{
-					case INT2OID:
-						*value = Int16GetDatum((int16) i);
-						break;
-					case INT4OID:
-						*value = Int32GetDatum((int32) i);
-						break;
-					case DATEOID:
-						*value = DateADTGetDatum((DateADT) i);
-						break;
-					case FLOAT4OID:
-						*value = Float4GetDatum((float4) f);
-						break;
-					case FLOAT8OID:
-						*value = Float8GetDatum(f);
-						break;
-					default:	/* int8, timestamp, timestamptz */
-						*value = Int64GetDatum(i);
-						break;
-				}
+				*value = kt->datum(i, f);
 				return true;
 			}
 		default:

@@ -250,6 +250,7 @@ min_or_max(FunctionCallInfo fcinfo, bool is_min)
 {
 	FuncAgg		fa;
 	const GbtAggCol *c;
+	const GbtKeyType *kt;
 	int64		i;
 	double		f;
 
@@ -257,26 +258,12 @@ min_or_max(FunctionCallInfo fcinfo, bool is_min)
 	c = &fa.r.col[fa.col];
 	if (c->nonnull == 0)
 		PG_RETURN_NULL();
+	kt = gbt_key_type(fa.coltype);
+	if (kt == NULL)
+		elog(ERROR, "gpubtree: unexpected column type %u", fa.coltype);
 	i = is_min ? c->min_i : c->max_i;
 	f = is_min ? c->min_f : c->max_f;
-	switch (fa.coltype)
-	{
-		case FLOAT4OID:
-			return DirectFunctionCall1(float4_numeric, Float4GetDatum((float4) f));
-		case FLOAT8OID:
-			return DirectFunctionCall1(float8_numeric, Float8GetDatum(f));
-		case DATEOID:
-			return DirectFunctionCall2(extract_date, CStringGetTextDatum("epoch"),
-									   DateADTGetDatum((DateADT) i));
-		case TIMESTAMPOID:
-			return DirectFunctionCall2(extract_timestamp, CStringGetTextDatum("epoch"),
-									   TimestampGetDatum(i));
-		case TIMESTAMPTZOID:
-			return DirectFunctionCall2(extract_timestamptz, CStringGetTextDatum("epoch"),
-									   TimestampTzGetDatum(i));
-		default:				/* integers */
-			return DirectFunctionCall1(int8_numeric, Int64GetDatum(i));
-	}
+	return gbt_key_numeric(kt, kt->datum(i, f));
 }
 
 Datum

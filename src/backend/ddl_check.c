@@ -19,31 +19,9 @@
 #include "utils/lsyscache.h"
 
 #include "backend.h"
+#include "keytypes.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_check_create_index);
-
-#define SUPPORTED_TYPES_TEXT \
-	"smallint, integer, bigint, real, double precision, date, " \
-	"timestamp without time zone and timestamp with time zone"
-
-static bool
-key_type_supported(Oid typid)
-{
-	switch (getBaseType(typid))
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case FLOAT4OID:
-		case FLOAT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return true;
-		default:
-			return false;
-	}
-}
 
 Datum
 gpubtree_check_create_index(PG_FUNCTION_ARGS)
@@ -83,14 +61,13 @@ gpubtree_check_create_index(PG_FUNCTION_ARGS)
 		if (attnum == InvalidAttrNumber)
 			continue;
 		typid = get_atttype(relid, attnum);
-		if (!key_type_supported(typid))
+		if (gbt_key_type(typid) == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("access method \"gpubtree\" does not support data type %s",
 							format_type_be(typid)),
-					 errdetail("Key column \"%s\" has type %s; gpubtree supports "
-							   SUPPORTED_TYPES_TEXT ".",
-							   elem->name, format_type_be(typid)),
+					 errdetail("Key column \"%s\" has type %s; gpubtree supports %s.",
+							   elem->name, format_type_be(typid), gbt_key_type_names()),
 					 errhint("Use a btree index for this column, or carry it in INCLUDE (...).")));
 	}
 

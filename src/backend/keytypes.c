@@ -6,43 +6,86 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
-#include "harmonia_keys.h"
+#include "keytable.h"
 #include "keytypes.h"
 
-/* The key families the mirror holds; cross-type only within a family. */
-typedef enum KeyFamily
-{
-	FAMILY_NONE,
-	FAMILY_INTEGER,
-	FAMILY_FLOAT,
-	FAMILY_DATE,
-	FAMILY_TIMESTAMP
-} KeyFamily;
+/*
+ * The table: one row per key type, from keytable.h.  Each row's functions
+ * turn a Datum into its 64-bit key, and a mirrored value (int64 or float8,
+ * as the row holds it) back into a Datum of the type.
+ */
+#define GBT_KEY_FUNCS(name, ctype, encoder, typoid, family, held, sum, \
+					  getdatum, datumget, numeric) \
+static uint64 \
+encode_##name(Datum value) \
+{ \
+	return encoder(datumget(value)); \
+} \
+static Datum \
+datum_##name(int64 i, double f) \
+{ \
+	return GBT_COL_##held == GBT_COL_FLOAT8 ? \
+		getdatum((ctype) f) : getdatum((ctype) i); \
+}
 
-static KeyFamily
-key_family(Oid typid)
+#define GBT_KEY_ROW(name, ctype, encoder, typoid, family, held, sum, \
+					getdatum, datumget, numeric) \
+	{typoid, #name, GBT_FAMILY_##family, GBT_COL_##held, GBT_SUM_##sum, \
+	 encode_##name, datum_##name, numeric},
+
+GBT_KEY_TYPES(GBT_KEY_FUNCS)
+
+static const GbtKeyType key_types[] = {
+	GBT_KEY_TYPES(GBT_KEY_ROW)
+};
+
+/* The row of a key type, or NULL; a domain is looked up as its base type. */
+const GbtKeyType *
+gbt_key_type(Oid typid)
 {
-	switch (typid)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-			return FAMILY_INTEGER;
-		case FLOAT4OID:
-		case FLOAT8OID:
-			return FAMILY_FLOAT;
-		case DATEOID:
-			return FAMILY_DATE;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return FAMILY_TIMESTAMP;
-		default:
-			return FAMILY_NONE;
-	}
+	int			i;
+	Oid			base;
+
+	if (!OidIsValid(typid))
+		return NULL;
+	for (i = 0; i < lengthof(key_types); i++)
+		if (key_types[i].typid == typid)
+			return &key_types[i];
+	base = getBaseType(typid);
+	return base != typid ? gbt_key_type(base) : NULL;
+}
+
+/* A value of the type as numeric: its cast, or for date and time its epoch. */
+Datum
+gbt_key_numeric(const GbtKeyType *kt, Datum value)
+{
+	if (kt->family == GBT_FAMILY_DATETIME)
+		return DirectFunctionCall2(kt->numeric, CStringGetTextDatum("epoch"), value);
+	return DirectFunctionCall1(kt->numeric, value);
+}
+
+/* "smallint, integer, ... and timestamp with time zone", for messages. */
+char *
+gbt_key_type_names(void)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	for (i = 0; i < lengthof(key_types); i++)
+		appendStringInfo(&buf, "%s%s",
+						 i == 0 ? "" : i == lengthof(key_types) - 1 ? " and " : ", ",
+						 format_type_be(key_types[i].typid));
+	return buf.data;
 }
 
 /*
@@ -55,26 +98,11 @@ key_family(Oid typid)
 uint64
 gbt_encode_key(Datum value, Oid typid)
 {
-	switch (typid)
-	{
-		case INT2OID:
-			return hm_encode_int64(DatumGetInt16(value));
-		case INT4OID:
-			return hm_encode_int64(DatumGetInt32(value));
-		case INT8OID:
-			return hm_encode_int64(DatumGetInt64(value));
-		case FLOAT4OID:
-			return hm_encode_float8((double) DatumGetFloat4(value));
-		case FLOAT8OID:
-			return hm_encode_float8(DatumGetFloat8(value));
-		case DATEOID:
-			return hm_encode_int64(DatumGetDateADT(value));
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return hm_encode_int64(DatumGetInt64(value));
-	}
-	elog(ERROR, "gpubtree: unexpected key type %u", typid);
-	return 0;					/* keep compiler quiet */
+	const GbtKeyType *kt = gbt_key_type(typid);
+
+	if (kt == NULL)
+		elog(ERROR, "gpubtree: unexpected key type %u", typid);
+	return kt->encode(value);
 }
 
 /*
@@ -85,10 +113,11 @@ gbt_encode_key(Datum value, Oid typid)
 bool
 gbt_comparable(Oid argtype, Oid keytype)
 {
-	KeyFamily	family = key_family(keytype);
+	const GbtKeyType *arg = gbt_key_type(argtype);
+	const GbtKeyType *key = gbt_key_type(keytype);
 
-	return key_family(argtype) == family &&
-		(family == FAMILY_INTEGER || family == FAMILY_FLOAT || argtype == keytype);
+	return arg != NULL && key != NULL && arg->family == key->family &&
+		(key->family != GBT_FAMILY_DATETIME || arg->typid == key->typid);
 }
 
 /* Can the first key column's type be mirrored?  Returns its type, or 0. */
@@ -97,36 +126,16 @@ gbt_mirror_key_type(Relation index)
 {
 	Oid			typid = index->rd_opcintype[0];
 
-	return key_family(typid) != FAMILY_NONE ? typid : InvalidOid;
+	return gbt_key_type(typid) != NULL ? typid : InvalidOid;
 }
 
-/*
- * How the mirror holds a column of type typid (entries.h).  A domain is held
- * as its base type; the catalog is only read for types not mirrored as they
- * are.
- */
+/* How the mirror holds a column of type typid (entries.h). */
 GbtColType
 gbt_column_type(Oid typid)
 {
-	switch (typid)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return GBT_COL_INT64;
-		case FLOAT4OID:
-		case FLOAT8OID:
-			return GBT_COL_FLOAT8;
-		default:
-			{
-				Oid			base = getBaseType(typid);
+	const GbtKeyType *kt = gbt_key_type(typid);
 
-				return base != typid ? gbt_column_type(base) : GBT_COL_NONE;
-			}
-	}
+	return kt != NULL ? kt->held : GBT_COL_NONE;
 }
 
 /* The index's mirrored columns: its first attributes (entries.h). */

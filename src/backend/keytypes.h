@@ -1,7 +1,7 @@
 /*
  * keytypes.h
- *	  The key types the mirror holds, and the mirror's form of an index's
- *	  columns (entries.h).
+ *	  The key types the mirror holds (the table in keytable.h), and the
+ *	  mirror's form of an index's columns (entries.h).
  */
 #ifndef GPUBTREE_KEYTYPES_H
 #define GPUBTREE_KEYTYPES_H
@@ -10,7 +10,43 @@
 
 #include "utils/relcache.h"
 
+#include "fmgr.h"
+
 #include "entries.h"
+
+/* Which bounds compare in a key type's encoding (keytable.h). */
+typedef enum GbtKeyFamily
+{
+	GBT_FAMILY_INTEGER,
+	GBT_FAMILY_FLOAT,
+	GBT_FAMILY_DATETIME
+} GbtKeyFamily;
+
+/* What PostgreSQL's sum() of a key type returns (keytable.h). */
+typedef enum GbtSumKind
+{
+	GBT_SUM_NONE,
+	GBT_SUM_INT8,
+	GBT_SUM_NUMERIC,
+	GBT_SUM_FLOAT8
+} GbtSumKind;
+
+/* One row of the key-type table (keytable.h). */
+typedef struct GbtKeyType
+{
+	Oid			typid;
+	const char *name;
+	GbtKeyFamily family;
+	GbtColType	held;			/* how the mirror holds its values */
+	GbtSumKind	sum;
+	uint64		(*encode) (Datum value);	/* its order-preserving key */
+	Datum		(*datum) (int64 i, double f);	/* a held value as a Datum */
+	PGFunction	numeric;		/* see gbt_key_numeric() */
+} GbtKeyType;
+
+extern const GbtKeyType *gbt_key_type(Oid typid);
+extern char *gbt_key_type_names(void);
+extern Datum gbt_key_numeric(const GbtKeyType *kt, Datum value);
 
 extern Oid	gbt_mirror_key_type(Relation index);
 extern uint64 gbt_encode_key(Datum value, Oid typid);
