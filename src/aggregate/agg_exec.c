@@ -170,8 +170,8 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 
 /*
  * A heap visit in TID order (pages read in order, several entries each),
- * measured against btree's plans on the H100 machine: about 40 rows of a
- * parallel scan.
+ * priced as about 40 rows of a parallel scan, as test/bench/agg.sh
+ * measures both.
  */
 double
 gbt_agg_unsure_cost(void)

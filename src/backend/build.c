@@ -198,18 +198,6 @@ estimate_entries(Relation index)
 									  sizeof(int64) * RelationGetNumberOfAttributes(index)));
 }
 
-static int64
-limit_bytes(bool *gpu)
-{
-	int64		limit;
-
-	SpinLockAcquire(&gbt_shared->mutex);
-	limit = gbt_shared->memory_limit;
-	*gpu = gbt_shared->gpu_usable;
-	SpinLockRelease(&gbt_shared->mutex);
-	return limit;
-}
-
 static void
 refusal_note(char *why, Size whylen, int64 need, int64 limit)
 {
@@ -232,7 +220,7 @@ gbt_mirror_refused(Relation index, char *why, Size whylen)
 	GbtColumns	cols;
 	GbtBuildJob *job;
 	bool		gpu;
-	int64		limit = limit_bytes(&gpu);
+	int64		limit = gbt_service_memory_limit(&gpu);
 	int64		need;
 	bool		logit = false;
 	const char *engine = gbt_service_engine();
@@ -575,7 +563,7 @@ finish_job(bool built, bool refused, int64 need, const char *why)
 {
 	GbtBuildJob *job;
 	bool		gpu;
-	int64		limit = limit_bytes(&gpu);
+	int64		limit = gbt_service_memory_limit(&gpu);
 
 	SpinLockAcquire(&builder->mutex);
 	if ((job = my_job()) != NULL)
@@ -657,7 +645,7 @@ build(void)
 
 	gbt_index_columns(index, &cols);
 	total = estimate_entries(index);
-	(void) limit_bytes(&gpu);
+	(void) gbt_service_memory_limit(&gpu);
 	SpinLockAcquire(&builder->mutex);
 	if ((job = my_job()) != NULL)
 	{
@@ -672,7 +660,7 @@ build(void)
 	if (!built)
 	{
 		/* Refused after all (the estimate was low): remember it. */
-		int64		limit = limit_bytes(&gpu);
+		int64		limit = gbt_service_memory_limit(&gpu);
 
 		SpinLockAcquire(&builder->mutex);
 		job = my_job();

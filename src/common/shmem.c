@@ -109,6 +109,22 @@ gbt_service_pid(void)
 	return pid;
 }
 
+/*
+ * The bytes the service's mirrors may take (0 until the service has
+ * resolved gpubtree.mirror_memory_limit), and whether they live on a GPU.
+ */
+int64
+gbt_service_memory_limit(bool *on_gpu)
+{
+	int64		limit;
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	limit = gbt_shared->memory_limit;
+	*on_gpu = gbt_shared->gpu_usable;
+	SpinLockRelease(&gbt_shared->mutex);
+	return limit;
+}
+
 /* An index's slot in the generation and VACUUM epoch arrays. */
 static int
 bucket_of(Oid dbid, Oid indexrelid)
