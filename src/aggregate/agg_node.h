@@ -1,0 +1,32 @@
+/*
+ * agg_node.h
+ *	  The GpubtreeAggregate custom scan: what its plan carries, and its
+ *	  execution (agg_node.c).  agg_plan.c plans it.
+ */
+#ifndef GPUBTREE_AGG_NODE_H
+#define GPUBTREE_AGG_NODE_H
+
+#include "postgres.h"
+
+#include "nodes/extensible.h"
+
+/* custom_private of the path and the plan, in this order. */
+enum
+{
+	PRIV_INDEX,					/* index OID */
+	PRIV_STRATEGIES,			/* per condition: btree strategy */
+	PRIV_SUBTYPES,				/* per condition: the bound's type */
+	PRIV_OPERATORS,				/* per condition: the operator */
+	PRIV_ARRAYS,				/* per condition: 1 for = ANY(array) */
+	PRIV_KINDS,					/* per aggregate: GbtAggKind */
+	PRIV_COLUMNS,				/* per aggregate: index column */
+	PRIV_ARGTYPES,				/* per aggregate: argument type */
+	PRIV_NULL_KEYS,				/* 1: add the rows with NULL keys */
+	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns) */
+	PRIV_BOUNDS					/* per condition: the bound (path only) */
+};
+
+extern CustomScanMethods gbt_agg_scan_methods;
+extern void gbt_agg_node_init(void);
+
+#endif							/* GPUBTREE_AGG_NODE_H */
