@@ -101,28 +101,8 @@ typedef enum GbtReplyStatus
  * sums of finite values in double-double with NaN and infinities counted
  * apart, min and max in PostgreSQL's order (NaN highest).
  */
-typedef struct GbtAggCol
-{
-	int64		nonnull;
-	int64		sum_hi;			/* int64 column: sum = sum_hi * 2^64 + sum_lo */
-	uint64		sum_lo;
-	double		fsum_hi;		/* float8 column: fsum_hi + fsum_lo */
-	double		fsum_lo;
-	int64		nnan;
-	int64		npinf;
-	int64		nninf;
-	int64		min_i;
-	int64		max_i;
-	double		min_f;
-	double		max_f;
-} GbtAggCol;
-
-typedef struct GbtAggResult
-{
-	int64		count;			/* entries aggregated */
-	GbtAggCol	col[GBT_MAX_COLS];
-	int64		nunsure;		/* entries left to the backend */
-} GbtAggResult;
+typedef gbt_agg_col GbtAggCol;	/* cuda/engine.h */
+typedef gbt_agg_result GbtAggResult;
 
 /* What identifies one mirror: a mirror is never used for other storage. */
 typedef struct GbtMirrorKey

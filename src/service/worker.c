@@ -334,7 +334,7 @@ handle_build(GbtRequest *req, int slotno)
 
 	INSTR_TIME_SET_CURRENT(start);
 	gbt_entries_unflatten(&entries, req->columns.ncols, req->nitems, GBT_REQUEST_DATA(req));
-	m = gbt_mirror_build(&req->columns, &entries, gpu_usable, err, sizeof(err));
+	m = gbt_mirror_build(&req->columns, &entries, gpu_usable ? 0 : -1, err, sizeof(err));
 	if (m == NULL)
 	{
 		reply(req, GBT_REPLY_ERROR, err);
@@ -763,7 +763,7 @@ maintain_mirrors(void)
 		}
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;
-		merged = gbt_mirror_merge(sm->mirror, gpu_usable, err, sizeof(err));
+		merged = gbt_mirror_merge(sm->mirror, gpu_usable ? 0 : -1, err, sizeof(err));
 		if (merged == NULL)
 		{
 			ereport(LOG,
