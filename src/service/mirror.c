@@ -24,8 +24,9 @@
 
 /*
  * The engine holds base.keys (its own copy, on the device or in the CPU
- * twin) and borrows blocks, base.vals and colnulls.  Entries VACUUM removed from the tree are marked in removed[];
- * entries inserted since the build sit in ins, in (key, TID) order, with the
+ * twin) and borrows blocks, base.vals and colnulls, which stay unchanged.
+ * Entries VACUUM removed from the tree are marked in removed[]; entries
+ * inserted since the build sit in ins, in (key, TID) order, with the
  * change-log position they came from in ins_pos (0: from the export).  When
  * the delta grows, the service merges it into a new tree.
  */
@@ -239,12 +240,12 @@ gbt_mirror_bytes(const GbtMirror *m)
 
 /*
  * The same parts as gbt_mirror_bytes(), for a mirror just built: entries
- * with their block numbers and NULL bits, and the Harmonia tree (16 bytes an
- * entry, and its inner nodes: under 1 byte an entry at the default fanout);
+ * with their block numbers and NULL bits, and the Harmonia tree (8 bytes an
+ * entry, and its inner nodes: under 1 byte an entry at the default fanout;
+ * counted as 17, as when the tree also held row ids, which leaves a margin);
  * on the GPU also the device's copies of block numbers, columns and NULL
- * bits, and the device tree's padding.  Rounded up (an entry with one
- * INCLUDE column: 48 bytes on the CPU engine, 72 on the GPU, as measured),
- * so that a mirror estimated to fit does.
+ * bits, and the device tree's padding.  Rounded up, so that a mirror
+ * estimated to fit does.
  */
 int64
 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu)
