@@ -7,7 +7,7 @@
 #   make deps        check what those two need (as root: install it)
 #
 # src/**/*.c and cuda/*.c are compiled with the C compiler; cuda/*.cu with nvcc
-# when CUDA is enabled.  USE_CUDA=auto enables it when nvcc is on PATH.  The
+# when CUDA is enabled, and cuda/engine_nogpu.c only when it is not.  USE_CUDA=auto enables it when nvcc is on PATH.  The
 # CUDA runtime is linked statically, so the installed library needs only the
 # NVIDIA driver at run time, and works (CPU only) without it.
 
@@ -34,6 +34,9 @@ NVCC ?= $(or $(NVCC_ON_PATH),$(CUDA_HOME)/bin/nvcc)
 
 SRC_DIRS = src src/common src/backend src/aggregate src/service
 C_SOURCES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)) $(wildcard cuda/*.c))
+ifeq ($(USE_CUDA),1)
+C_SOURCES := $(filter-out cuda/engine_nogpu.c,$(C_SOURCES))
+endif
 OBJS = $(C_SOURCES:.c=.o)
 PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(CURDIR)/$(d)) -I$(CURDIR)/cuda
 

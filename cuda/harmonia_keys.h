@@ -1,6 +1,7 @@
 /*
  * harmonia_keys.h
- *	  Order-preserving 64-bit keys for the Harmonia mirror.
+ *	  Order-preserving 64-bit keys for the Harmonia tests: the reference
+ *	  that test_cpu.c holds the backend's encoder (src/common/keys.h) to.
  *
  * Every supported PostgreSQL key type maps to a uint64 whose unsigned order
  * is PostgreSQL's btree order:
@@ -19,10 +20,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifndef HM_INLINE				/* as harmonia_int.h defines it */
 #ifdef __CUDACC__
 #define HM_INLINE __host__ __device__ static inline
 #else
 #define HM_INLINE static inline
+#endif
 #endif
 
 #define HM_SIGN_BIT ((uint64_t) 1 << 63)

@@ -1,14 +1,15 @@
 /*
  * vagg_cpu.c
- *	  CPU reference of vagg.h: one pass over the ranges in the given order.
- *	  It is the oracle of the GPU tests and the engine without a GPU.
+ *	  CPU reference of engine.h's aggregate contract: one pass over the
+ *	  ranges in the given order.  It is the oracle of the GPU tests, the CPU
+ *	  twin's aggregate and the one of a mirror's delta.
  */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "vagg.h"
+#include "engine.h"
 
 static int	vagg_fail(char *err, size_t errlen, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
@@ -61,9 +62,9 @@ pg_flt_lt(double a, double b)
 }
 
 static int
-check_args(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
+check_args(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 		   int64_t nranges, const uint8_t *visible, int64_t nvisible,
-		   gbt_vagg_result *out, int64_t *unsure, int64_t unsure_cap,
+		   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
 		   char *err, size_t errlen)
 {
 	int			c;
@@ -74,14 +75,14 @@ check_args(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
 		return vagg_fail(err, errlen, "vagg: input or result is NULL");
 	if (in->n < 0)
 		return vagg_fail(err, errlen, "vagg: negative entry count %lld", (long long) in->n);
-	if (in->ncols < 0 || in->ncols > GBT_VAGG_MAX_COLS)
+	if (in->ncols < 0 || in->ncols > GBT_MAX_COLS)
 		return vagg_fail(err, errlen, "vagg: %d columns (0..%d allowed)", in->ncols,
-						 GBT_VAGG_MAX_COLS);
+						 GBT_MAX_COLS);
 	if (in->n > 0 && !in->blocks)
 		return vagg_fail(err, errlen, "vagg: block numbers are NULL");
 	for (c = 0; c < in->ncols; c++)
 	{
-		if (in->coltype[c] != GBT_VAGG_INT64 && in->coltype[c] != GBT_VAGG_FLOAT8)
+		if (in->coltype[c] != GBT_VAL_INT64 && in->coltype[c] != GBT_VAL_FLOAT8)
 			return vagg_fail(err, errlen, "vagg: column %d has bad type %d", c,
 							 (int) in->coltype[c]);
 		if (in->n > 0 && !in->cols[c])
@@ -111,9 +112,9 @@ check_args(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
 }
 
 int
-gbt_vagg_cpu(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
+gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 			 int64_t nranges, const uint8_t *visible, int64_t nvisible,
-			 gbt_vagg_result *out, int64_t *unsure, int64_t unsure_cap,
+			 gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
 			 char *err, size_t errlen)
 {
 	int64_t		r,
@@ -122,8 +123,8 @@ gbt_vagg_cpu(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
 	int			c,
 				ncols;
 	/* int64 sums as 128-bit hi/lo, float sums as double-double */
-	uint64_t	shi[GBT_VAGG_MAX_COLS],
-				slo[GBT_VAGG_MAX_COLS];
+	uint64_t	shi[GBT_MAX_COLS],
+				slo[GBT_MAX_COLS];
 
 	if (check_args(in, start, end, nranges, visible, nvisible, out, unsure,
 				   unsure_cap, err, errlen))
@@ -150,11 +151,11 @@ gbt_vagg_cpu(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
 			out->count++;
 			for (c = 0; c < ncols; c++)
 			{
-				gbt_vagg_col *o = &out->col[c];
+				gbt_agg_col *o = &out->col[c];
 
 				if (in->nulls[c] && ((in->nulls[c][i >> 3] >> (i & 7)) & 1))
 					continue;
-				if (in->coltype[c] == GBT_VAGG_INT64)
+				if (in->coltype[c] == GBT_VAL_INT64)
 				{
 					int64_t		v = ((const int64_t *) in->cols[c])[i];
 					uint64_t	lo = slo[c] + (uint64_t) v;

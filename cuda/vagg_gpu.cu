@@ -1,6 +1,6 @@
 /*
  * vagg_gpu.cu
- *	  The GPU implementation of vagg.h.
+ *	  The GPU implementation of vagg.h (engine.h's aggregate contract).
  *
  * Ranges are flattened: offs[] is the exclusive prefix sum of the range
  * lengths (on the host for up to VAGG_HOST_RANGES ranges, else on the
@@ -52,6 +52,10 @@
  * bits: INT64 s0 = low, s1 = high word of the 128-bit sum; FLOAT8 s0/s1 =
  * double-double hi/lo.  min/max start at the identity (INT64_MAX/INT64_MIN,
  * NaN/-Inf in PostgreSQL's float order), so empty partials combine freely.
+ * It is not engine.h's gbt_agg_col, which holds both types' fields apart
+ * (96 bytes, zero when empty): this one is 64 bytes with identities for
+ * min/max, because NC of them sit in every thread's registers and are
+ * shuffled through shared memory in the block reduction.
  */
 struct ColAcc
 {
@@ -192,15 +196,15 @@ struct DevRes
 	unsigned long long ucount;	/* unsure entries seen (all of them) */
 	unsigned int done;			/* blocks finished */
 	int			bad;			/* 1: a bad range, 2: ranges cover > n */
-	gbt_vagg_result r;
+	gbt_agg_result r;
 };
 
 struct KArgs
 {
 	const uint32_t *blocks;
 	const uint8_t *removed;
-	const unsigned long long *cols[GBT_VAGG_MAX_COLS];
-	const uint8_t *nulls[GBT_VAGG_MAX_COLS];
+	const unsigned long long *cols[GBT_MAX_COLS];
+	const uint8_t *nulls[GBT_MAX_COLS];
 	unsigned	fmask;			/* bit c: column c is FLOAT8 */
 	int64_t		n;
 	const long long *start;		/* [R] */
@@ -491,14 +495,14 @@ k_vagg(const __grid_constant__ KArgs A)
 		agg = BR(tmp).Reduce(acc, op);
 		if (threadIdx.x == 0)
 		{
-			gbt_vagg_result *o = &A.res->r;
+			gbt_agg_result *o = &A.res->r;
 
 			o->count = agg.count;
 #pragma unroll
 			for (int c = 0; c < NC; c++)
 			{
 				const ColAcc &x = agg.c[c];
-				gbt_vagg_col *oc = &o->col[c];
+				gbt_agg_col *oc = &o->col[c];
 
 				oc->nonnull = x.nonnull;
 				if ((A.fmask >> c) & 1)
@@ -536,7 +540,7 @@ struct gbt_vagg_gpu_ctx
 	int			ready;
 	int			dev;
 	int			nsm;
-	int			occ[GBT_VAGG_MAX_COLS + 1];	/* resident blocks per SM, by NC */
+	int			occ[GBT_MAX_COLS + 1];	/* resident blocks per SM, by NC */
 	cudaStream_t stream;
 	cudaEvent_t ev[4];
 	int			timing;
@@ -722,7 +726,7 @@ ctx_init(gbt_vagg_gpu_ctx *x, char *err, size_t errlen)
 	CK(occupancy<2>(&x->occ[2]));
 	CK(occupancy<3>(&x->occ[3]));
 	CK(occupancy<4>(&x->occ[4]));
-	for (i = 0; i <= GBT_VAGG_MAX_COLS; i++)
+	for (i = 0; i <= GBT_MAX_COLS; i++)
 	{
 		if (x->occ[i] < 1)
 			x->occ[i] = 1;
@@ -733,7 +737,7 @@ ctx_init(gbt_vagg_gpu_ctx *x, char *err, size_t errlen)
 	for (i = 0; i < 4; i++)
 		CK(cudaEventCreate(&x->ev[i]));
 	x->d_parts_sz = (size_t) maxocc * x->nsm;
-	CK(cudaMalloc(&x->d_parts, x->d_parts_sz * sizeof(Acc<GBT_VAGG_MAX_COLS>)));
+	CK(cudaMalloc(&x->d_parts, x->d_parts_sz * sizeof(Acc<GBT_MAX_COLS>)));
 	CK(cudaMalloc((void **) &x->d_res, sizeof(DevRes)));
 	CK(cudaMallocHost((void **) &x->h_res, sizeof(DevRes)));
 	x->ready = 1;
@@ -751,9 +755,9 @@ launch(const KArgs &a, unsigned grid, cudaStream_t s)
 
 /* host check of the arguments (ranges only when check_ranges) */
 static int
-check_args(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
+check_args(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 		   int64_t nranges, const uint8_t *visible, int64_t nvisible,
-		   gbt_vagg_result *out, int64_t *unsure, int64_t unsure_cap,
+		   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
 		   int check_ranges, char *err, size_t errlen)
 {
 	int			c;
@@ -764,14 +768,14 @@ check_args(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
 		return fail(err, errlen, "vagg: input or result is NULL");
 	if (in->n < 0)
 		return fail(err, errlen, "vagg: negative entry count %lld", (long long) in->n);
-	if (in->ncols < 0 || in->ncols > GBT_VAGG_MAX_COLS)
+	if (in->ncols < 0 || in->ncols > GBT_MAX_COLS)
 		return fail(err, errlen, "vagg: %d columns (0..%d allowed)", in->ncols,
-					GBT_VAGG_MAX_COLS);
+					GBT_MAX_COLS);
 	if (in->n > 0 && !in->blocks)
 		return fail(err, errlen, "vagg: block numbers are NULL");
 	for (c = 0; c < in->ncols; c++)
 	{
-		if (in->coltype[c] != GBT_VAGG_INT64 && in->coltype[c] != GBT_VAGG_FLOAT8)
+		if (in->coltype[c] != GBT_VAL_INT64 && in->coltype[c] != GBT_VAL_FLOAT8)
 			return fail(err, errlen, "vagg: column %d has bad type %d", c,
 						(int) in->coltype[c]);
 		if (in->n > 0 && !in->cols[c])
@@ -799,10 +803,10 @@ check_args(const gbt_vagg_input *in, const int64_t *start, const int64_t *end,
 }
 
 extern "C" int
-gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_vagg_input *in,
+gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			 const int64_t *start, const int64_t *end, int64_t nranges,
 			 const uint8_t *visible, int64_t nvisible,
-			 gbt_vagg_result *out, int64_t *unsure, int64_t unsure_cap,
+			 gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
 			 char *err, size_t errlen)
 {
 	int			rc = 0,
@@ -938,7 +942,7 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_vagg_input *in,
 	{
 		a.cols[c] = (const unsigned long long *) in->cols[c];
 		a.nulls[c] = in->nulls[c];
-		if (in->coltype[c] == GBT_VAGG_FLOAT8)
+		if (in->coltype[c] == GBT_VAL_FLOAT8)
 			a.fmask |= 1u << c;
 	}
 	a.n = in->n;

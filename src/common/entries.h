@@ -18,7 +18,7 @@
 
 #include "storage/itemptr.h"
 
-#define GBT_MAX_COLS 4
+#include "engine.h"				/* GBT_MAX_COLS */
 
 typedef enum GbtColType
 {

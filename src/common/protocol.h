@@ -26,6 +26,7 @@
 
 #include "storage/itemptr.h"
 
+#include "engine.h"
 #include "entries.h"
 
 #define GBT_ERRMSG_LEN 256
@@ -62,28 +63,8 @@ typedef struct GbtMirrorKey
  * sums of finite values in double-double with NaN and infinities counted
  * apart, min and max in PostgreSQL's order (NaN highest).
  */
-typedef struct GbtAggCol
-{
-	int64		nonnull;
-	int64		sum_hi;			/* int64 column: sum = sum_hi * 2^64 + sum_lo */
-	uint64		sum_lo;
-	double		fsum_hi;		/* float8 column: fsum_hi + fsum_lo */
-	double		fsum_lo;
-	int64		nnan;
-	int64		npinf;
-	int64		nninf;
-	int64		min_i;
-	int64		max_i;
-	double		min_f;
-	double		max_f;
-} GbtAggCol;
-
-typedef struct GbtAggResult
-{
-	int64		count;			/* entries aggregated */
-	GbtAggCol	col[GBT_MAX_COLS];
-	int64		nunsure;		/* entries left to the backend */
-} GbtAggResult;
+typedef gbt_agg_col GbtAggCol;	/* engine.h */
+typedef gbt_agg_result GbtAggResult;
 
 /* Every request's header: what it is about, and how it was answered. */
 typedef struct GbtRequestHeader

@@ -2,12 +2,16 @@
  * mirror.c
  *	  The service's mirrors, over the search engine.
  *
- * A mirror is one Harmonia tree of the index's keys (cuda/harmonia.h):
- * with a usable GPU, Harmonia's GPU tree, searched in batches there
- * (cuda/gbt_mirror_gpu.cu); otherwise Harmonia's CPU twin.  The entries
- * (keys, TIDs, column values) also stay in the service's memory in (key,
- * TID) order: TIDs are gathered on the host from the positions the search
- * returns, and the delta is searched here too.  If a device call fails, the
+ * A mirror is one engine (cuda/engine.h) over the index's keys: a Harmonia
+ * tree on the CUDA device the mirror was built for, searched in batches
+ * there, or on the CPU twin (device -1).  The entries (keys, TIDs, column
+ * values) also stay in the service's memory in (key, TID) order: TIDs are
+ * gathered on the host from the positions the search returns, and the
+ * engine borrows the blocks, column values and NULL bits for aggregates.
+ * The delta here is the only one: the engine holds just the tree it was
+ * built with, and entries inserted or removed since then (with their TIDs,
+ * columns and log positions, which the service needs) are kept and searched
+ * here until a merge builds a new mirror.  If an engine call fails, the
  * request fails and the backend's scan is answered by nbtree.
  */
 #include "postgres.h"
@@ -15,19 +19,14 @@
 #include "utils/memutils.h"
 
 #include "agg_state.h"
-#include "harmonia.h"
+#include "engine.h"
 #include "mirror.h"
-#include "vagg.h"
-
-#ifdef USE_CUDA
-#include "gbt_device.h"
-#include "gbt_mirror_gpu.h"
-#endif
 
 /*
- * The tree holds base.keys (its own copy, on the device or in the CPU
- * twin).  Entries VACUUM removed from the tree are marked in removed[];
- * entries inserted since the build sit in ins, in (key, TID) order, with the
+ * The engine holds base.keys (its own copy, on the device or in the CPU
+ * twin) and borrows blocks, base.vals and colnulls, which stay unchanged.
+ * Entries VACUUM removed from the tree are marked in removed[]; entries
+ * inserted since the build sit in ins, in (key, TID) order, with the
  * change-log position they came from in ins_pos (0: from the export).  When
  * the delta grows, the service merges it into a new tree.
  */
@@ -42,10 +41,8 @@ struct GbtMirror
 	uint64		removed_version;	/* bumped when removed[] changes */
 	GbtEntries	ins;
 	uint64	   *ins_pos;
-	hm_tree    *tree;			/* Harmonia's CPU twin, when not on the GPU */
-#ifdef USE_CUDA
-	gbt_mirror_gpu *device;		/* NULL: CPU only */
-#endif
+	const gbt_engine_ops *ops;
+	gbt_engine *engine;			/* NULL while the build has not succeeded */
 };
 
 #define IS_REMOVED(m, i) ((m)->removed != NULL && \
@@ -126,16 +123,42 @@ set_null_bits(GbtMirror *m, int64 i, uint8 nulls)
 	}
 }
 
+/* The engine's view of base entries [0, n): blocks, columns, NULL bits. */
+static void
+agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
+{
+	int			c;
+
+	memset(in, 0, sizeof(*in));
+	in->n = n;
+	in->blocks = m->blocks;
+	in->ncols = m->columns.ncols;
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		in->coltype[c] = m->columns.type[c] == GBT_COL_FLOAT8 ? GBT_VAL_FLOAT8 : GBT_VAL_INT64;
+		in->cols[c] = m->base.vals[c];
+		in->nulls[c] = m->colnulls[c];
+	}
+}
+
 GbtMirror *
 gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
-				 bool use_gpu, char *err, Size errlen)
+				 int device, char *err, Size errlen)
 {
-	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-	GbtMirror  *m = palloc0(sizeof(GbtMirror));
+	const gbt_engine_ops *ops = device < 0 ? gbt_engine_cpu_ops() : gbt_engine_gpu_ops();
+	MemoryContext old;
+	GbtMirror  *m;
 	int64		n = entries->n;
 	int64		i;
-	hm_input	in;
-	hm_status	status;
+	gbt_agg_input in;
+
+	if (ops == NULL)
+	{
+		strlcpy(err, "built without CUDA", errlen);
+		return NULL;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	m = palloc0(sizeof(GbtMirror));
 
 	m->columns = *columns;
 	gbt_entries_init(&m->base, columns->ncols, n);
@@ -152,24 +175,10 @@ gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 	gbt_entries_init(&m->ins, columns->ncols, 16);
 	m->ins_pos = palloc(sizeof(uint64) * m->ins.cap);
 	MemoryContextSwitchTo(old);
-#ifdef USE_CUDA
-	if (use_gpu)
+	m->ops = ops;
+	agg_input(&in, m, n);
+	if (ops->build(m->base.keys, &in, device, &m->engine, err, errlen) != 0)
 	{
-		if (gbt_mirror_gpu_build(entries->keys, n, HM_DEFAULT_FANOUT, &m->device, err, errlen) != 0)
-		{
-			gbt_mirror_free(m);
-			return NULL;
-		}
-		return m;
-	}
-#endif
-	memset(&in, 0, sizeof(in));
-	in.n = n;
-	in.keys = entries->keys;
-	status = hm_cpu_build(&in, HM_DEFAULT_FANOUT, &m->tree);
-	if (status != HM_OK)
-	{
-		strlcpy(err, hm_strerror(status), errlen);
 		gbt_mirror_free(m);
 		return NULL;
 	}
@@ -183,11 +192,8 @@ gbt_mirror_free(GbtMirror *m)
 
 	if (m == NULL)
 		return;
-#ifdef USE_CUDA
-	gbt_mirror_gpu_free(m->device);
-#endif
-	if (m->tree != NULL)
-		hm_cpu_free(m->tree);
+	if (m->engine != NULL)
+		m->ops->free(m->engine);
 	gbt_entries_free(&m->base);
 	gbt_entries_free(&m->ins);
 	pfree(m->ins_pos);
@@ -228,23 +234,18 @@ gbt_mirror_bytes(const GbtMirror *m)
 
 	if (m->removed != NULL)
 		bytes += m->base.n / 8 + 1;
-	if (m->tree != NULL)
-		bytes += hm_bytes(m->tree);
-#ifdef USE_CUDA
-	if (m->device != NULL)
-		bytes += gbt_mirror_gpu_bytes(m->device);
-#endif
+	bytes += m->ops->bytes(m->engine);
 	return bytes;
 }
 
 /*
  * The same parts as gbt_mirror_bytes(), for a mirror just built: entries
- * with their block numbers and NULL bits, and the Harmonia tree (16 bytes an
- * entry, and its inner nodes: under 1 byte an entry at the default fanout);
+ * with their block numbers and NULL bits, and the Harmonia tree (8 bytes an
+ * entry, and its inner nodes: under 1 byte an entry at the default fanout;
+ * counted as 17, as when the tree also held row ids, which leaves a margin);
  * on the GPU also the device's copies of block numbers, columns and NULL
- * bits, and the device tree's padding.  Rounded up (an entry with one
- * INCLUDE column: 48 bytes on the CPU engine, 72 on the GPU, as measured),
- * so that a mirror estimated to fit does.
+ * bits, and the device tree's padding.  Rounded up, so that a mirror
+ * estimated to fit does.
  */
 int64
 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu)
@@ -260,11 +261,7 @@ gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu)
 bool
 gbt_mirror_on_gpu(const GbtMirror *m)
 {
-#ifdef USE_CUDA
-	return m->device != NULL;
-#else
-	return false;
-#endif
+	return gbt_mirror_device(m) >= 0;
 }
 
 /* Order of entry indexes by (key, TID) of the batch being inserted. */
@@ -417,8 +414,15 @@ gbt_mirror_wants_merge(const GbtMirror *m)
 		m->nremoved > Max(65536, m->base.n / 4);
 }
 
+/* The device the mirror's tree is on: a CUDA device, or -1 (the CPU twin). */
+int
+gbt_mirror_device(const GbtMirror *m)
+{
+	return m->ops->device(m->engine);
+}
+
 GbtMirror *
-gbt_mirror_merge(const GbtMirror *m, bool use_gpu, char *err, Size errlen)
+gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 {
 	GbtEntries	all;
 	int64		a = 0,
@@ -440,7 +444,7 @@ gbt_mirror_merge(const GbtMirror *m, bool use_gpu, char *err, Size errlen)
 		else
 			copy_entry(&all, all.n++, &m->ins, b++);
 	}
-	merged = gbt_mirror_build(&m->columns, &all, use_gpu, err, errlen);
+	merged = gbt_mirror_build(&m->columns, &all, gbt_mirror_device(m), err, errlen);
 	gbt_entries_free(&all);
 	return merged;
 }
@@ -450,35 +454,9 @@ gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 				  int64 nranges, int64 *start, int64 *end,
 				  char *err, Size errlen)
 {
-	int64		i;
-
 	StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
-#ifdef USE_CUDA
-	if (m->device != NULL)
-		return gbt_mirror_gpu_ranges(m->device, lo, hi, nranges, (int64_t *) start,
-									 (int64_t *) end, err, errlen) == 0;
-#endif
-	{
-		hm_range   *r = palloc_extended(sizeof(hm_range) * Max(nranges, 1), MCXT_ALLOC_HUGE);
-		hm_opts		opts;
-		hm_status	status;
-
-		for (i = 0; i < nranges; i++)
-		{
-			r[i].lo = lo[i];
-			r[i].hi = hi[i];
-			r[i].lo_incl = r[i].hi_incl = 1;
-		}
-		hm_default_opts(&opts);
-		status = hm_cpu_ranges(m->tree, r, nranges, (int64_t *) start, (int64_t *) end, &opts);
-		pfree(r);
-		if (status != HM_OK)
-		{
-			strlcpy(err, hm_strerror(status), errlen);
-			return false;
-		}
-	}
-	return true;
+	return m->ops->ranges(m->engine, lo, hi, nranges, (int64_t *) start,
+						  (int64_t *) end, err, errlen) == 0;
 }
 
 int64
@@ -526,44 +504,6 @@ gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 	return o;
 }
 
-static void
-from_vagg(GbtAggResult *r, const gbt_vagg_result *v)
-{
-	int			c;
-
-	memset(r, 0, sizeof(GbtAggResult));
-	r->count = v->count;
-	r->nunsure = v->nunsure;
-	for (c = 0; c < GBT_MAX_COLS; c++)
-	{
-		GbtAggCol  *a = &r->col[c];
-		const gbt_vagg_col *b = &v->col[c];
-
-		a->nonnull = b->nonnull;
-		a->sum_hi = b->sum_hi;
-		a->sum_lo = b->sum_lo;
-		a->fsum_hi = b->fsum_hi;
-		a->fsum_lo = b->fsum_lo;
-		a->nnan = b->nnan;
-		a->npinf = b->npinf;
-		a->nninf = b->nninf;
-		a->min_i = b->min_i;
-		a->max_i = b->max_i;
-		a->min_f = b->min_f;
-		a->max_f = b->max_f;
-	}
-}
-
-static void
-vagg_columns(gbt_vagg_input *in, const GbtColumns *cols)
-{
-	int			c;
-
-	in->ncols = cols->ncols;
-	for (c = 0; c < cols->ncols; c++)
-		in->coltype[c] = cols->type[c] == GBT_COL_FLOAT8 ? GBT_VAGG_FLOAT8 : GBT_VAGG_INT64;
-}
-
 /*
  * Aggregate the live entries in the key ranges [lo[i], hi[i]] (sorted,
  * disjoint) that were applied before log position log_bound: those on heap
@@ -579,8 +519,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1), MCXT_ALLOC_HUGE);
-	gbt_vagg_input in;
-	gbt_vagg_result res;
+	gbt_agg_input in;
 	GbtAggResult part;
 	GbtEntries	d;
 	int64		r,
@@ -591,40 +530,12 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 		return false;
 
 	/* The tree's entries. */
-	memset(&in, 0, sizeof(in));
-	in.n = m->base.n;
-	in.blocks = m->blocks;
-	in.removed = m->removed;
-	vagg_columns(&in, &m->columns);
-	for (c = 0; c < m->columns.ncols; c++)
-	{
-		in.cols[c] = m->base.vals[c];
-		in.nulls[c] = m->colnulls[c];
-	}
-#ifdef USE_CUDA
-	if (m->device != NULL)
-	{
-		int			isfloat[GBT_MAX_COLS];
-
-		for (c = 0; c < m->columns.ncols; c++)
-			isfloat[c] = m->columns.type[c] == GBT_COL_FLOAT8;
-		if (gbt_mirror_gpu_vagg(m->device, m->base.n, m->blocks, m->removed,
-								m->removed_version, m->columns.ncols, isfloat,
-								(const int64_t *const *) m->base.vals,
-								(const uint8_t *const *) m->colnulls,
-								(const int64_t *) start, (const int64_t *) end, nranges,
-								visible, nvisible, &res, (int64_t *) upos, unsure_cap,
-								err, errlen) != 0)
-			return false;
-	}
-	else
-#endif
-	if (gbt_vagg_cpu(&in, (const int64_t *) start, (const int64_t *) end, nranges,
-					 visible, nvisible, &res, (int64_t *) upos, unsure_cap,
-					 err, errlen) != 0)
+	if (m->ops->aggregate(m->engine, m->removed, m->removed_version,
+						  (const int64_t *) start, (const int64_t *) end, nranges,
+						  visible, nvisible, out, (int64_t *) upos, unsure_cap,
+						  err, errlen) != 0)
 		return false;
-	from_vagg(out, &res);
-	for (i = 0; i < Min(res.nunsure, unsure_cap); i++)
+	for (i = 0; i < Min(out->nunsure, unsure_cap); i++)
 		copy_entry(unsure, unsure->n++, &m->base, upos[i]);
 
 	/* The delta's, logged before log_bound, gathered into arrays of their own. */
@@ -652,9 +563,8 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 
 		for (i = 0; i < d.n; i++)
 			blocks[i] = ItemPointerGetBlockNumberNoCheck(&d.tids[i]);
-		in.n = d.n;
+		agg_input(&in, m, d.n);
 		in.blocks = blocks;
-		in.removed = NULL;
 		for (c = 0; c < m->columns.ncols; c++)
 		{
 			nulls[c] = palloc0(d.n / 8 + 1);
@@ -665,11 +575,10 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			in.nulls[c] = nulls[c];
 		}
 		if (gbt_vagg_cpu(&in, (const int64_t *) &zero, (const int64_t *) &d.n, 1,
-						 visible, nvisible, &res, (int64_t *) upos, room, err, errlen) != 0)
+						 visible, nvisible, &part, (int64_t *) upos, room, err, errlen) != 0)
 			return false;
-		from_vagg(&part, &res);
 		gbt_agg_combine(out, &part, &m->columns);
-		for (i = 0; i < Min(res.nunsure, room); i++)
+		for (i = 0; i < Min(part.nunsure, room); i++)
 			copy_entry(unsure, unsure->n++, &d, upos[i]);
 	}
 	gbt_entries_free(&d);
@@ -706,24 +615,12 @@ bool
 gbt_engine_gpu_usable(char *name, Size namelen, int64 *memory,
 					  char *why, Size whylen)
 {
-#ifdef USE_CUDA
-	gbt_device_props props;
-	int			count;
+	const gbt_engine_ops *gpu = gbt_engine_gpu_ops();
 
-	if (gbt_cuda_device_count(&count, why, whylen) != 0)
-		return false;
-	if (count == 0)
+	if (gpu == NULL)
 	{
-		strlcpy(why, "no CUDA device found", whylen);
+		strlcpy(why, "built without CUDA", whylen);
 		return false;
 	}
-	if (gbt_cuda_device_props(0, &props, why, whylen) != 0)
-		return false;
-	strlcpy(name, props.name, namelen);
-	*memory = (int64) props.total_memory;
-	return true;
-#else
-	strlcpy(why, "built without CUDA", whylen);
-	return false;
-#endif
+	return gpu->usable(0, name, namelen, (int64_t *) memory, why, whylen) == 0;
 }

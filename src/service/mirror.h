@@ -1,8 +1,8 @@
 /*
  * mirror.h
  *	  One index's mirror inside the GPU service: its entries' order-preserving
- *	  64-bit keys and TIDs in (key, TID) order, held by the Harmonia engine
- *	  on the GPU or, without one, by Harmonia's CPU twin, plus a delta of
+ *	  64-bit keys and TIDs in (key, TID) order, held by an engine
+ *	  (cuda/engine.h) on a CUDA device or on the CPU twin, plus a delta of
  *	  entries inserted and removed since that tree was built.
  */
 #ifndef GPUBTREE_MIRROR_H
@@ -15,21 +15,21 @@
 #include "entries.h"
 
 typedef struct GbtMirror GbtMirror;
-struct GbtAggResult;				/* service.h */
 
 /*
- * Build from entries sorted by (key, TID).  use_gpu asks for the GPU
- * engine; the CPU twin is used when it is not available.  Returns NULL with
- * a message in err on failure (out of device memory, say).
+ * Build from entries sorted by (key, TID), on device: a CUDA device number,
+ * or -1 for the CPU twin.  Returns NULL with a message in err on failure
+ * (out of device memory, or a device asked for in a build without CUDA).
  */
 extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
-								   bool use_gpu, char *err, Size errlen);
+								   int device, char *err, Size errlen);
 extern const GbtColumns *gbt_mirror_columns(const GbtMirror *m);
 extern void gbt_mirror_free(GbtMirror *m);
 extern int64 gbt_mirror_entries(const GbtMirror *m);	/* live entries */
 extern int64 gbt_mirror_delta(const GbtMirror *m);	/* inserted + removed */
 extern int64 gbt_mirror_bytes(const GbtMirror *m);
 extern bool gbt_mirror_on_gpu(const GbtMirror *m);
+extern int	gbt_mirror_device(const GbtMirror *m);
 
 /*
  * Add entries (any order; same columns as the mirror), with the change-log
@@ -45,9 +45,8 @@ extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 
 /* Whether the delta has grown enough that rebuilding the tree pays. */
 extern bool gbt_mirror_wants_merge(const GbtMirror *m);
 
-/* A new mirror holding m's live entries in one tree; NULL on failure. */
-extern GbtMirror *gbt_mirror_merge(const GbtMirror *m, bool use_gpu,
-								   char *err, Size errlen);
+/* A new mirror holding m's live entries in one tree on device; NULL on failure. */
+extern GbtMirror *gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen);
 
 /*
  * For each inclusive key range [lo[i], hi[i]], the tree positions
@@ -77,13 +76,13 @@ extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
 
 extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 								 int64 nranges, const uint8 *visible, int64 nvisible,
-								 uint64 log_bound, struct GbtAggResult *out,
+								 uint64 log_bound, gbt_agg_result *out,
 								 GbtEntries *unsure, int64 unsure_cap,
 								 char *err, Size errlen);
 
 /*
- * Whether this process can use a GPU (with its name and memory), with the
- * reason when it cannot.
+ * Whether this process can use a GPU, CUDA device 0 (with its name and
+ * memory), with the reason when it cannot.
  */
 extern bool gbt_engine_gpu_usable(char *name, Size namelen, int64 *memory,
 								  char *why, Size whylen);

@@ -49,7 +49,7 @@ gbt_choose_engine(char *name, Size namelen, char *why, Size whylen)
  * False when there is none to build them on (gbt_no_engine says why).
  */
 bool
-gbt_mirror_device(int *device)
+gbt_new_mirror_device(int *device)
 {
 	*device = gbt_gpu_usable ? 0 : -1;
 	return gbt_no_engine[0] == '\0';
@@ -380,7 +380,7 @@ gbt_maintain_mirrors(void)
 		}
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;
-		merged = gbt_mirror_merge(sm->mirror, gbt_gpu_usable, err, sizeof(err));
+		merged = gbt_mirror_merge(sm->mirror, err, sizeof(err));
 		if (merged == NULL)
 		{
 			ereport(LOG,

@@ -37,7 +37,7 @@ handle_build(GbtRequest *req, int slotno)
 	bool		registered;
 	int			device;
 
-	if (!gbt_mirror_device(&device))
+	if (!gbt_new_mirror_device(&device))
 	{
 		reply(req, GBT_REPLY_ERROR, gbt_no_engine);
 		return;
@@ -62,7 +62,7 @@ handle_build(GbtRequest *req, int slotno)
 
 	INSTR_TIME_SET_CURRENT(start);
 	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.nentries, GBT_REQUEST_DATA(req));
-	m = gbt_mirror_build(&req->body.build.columns, &entries, device >= 0, err, sizeof(err));
+	m = gbt_mirror_build(&req->body.build.columns, &entries, device, err, sizeof(err));
 	if (m == NULL)
 	{
 		reply(req, GBT_REPLY_ERROR, err);

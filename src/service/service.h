@@ -66,7 +66,7 @@ extern uint64 gbt_next_mirror_id;
 extern char gbt_no_engine[GBT_ERRMSG_LEN];
 
 extern void gbt_choose_engine(char *name, Size namelen, char *why, Size whylen);
-extern bool gbt_mirror_device(int *device);
+extern bool gbt_new_mirror_device(int *device);
 
 extern void gbt_set_memory_limit(void);
 extern void gbt_publish_mirrors(void);

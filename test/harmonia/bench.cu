@@ -5,7 +5,8 @@
  * NTG sizes, fanouts, combining), a sorted array searched with Thrust
  * (plain, and after the same CUB partial sort), a pointer-based B+tree of the
  * same fanout (HB+tree style), and the CPU twin on all cores (OpenMP).
- * Also 10^6 range counts and sums, and build time per key.
+ * Also 10^6 range searches (position ranges, as the engine's), and build
+ * time per key.  Aggregates are vagg's benchmark (make bench-vagg).
  * Usage: bench [--quick] [--csv FILE]
  */
 #include <chrono>
@@ -19,7 +20,7 @@
 #include <thrust/binary_search.h>
 #include <thrust/execution_policy.h>
 #include <cub/cub.cuh>
-#include "../../cuda/harmonia_int.h"
+#include "bound.h"
 
 static FILE *csv;
 static uint64_t rs = 88172645463325252ULL;
@@ -228,7 +229,8 @@ main(int argc, char **argv)
 {
 	bool		quick = false;
 	const char *csvpath = "bench.csv";
-	char		name[256];
+	cudaDeviceProp props;
+	int			ndev = 0;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -237,14 +239,15 @@ main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
 			csvpath = argv[++i];
 	}
-	if (hm_gpu_available(name, sizeof(name)) != HM_OK)
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0 ||
+		cudaGetDeviceProperties(&props, 0) != cudaSuccess)
 	{
 		printf("SKIPPED: no GPU\n");
 		return 77;
 	}
 	csv = fopen(csvpath, "w");
 	fprintf(csv, "keys,dist,variant,fanout,psa_bits,group,combine,queries,ms,sort_ms,extra,g_per_s\n");
-	printf("device: %s, OpenMP threads %d\n", name, omp_get_max_threads());
+	printf("device: %s, OpenMP threads %d\n", props.name, omp_get_max_threads());
 
 	const int64_t nq = quick ? 10000000 : 100000000;
 	const int	lo_exp = quick ? 20 : 23,
@@ -271,8 +274,8 @@ main(int argc, char **argv)
 	for (int e = lo_exp; e <= hi_exp; e++)
 	{
 		int64_t		n = (int64_t) 1 << e;
-		uint64_t   *k = (uint64_t *) malloc(n * 8);
-		int64_t    *v = (int64_t *) malloc(n * 8);
+		uint64_t   *k = (uint64_t *) malloc(n * 8),
+				   *sample = (uint64_t *) malloc(1024 * 8);
 		uint64_t	x = 0,
 					step = UINT64_MAX / n - 1;	/* mean gap half of it: no wrap */
 		double		ms,
@@ -282,16 +285,10 @@ main(int argc, char **argv)
 		{
 			x += 1 + mix(rs++) % step;	/* distinct, spread over 64 bits */
 			k[i] = x;
-			v[i] = (int64_t) (mix(i) % 1000000);
 		}
-		hm_input	in;
-
-		memset(&in, 0, sizeof(in));
-		in.n = n;
-		in.keys = k;
-		in.ncols = 1;
-		in.coltype[0] = HM_INT64;
-		in.cols[0] = v;
+		/* the NTG model's sample: the tree's own keys */
+		for (int i = 0; i < 1024; i++)
+			sample[i] = k[(int64_t) (((uint64_t) i * 2654435761u) % (uint64_t) n)];
 		printf("== %ld keys (2^%d)\n", (long) n, e);
 		int			psa_bits = hm_psa_bits(n, 64, 16);
 		uint64_t   *dkeys;
@@ -348,10 +345,10 @@ main(int argc, char **argv)
 			hm_tree    *t;
 			double		b0 = now_ms();
 
-			HM(hm_gpu_build(&in, F, &t));
-			row(n, "build", "harmonia_gpu_build", F, 0, t->ntg, 0, n, now_ms() - b0, 0,
+			HM(hm_gpu_build(k, n, F, &t));
+			row(n, "build", "harmonia_gpu_build", F, 0, 0, 0, n, now_ms() - b0, 0,
 				(now_ms() - b0) * 1e6 / n);
-			int			model = t->ntg;
+			int			model = hm_gpu_choose_group_size(t, sample, 1024);
 			uint64_t   *palloc;
 			uint64_t   *root = ptree_build(k, n, F, &palloc);
 			hm_opts		o;
@@ -401,13 +398,13 @@ main(int argc, char **argv)
 			}
 			CU(cudaFree(palloc));
 
-			/* 10^6 range aggregates of up to 2000 keys each */
+			/* 10^6 range searches of up to 2000 keys each */
 			if (F == 32)
 			{
 				const int64_t nr = 1000000;
 				hm_range   *hr = (hm_range *) malloc(nr * sizeof(hm_range)),
 						   *dr;
-				hm_agg	   *da;
+				int64_t    *dse;
 
 				for (int64_t i = 0; i < nr; i++)
 				{
@@ -420,18 +417,14 @@ main(int argc, char **argv)
 					hr[i].hi_incl = i & 1;
 				}
 				CU(cudaMalloc(&dr, nr * sizeof(hm_range)));
-				CU(cudaMalloc(&da, nr * sizeof(hm_agg)));
+				CU(cudaMalloc(&dse, 2 * nr * sizeof(int64_t)));
 				CU(cudaMemcpy(dr, hr, nr * sizeof(hm_range), cudaMemcpyHostToDevice));
-				ms = timeit([&] { HM(hm_gpu_aggregate(t, dr, nr, -1, da, NULL)); }, 3);
-				row(n, "ranges", "range_count", F, psa_bits, 1, 0, nr, ms, 0, 0);
-				ms = timeit([&] { HM(hm_gpu_aggregate(t, dr, nr, 0, da, NULL)); }, 3);
-				row(n, "ranges", "range_sum_min_max", F, psa_bits, 1, 0, nr, ms, 0, 0);
-				hm_default_opts(&o);
-				o.psa_bits = 0;
-				ms = timeit([&] { HM(hm_gpu_aggregate(t, dr, nr, 0, da, &o)); }, 3);
-				row(n, "ranges", "range_sum_min_max_nopsa", F, 0, 1, 0, nr, ms, 0, 0);
+				ms = timeit([&] { HM(hm_gpu_ranges(t, dr, nr, dse, dse + nr, -1)); }, 3);
+				row(n, "ranges", "range_search", F, psa_bits, 1, 0, nr, ms, 0, 0);
+				ms = timeit([&] { HM(hm_gpu_ranges(t, dr, nr, dse, dse + nr, 0)); }, 3);
+				row(n, "ranges", "range_search_nopsa", F, 0, 1, 0, nr, ms, 0, 0);
 				cudaFree(dr);
-				cudaFree(da);
+				cudaFree(dse);
 				free(hr);
 			}
 			hm_gpu_free(t);
@@ -443,7 +436,7 @@ main(int argc, char **argv)
 			const int64_t cq = nq / 10;
 			double		c0 = now_ms();
 
-			HM(hm_cpu_build(&in, 32, &ct));	/* also checks the keys are sorted */
+			HM(hm_cpu_build(k, n, 32, &ct));	/* also checks the keys are sorted */
 			row(n, "build", "cpu_twin_build", 32, 0, 0, 0, n, now_ms() - c0, 0, 0);
 			for (int dz = 0; dz < 2; dz++)
 			{
@@ -457,7 +450,7 @@ main(int argc, char **argv)
 		}
 		cudaFree(dkeys);
 		free(k);
-		free(v);
+		free(sample);
 	}
 	srt.fini();
 	fclose(csv);

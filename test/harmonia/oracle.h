@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../cuda/harmonia.h"
+#include "bound.h"
 
 static uint64_t rng_s;
 static inline uint64_t
@@ -94,60 +94,4 @@ o_range(hm_range *r, const uint64_t *k, int64_t n, int dist)
 	r->hi_incl = rnd() & 1;
 }
 
-/* naive aggregate over entries (k, v) with a key in r */
-static inline void
-o_agg(const uint64_t *k, const void *col, int isf, int64_t n, const hm_range *r,
-	  hm_agg *o)
-{
-	int64_t		i;
-	__int128	si = 0;
-	double		sf = 0;
-
-	memset(o, 0, sizeof(*o));
-	for (i = 0; i < n; i++)
-	{
-		if (k[i] < r->lo || (k[i] == r->lo && !r->lo_incl) ||
-			k[i] > r->hi || (k[i] == r->hi && !r->hi_incl))
-			continue;
-		if (col && isf)
-		{
-			double		v = ((const double *) col)[i];
-
-			sf += v;
-			if (o->count == 0 || v < o->min_f)
-				o->min_f = v;
-			if (o->count == 0 || v > o->max_f)
-				o->max_f = v;
-		}
-		else if (col)
-		{
-			int64_t		v = ((const int64_t *) col)[i];
-
-			si += v;
-			if (o->count == 0 || v < o->min_i)
-				o->min_i = v;
-			if (o->count == 0 || v > o->max_i)
-				o->max_i = v;
-		}
-		o->count++;
-	}
-	o->sum_lo = (uint64_t) si;
-	o->sum_hi = (int64_t) (si >> 64);
-	o->sum_f = sf;
-}
-
-/* compare aggregates; float sums to a tolerance scaled by magnitude */
-static inline int
-o_agg_eq(const hm_agg *a, const hm_agg *b, int isf, double scale)
-{
-	if (a->count != b->count)
-		return 0;
-	if (a->count == 0)
-		return 1;
-	if (isf)
-		return fabs(a->sum_f - b->sum_f) <= 1e-9 * scale + 1e-300 &&
-			a->min_f == b->min_f && a->max_f == b->max_f;
-	return a->sum_lo == b->sum_lo && a->sum_hi == b->sum_hi &&
-		a->min_i == b->min_i && a->max_i == b->max_i;
-}
 #endif

@@ -164,14 +164,14 @@ enum
 
 typedef struct
 {
-	gbt_vagg_input in;			/* points at the host arrays below */
+	gbt_agg_input in;			/* points at the host arrays below */
 	int64_t		n;
 	int64_t		nblocks;		/* block numbers are < nblocks */
 	uint32_t   *blocks;
 	uint8_t    *removed;
-	void	   *cols[GBT_VAGG_MAX_COLS];
-	uint8_t    *nulls[GBT_VAGG_MAX_COLS];
-	int			dist[GBT_VAGG_MAX_COLS];
+	void	   *cols[GBT_MAX_COLS];
+	uint8_t    *nulls[GBT_MAX_COLS];
+	int			dist[GBT_MAX_COLS];
 } vt_data;
 
 static uint8_t *
@@ -284,7 +284,7 @@ vt_make(vt_data *d, int64_t n, int ncols, int64_t nblocks, double removed)
 		int			isf = (int) (vt_rnd() & 1);
 		int			nk = (int) vt_below(4);
 
-		d->in.coltype[c] = isf ? GBT_VAGG_FLOAT8 : GBT_VAGG_INT64;
+		d->in.coltype[c] = isf ? GBT_VAL_FLOAT8 : GBT_VAL_INT64;
 		d->dist[c] = (int) vt_below(isf ? (int) VT_F_NDIST : (int) VT_I_NDIST);
 		d->cols[c] = malloc((n + 1) * 8);
 		for (i = 0; i < n; i++)
@@ -314,7 +314,7 @@ vt_free(vt_data *d)
 
 	free(d->blocks);
 	free(d->removed);
-	for (c = 0; c < GBT_VAGG_MAX_COLS; c++)
+	for (c = 0; c < GBT_MAX_COLS; c++)
 	{
 		free(d->cols[c]);
 		free(d->nulls[c]);
@@ -521,17 +521,17 @@ vt_set_cap(vt_query *q, int mode, int64_t total, int64_t n)
 typedef struct
 {
 	int64_t		count;
-	int64_t		nonnull[GBT_VAGG_MAX_COLS];
-	__int128	isum[GBT_VAGG_MAX_COLS];
-	vt_sacc		fsum[GBT_VAGG_MAX_COLS];
-	long double sumabs[GBT_VAGG_MAX_COLS];
-	int64_t		nnan[GBT_VAGG_MAX_COLS],
-				npinf[GBT_VAGG_MAX_COLS],
-				nninf[GBT_VAGG_MAX_COLS];
-	int64_t		imin[GBT_VAGG_MAX_COLS],
-				imax[GBT_VAGG_MAX_COLS];
-	double		fmin[GBT_VAGG_MAX_COLS],
-				fmax[GBT_VAGG_MAX_COLS];
+	int64_t		nonnull[GBT_MAX_COLS];
+	__int128	isum[GBT_MAX_COLS];
+	vt_sacc		fsum[GBT_MAX_COLS];
+	long double sumabs[GBT_MAX_COLS];
+	int64_t		nnan[GBT_MAX_COLS],
+				npinf[GBT_MAX_COLS],
+				nninf[GBT_MAX_COLS];
+	int64_t		imin[GBT_MAX_COLS],
+				imax[GBT_MAX_COLS];
+	double		fmin[GBT_MAX_COLS],
+				fmax[GBT_MAX_COLS];
 	int64_t		nuns;
 	int64_t    *uns;			/* every unsure position */
 	uint8_t    *mark;			/* [n]: 1 = unsure position */
@@ -583,7 +583,7 @@ vt_oracle_run(const vt_data *d, const vt_query *q, vt_oracle *o)
 				if (vt_bit(d->nulls[c], i))
 					continue;
 				o->nonnull[c]++;
-				if (d->in.coltype[c] == GBT_VAGG_INT64)
+				if (d->in.coltype[c] == GBT_VAL_INT64)
 				{
 					int64_t		v = ((const int64_t *) d->cols[c])[i];
 
@@ -663,7 +663,7 @@ vt_fsum_ok(const vt_oracle *o, int c, int dist, double hi, double lo, long doubl
 /* one result + unsure list against the oracle; returns checks done */
 static long
 vt_check(const char *who, const vt_data *d, const vt_query *q, const vt_oracle *o,
-		 const gbt_vagg_result *res, const int64_t *unsure)
+		 const gbt_agg_result *res, const int64_t *unsure)
 {
 	long		checks = 0;
 	int			c;
@@ -676,10 +676,10 @@ vt_check(const char *who, const vt_data *d, const vt_query *q, const vt_oracle *
 	VT_CHECK(res->nunsure == o->nuns, "%s nunsure %lld want %lld", who,
 			 (long long) res->nunsure, (long long) o->nuns);
 	checks += 2;
-	for (c = 0; c < GBT_VAGG_MAX_COLS; c++)
+	for (c = 0; c < GBT_MAX_COLS; c++)
 	{
-		const gbt_vagg_col *r = &res->col[c];
-		int			isf = c < d->in.ncols && d->in.coltype[c] == GBT_VAGG_FLOAT8,
+		const gbt_agg_col *r = &res->col[c];
+		int			isf = c < d->in.ncols && d->in.coltype[c] == GBT_VAL_FLOAT8,
 					isi = c < d->in.ncols && !isf;
 		int64_t		nn = c < d->in.ncols ? o->nonnull[c] : 0;
 
@@ -766,7 +766,7 @@ vt_make_adversarial(vt_data *d, int64_t reps)
 	int64_t		i;
 
 	vt_make(d, 5 * reps, 1, 1, -1);
-	d->in.coltype[0] = GBT_VAGG_FLOAT8;
+	d->in.coltype[0] = GBT_VAL_FLOAT8;
 	d->dist[0] = VT_F_PATHO;
 	for (i = 0; i < d->n; i++)
 		((double *) d->cols[0])[i] = pat[i % 5];
@@ -792,7 +792,7 @@ static long
 vt_run_cpu(const vt_data *d, vt_query *q)
 {
 	vt_oracle	o;
-	gbt_vagg_result res;
+	gbt_agg_result res;
 	char		err[256];
 	long		checks = 0;
 	int			capmode;
@@ -852,7 +852,7 @@ test_edge(void)
 	vt_make(&d, 5000, 4, 10, -1);
 	for (c = 0; c < 4; c++)
 	{
-		d.in.coltype[c] = GBT_VAGG_INT64;
+		d.in.coltype[c] = GBT_VAL_INT64;
 		d.dist[c] = c < 2 ? VT_I_MAXPOS : VT_I_MAXNEG;
 		for (i = 0; i < d.n; i++)
 			((int64_t *) d.cols[c])[i] = vt_int(d.dist[c]);
@@ -879,7 +879,7 @@ test_edge(void)
 			for (b = 0; b < 12; b++)
 			{
 				vt_make(&d, 3, 1, 1, -1);
-				d.in.coltype[0] = GBT_VAGG_FLOAT8;
+				d.in.coltype[0] = GBT_VAL_FLOAT8;
 				d.dist[0] = VT_F_SPECIAL;
 				((double *) d.cols[0])[0] = fs[a];
 				((double *) d.cols[0])[1] = fs[b];
@@ -935,13 +935,13 @@ test_errors(void)
 {
 	long		checks = 0;
 	vt_data		d;
-	gbt_vagg_result res;
+	gbt_agg_result res;
 	char		err[200];
 	int64_t		s[2] = {0, 5},
 				e[2] = {5, 10},
 				u[4];
 	uint8_t		vis[1] = {0xff};
-	gbt_vagg_input bad;
+	gbt_agg_input bad;
 
 	vt_make(&d, 10, 2, 8, -1);
 #define EXPECT_ERR(call, what) do { err[0] = 0; VT_CHECK((call) != 0 && err[0] != 0, "%s accepted", what); checks++; } while (0)
@@ -970,7 +970,7 @@ test_errors(void)
 	bad.ncols = 5;
 	EXPECT_ERR(gbt_vagg_cpu(&bad, s, e, 1, vis, 8, &res, u, 4, err, sizeof(err)), "5 columns");
 	bad = d.in;
-	bad.coltype[1] = (gbt_vagg_type) 7;
+	bad.coltype[1] = (gbt_valtype) 7;
 	EXPECT_ERR(gbt_vagg_cpu(&bad, s, e, 1, vis, 8, &res, u, 4, err, sizeof(err)), "bad type");
 	bad = d.in;
 	bad.cols[1] = NULL;

@@ -22,7 +22,7 @@
 
 typedef struct
 {
-	gbt_vagg_input in;			/* device arrays */
+	gbt_agg_input in;			/* device arrays */
 } vt_dev;
 
 static int
@@ -85,8 +85,8 @@ vt_dev_free(vt_dev *g)
 
 /* GPU vs CPU: everything identical except the float sums */
 static long
-vt_vs_cpu(const vt_data *d, const vt_query *q, const gbt_vagg_result *g,
-		  const int64_t *gu, const gbt_vagg_result *cr, const int64_t *cu)
+vt_vs_cpu(const vt_data *d, const vt_query *q, const gbt_agg_result *g,
+		  const int64_t *gu, const gbt_agg_result *cr, const int64_t *cu)
 {
 	int			c;
 	long		checks = 0;
@@ -94,9 +94,9 @@ vt_vs_cpu(const vt_data *d, const vt_query *q, const gbt_vagg_result *g,
 	VT_CHECK(g->count == cr->count && g->nunsure == cr->nunsure,
 			 "gpu count/nunsure %lld/%lld, cpu %lld/%lld", (long long) g->count,
 			 (long long) g->nunsure, (long long) cr->count, (long long) cr->nunsure);
-	for (c = 0; c < GBT_VAGG_MAX_COLS; c++)
+	for (c = 0; c < GBT_MAX_COLS; c++)
 	{
-		const gbt_vagg_col *x = &g->col[c],
+		const gbt_agg_col *x = &g->col[c],
 				   *y = &cr->col[c];
 
 		VT_CHECK(x->nonnull == y->nonnull && x->sum_hi == y->sum_hi && x->sum_lo == y->sum_lo &&
@@ -143,7 +143,7 @@ vt_run_gpu(gbt_vagg_gpu_ctx *ctx, const vt_data *d, const vt_dev *g, vt_query *q
 		   unsigned capmodes)
 {
 	vt_oracle	o;
-	gbt_vagg_result cres,
+	gbt_agg_result cres,
 				gres;
 	vt_query	cq;
 	char		err[256];
@@ -270,7 +270,7 @@ test_edge(gbt_vagg_gpu_ctx *ctx)
 	vt_make(&d, 200000, 4, 1000, -1);
 	for (c = 0; c < 4; c++)
 	{
-		d.in.coltype[c] = GBT_VAGG_INT64;
+		d.in.coltype[c] = GBT_VAL_INT64;
 		d.dist[c] = c < 2 ? VT_I_MAXPOS : c == 2 ? VT_I_MAXNEG : VT_I_EXTREME;
 		for (i = 0; i < d.n; i++)
 			((int64_t *) d.cols[c])[i] = vt_int(d.dist[c]);
@@ -295,7 +295,7 @@ test_edge(gbt_vagg_gpu_ctx *ctx)
 			for (b = 0; b < 12; b += 1 + (a & 1))
 			{
 				vt_make(&d, 3, 1, 1, -1);
-				d.in.coltype[0] = GBT_VAGG_FLOAT8;
+				d.in.coltype[0] = GBT_VAL_FLOAT8;
 				d.dist[0] = VT_F_SPECIAL;
 				((double *) d.cols[0])[0] = fs[a];
 				((double *) d.cols[0])[1] = fs[b];
@@ -354,7 +354,7 @@ test_errors(gbt_vagg_gpu_ctx *ctx)
 	long		checks = 0;
 	vt_data		d;
 	vt_dev		g;
-	gbt_vagg_result res;
+	gbt_agg_result res;
 	char		err[200];
 	int64_t		R = 20000,
 				r,
@@ -450,7 +450,7 @@ bench(void)
 		std::vector<uint32_t> blocks(n);
 		std::vector<int64_t> vi(n);
 		std::vector<double> vf(n);
-		gbt_vagg_input in;
+		gbt_agg_input in;
 		vt_dev		g;
 		vt_data		d;
 		int			vp,
@@ -468,9 +468,9 @@ bench(void)
 		in.n = n;
 		in.blocks = blocks.data();
 		in.ncols = 2;
-		in.coltype[0] = GBT_VAGG_INT64;
+		in.coltype[0] = GBT_VAL_INT64;
 		in.cols[0] = vi.data();
-		in.coltype[1] = GBT_VAGG_FLOAT8;
+		in.coltype[1] = GBT_VAL_FLOAT8;
 		in.cols[1] = vf.data();
 		memset(&d, 0, sizeof(d));
 		d.in = in;
@@ -498,7 +498,7 @@ bench(void)
 							th,
 							td,
 							tt;
-				gbt_vagg_result res,
+				gbt_agg_result res,
 							cres;
 				std::vector<int64_t> uns;
 				int			it,

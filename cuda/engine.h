@@ -1,0 +1,208 @@
+/*
+ * engine.h
+ *	  The search engine of one mirror, behind one interface: a Harmonia tree
+ *	  of its keys (harmonia.h) and visibility-filtered aggregates over
+ *	  position ranges (vagg.h).  Two implementations: the GPU engine
+ *	  (engine_gpu.cu, on one CUDA device chosen per engine) and the CPU twin
+ *	  (engine_cpu.c).  Plain C, usable from C, C++ and CUDA; no PostgreSQL
+ *	  headers.  Errors are returned with a message, nothing is printed, and
+ *	  there is no global mutable state.
+ *
+ * Aggregates (the contract of aggregate() and of gbt_vagg_cpu()).
+ *
+ * The mirror holds n entries in key order; entry i lives on heap block
+ * blocks[i], may be marked removed (a bitmap), and carries up to
+ * GBT_MAX_COLS payload columns (int64 or float8, each with an optional
+ * NULL bitmap).  A query is a set of disjoint position ranges plus the
+ * caller's visibility-map snapshot: a bitmap over heap blocks saying "every
+ * tuple on this block is visible to my snapshot".  Entries on such blocks
+ * are aggregated on the spot; the others are "unsure" and their positions
+ * are handed back so that the caller can check them against the heap and
+ * fold them in itself (exact under MVCC).
+ *
+ * Contract
+ *	  Over the union of nranges disjoint position ranges [start[r], end[r])
+ *	  (0 <= start <= end <= n; ranges may be empty and come in any order; up
+ *	  to 10^7 ranges, total positions up to n), each entry i:
+ *	  - is skipped if removed (bit i of removed: byte i>>3, bit i&7);
+ *	  - else, if its block b < nvisible has bit b set in visible[] (byte b>>3,
+ *		bit b&7), is aggregated into *out: count, and per column c < ncols
+ *		unless bit i of nulls[c] is set (NULL value): nonnull, the sum, min,
+ *		max and, for FLOAT8, the NaN/+Inf/-Inf counts;
+ *	  - otherwise its position is appended to unsure[] while fewer than
+ *		unsure_cap are there (order unspecified; each unsure position is
+ *		written at most once) and it is counted in out->nunsure, which is the
+ *		total even when it exceeds unsure_cap.
+ *	  Blocks at or beyond nvisible count as not visible.
+ *
+ *	  Result fields.  Every field that does not apply is zero: fields of
+ *	  columns >= ncols, the FLOAT8 fields of an INT64 column and vice versa,
+ *	  and min/max of a column with nonnull == 0.
+ *	  - INT64 sums are exact: sum = sum_hi * 2^64 + sum_lo, 128-bit two's
+ *		complement (2^63 values of any size cannot overflow it).
+ *	  - FLOAT8 sums cover the finite values only, as a normalized
+ *		double-double (fsum_hi = fl(fsum_hi + fsum_lo)), accumulated with
+ *		error-free TwoSum everywhere, so the error is at most about
+ *		n * 2^-104 * sum|x| (in practice exact to the last bit of a double on
+ *		most data, cancellation included).  NaN, +Inf and -Inf values are
+ *		counted in nnan/npinf/nninf instead (they are included in nonnull,
+ *		min and max); the caller turns those into PostgreSQL's Inf/NaN
+ *		results.  If a partial sum of finite values overflows the double
+ *		range the sum is meaningless (the caller should fall back).
+ *	  - FLOAT8 min/max use PostgreSQL's order: NaN above everything including
+ *		+Inf, -0 == 0 (either zero may be returned).
+ *	  - The GPU may add in a different order than the CPU, so the FLOAT8 sums
+ *		of the two may differ within the bound above; all other fields are
+ *		identical.
+ *
+ *	  Arguments.  in->blocks and in->cols[c] (c < ncols) must be non-NULL
+ *	  when n > 0; start/end may be NULL when nranges == 0; visible may be
+ *	  NULL when nvisible == 0; unsure may be NULL when unsure_cap == 0; err
+ *	  may be NULL.  Checked: n >= 0, 0 <= ncols <= GBT_MAX_COLS, valid
+ *	  column types, 0 <= start[r] <= end[r] <= n, the total length of the
+ *	  ranges <= n, nvisible >= 0, unsure_cap >= 0.  Not checked: that ranges
+ *	  are disjoint (overlapping ranges whose total length is <= n aggregate
+ *	  the overlap twice).  On error the function returns nonzero, writes a
+ *	  message to err (errlen bytes, NUL-terminated) and *out and unsure[] are
+ *	  unspecified.
+ */
+#ifndef GBT_ENGINE_H
+#define GBT_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* Mirrored columns of an index; every layer sizes its arrays by this. */
+#define GBT_MAX_COLS 4
+
+typedef enum
+{
+	GBT_VAL_INT64 = 0,
+	GBT_VAL_FLOAT8 = 1
+} gbt_valtype;
+
+typedef struct gbt_agg_input
+{
+	int64_t		n;				/* entries, in key order */
+	const uint32_t *blocks;		/* heap block number of each entry [n] */
+	const uint8_t *removed;		/* bit i (byte i>>3, bit i&7) set: entry i is
+								 * not there; may be NULL */
+	int			ncols;			/* 0..GBT_MAX_COLS payload columns */
+	gbt_valtype coltype[GBT_MAX_COLS];
+	const void *cols[GBT_MAX_COLS];	/* int64_t[n] or double[n] */
+	const uint8_t *nulls[GBT_MAX_COLS];	/* bit set: value i is NULL; may be
+										 * NULL (no NULLs) */
+} gbt_agg_input;
+
+/*
+ * One column's aggregate, in a form that combines exactly (the backends'
+ * partial aggregates are this struct too: service.h's GbtAggCol).
+ */
+typedef struct gbt_agg_col
+{
+	int64_t		nonnull;		/* non-NULL values aggregated */
+	int64_t		sum_hi;			/* INT64: exact sum = sum_hi*2^64 + sum_lo */
+	uint64_t	sum_lo;			/* (two's complement 128-bit) */
+	double		fsum_hi;		/* FLOAT8: sum of the finite values, */
+	double		fsum_lo;		/* double-double (hi+lo) */
+	int64_t		nnan;			/* FLOAT8: NaN, +Inf, -Inf values (not in */
+	int64_t		npinf;			/* fsum) */
+	int64_t		nninf;
+	int64_t		min_i;			/* INT64 */
+	int64_t		max_i;
+	double		min_f;			/* FLOAT8, PostgreSQL's order: NaN above */
+	double		max_f;			/* everything incl. +Inf; -0 == 0 */
+} gbt_agg_col;					/* min/max valid when nonnull > 0, else 0 */
+
+typedef struct gbt_agg_result
+{
+	int64_t		count;			/* entries aggregated (visible, not removed) */
+	gbt_agg_col col[GBT_MAX_COLS];
+	int64_t		nunsure;		/* entries on blocks not visible: total, may
+								 * exceed unsure_cap */
+} gbt_agg_result;
+
+/*
+ * The contract's CPU reference over host arrays (vagg_cpu.c): the CPU
+ * twin's aggregate, and the one for entries that no engine holds (a
+ * mirror's delta).  Returns 0, or nonzero with a message in err.
+ */
+extern int	gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start,
+						 const int64_t *end, int64_t nranges,
+						 const uint8_t *visible, int64_t nvisible,
+						 gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+						 char *err, size_t errlen);
+
+/*
+ * An engine: one tree of n keys with their aggregate arrays.  Every
+ * function returns 0, or nonzero with a message in err (errlen bytes,
+ * NUL-terminated); all arrays passed are host memory.  One engine must not
+ * be used by two threads at once.
+ */
+typedef struct gbt_engine gbt_engine;
+
+typedef struct gbt_engine_ops
+{
+	/*
+	 * Whether this engine can run on device (a CUDA device number; -1 for
+	 * the CPU twin), with the device's name and memory, or why not.
+	 */
+	int			(*usable) (int device, char *name, size_t namelen,
+						   int64_t *memory, char *why, size_t whylen);
+
+	/*
+	 * Build on device from keys[0..in->n), ascending (duplicates allowed).
+	 * in's aggregate arrays (blocks, cols, nulls; in->removed is ignored)
+	 * are borrowed, not copied: they must stay unchanged until free().  The
+	 * GPU engine copies them to the device at the first aggregate().
+	 */
+	int			(*build) (const uint64_t *keys, const gbt_agg_input *in, int device,
+						  gbt_engine **out, char *err, size_t errlen);
+	void		(*free) (gbt_engine *e);
+
+	/*
+	 * Positions [start[i], end[i]) of the keys in each inclusive range
+	 * [lo[i], hi[i]]; empty (start == end) when lo > hi.  One batch.
+	 */
+	int			(*ranges) (gbt_engine *e, const uint64_t *lo, const uint64_t *hi,
+						   int64_t n, int64_t *start, int64_t *end,
+						   char *err, size_t errlen);
+
+	/*
+	 * The contract above over the engine's entries, with removed[] (NULL:
+	 * none) as its removed bitmap; removed_version must change whenever
+	 * removed[]'s contents do (the GPU engine copies it again only then).
+	 */
+	int			(*aggregate) (gbt_engine *e, const uint8_t *removed,
+							  uint64_t removed_version, const int64_t *start,
+							  const int64_t *end, int64_t nranges,
+							  const uint8_t *visible, int64_t nvisible,
+							  gbt_agg_result *out, int64_t *unsure,
+							  int64_t unsure_cap, char *err, size_t errlen);
+
+	/* Memory the engine holds itself, host or device (not what it borrows). */
+	size_t		(*bytes) (const gbt_engine *e);
+
+	/* The CUDA device the tree is on; -1 for the CPU twin. */
+	int			(*device) (const gbt_engine *e);
+} gbt_engine_ops;
+
+/* For the implementations: "what: why" into err (may be NULL); returns 1. */
+extern int	gbt_engine_fail(const char *what, const char *why, char *err, size_t errlen);
+
+/* The CPU twin (engine_cpu.c). */
+extern const gbt_engine_ops *gbt_engine_cpu_ops(void);
+
+/* The GPU engine (engine_gpu.cu); NULL in a build without CUDA. */
+extern const gbt_engine_ops *gbt_engine_gpu_ops(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GBT_ENGINE_H */

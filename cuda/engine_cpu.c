@@ -1,0 +1,139 @@
+/*
+ * engine_cpu.c
+ *	  The CPU twin behind engine.h: Harmonia's CPU tree (harmonia_cpu.c) and
+ *	  the aggregate contract's CPU reference (vagg_cpu.c), both over host
+ *	  memory.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "harmonia.h"
+
+struct gbt_engine
+{
+	hm_tree    *tree;
+	gbt_agg_input agg;			/* borrowed arrays; removed set per call */
+};
+
+int
+gbt_engine_fail(const char *what, const char *why, char *err, size_t errlen)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s: %s", what, why);
+	return 1;
+}
+
+static int
+cpu_usable(int device, char *name, size_t namelen, int64_t *memory,
+		   char *why, size_t whylen)
+{
+	if (device != -1)
+		return gbt_engine_fail("CPU engine", "only device -1", why, whylen);
+	if (name != NULL && namelen > 0)
+		snprintf(name, namelen, "CPU");
+	if (memory != NULL)
+		*memory = 0;
+	return 0;
+}
+
+static void
+cpu_free(gbt_engine *e)
+{
+	if (e == NULL)
+		return;
+	hm_cpu_free(e->tree);
+	free(e);
+}
+
+static int
+cpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
+		  gbt_engine **out, char *err, size_t errlen)
+{
+	gbt_engine *e;
+	hm_status	s;
+
+	*out = NULL;
+	if (device != -1)
+		return gbt_engine_fail("CPU engine", "only device -1", err, errlen);
+	e = calloc(1, sizeof(gbt_engine));
+	if (e == NULL)
+		return gbt_engine_fail("CPU engine", "out of host memory", err, errlen);
+	e->agg = *in;
+	e->agg.removed = NULL;
+	s = hm_cpu_build(keys, in->n, HM_DEFAULT_FANOUT, &e->tree);
+	if (s != HM_OK)
+	{
+		free(e);
+		return gbt_engine_fail("Harmonia build", hm_strerror(s), err, errlen);
+	}
+	*out = e;
+	return 0;
+}
+
+static int
+cpu_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
+		   int64_t *start, int64_t *end, char *err, size_t errlen)
+{
+	hm_range   *r = malloc(sizeof(hm_range) * (n > 0 ? n : 1));
+	hm_status	s;
+	int64_t		i;
+
+	if (r == NULL)
+		return gbt_engine_fail("range search", "out of host memory", err, errlen);
+	for (i = 0; i < n; i++)
+	{
+		r[i].lo = lo[i];
+		r[i].hi = hi[i];
+		r[i].lo_incl = r[i].hi_incl = 1;
+	}
+	s = hm_cpu_ranges(e->tree, r, n, start, end);
+	free(r);
+	if (s != HM_OK)
+		return gbt_engine_fail("Harmonia range search", hm_strerror(s), err, errlen);
+	return 0;
+}
+
+static int
+cpu_aggregate(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
+			  const int64_t *start, const int64_t *end, int64_t nranges,
+			  const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+			  int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+{
+	gbt_agg_input in = e->agg;
+
+	(void) removed_version;		/* nothing is cached */
+	in.removed = removed;
+	return gbt_vagg_cpu(&in, start, end, nranges, visible, nvisible, out,
+						unsure, unsure_cap, err, errlen);
+}
+
+static size_t
+cpu_bytes(const gbt_engine *e)
+{
+	return hm_bytes(e->tree);
+}
+
+static int
+cpu_device(const gbt_engine *e)
+{
+	(void) e;
+	return -1;
+}
+
+static const gbt_engine_ops cpu_ops = {
+	cpu_usable,
+	cpu_build,
+	cpu_free,
+	cpu_ranges,
+	cpu_aggregate,
+	cpu_bytes,
+	cpu_device
+};
+
+const gbt_engine_ops *
+gbt_engine_cpu_ops(void)
+{
+	return &cpu_ops;
+}

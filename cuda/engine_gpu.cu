@@ -1,0 +1,307 @@
+/*
+ * engine_gpu.cu
+ *	  The GPU engine behind engine.h: a Harmonia tree on one CUDA device
+ *	  (harmonia_gpu.cu) searched from host arrays, and the aggregates of
+ *	  vagg_gpu.cu over device copies of the mirror's aggregate arrays.
+ *	  Every call makes the engine's device current first, so engines on
+ *	  different devices can be used in turn from one thread.  The device
+ *	  buffers for a batch are kept with the engine and grown as needed, so a
+ *	  batch costs two copies and one search.
+ */
+#include <cstdio>
+#include <new>
+
+#include <cuda_runtime.h>
+
+#include "engine.h"
+#include "gbt_device.h"
+#include "harmonia.h"
+#include "vagg.h"
+
+struct gbt_engine
+{
+	int			device;
+	hm_tree    *tree;
+	hm_range   *d_ranges;		/* device buffers, room for cap ranges */
+	int64_t    *d_pos;			/* start[cap] then end[cap] */
+	int64_t		cap;
+	hm_range   *h_ranges;		/* pinned host staging */
+	int64_t    *h_pos;
+
+	/* The borrowed host arrays, copied to the device at the first aggregate. */
+	gbt_agg_input host;
+	bool		agg_ready;
+	uint32_t   *d_blocks;
+	uint8_t    *d_removed;		/* NULL: none removed */
+	uint64_t	removed_version;
+	void	   *d_cols[GBT_MAX_COLS];
+	uint8_t    *d_nulls[GBT_MAX_COLS];
+	size_t		agg_bytes;
+	gbt_vagg_gpu_ctx *vagg;
+};
+
+/* Make device current; 0, or nonzero with a message. */
+static int
+use_device(int device, char *err, size_t errlen)
+{
+	cudaError_t e = cudaSetDevice(device);
+
+	if (e == cudaSuccess)
+		return 0;
+	(void) cudaGetLastError();
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "CUDA device %d: %s", device, cudaGetErrorString(e));
+	return 1;
+}
+
+static int
+gpu_usable(int device, char *name, size_t namelen, int64_t *memory,
+		   char *why, size_t whylen)
+{
+	gbt_device_props props;
+	int			count;
+
+	if (gbt_cuda_device_count(&count, why, whylen) != 0)
+		return 1;
+	if (count == 0)
+	{
+		snprintf(why, whylen, "no CUDA device found");
+		return 1;
+	}
+	if (device < 0 || device >= count)
+	{
+		snprintf(why, whylen, "no CUDA device %d (%d found)", device, count);
+		return 1;
+	}
+	if (gbt_cuda_device_props(device, &props, why, whylen) != 0)
+		return 1;
+	snprintf(name, namelen, "%s", props.name);
+	*memory = (int64_t) props.total_memory;
+	return 0;
+}
+
+static void
+drop_buffers(gbt_engine *g)
+{
+	cudaFree(g->d_ranges);
+	cudaFree(g->d_pos);
+	cudaFreeHost(g->h_ranges);
+	cudaFreeHost(g->h_pos);
+	g->d_ranges = NULL;
+	g->d_pos = NULL;
+	g->h_ranges = NULL;
+	g->h_pos = NULL;
+	g->cap = 0;
+}
+
+static void
+drop_agg(gbt_engine *g)
+{
+	int			c;
+
+	cudaFree(g->d_blocks);
+	cudaFree(g->d_removed);
+	for (c = 0; c < GBT_MAX_COLS; c++)
+	{
+		cudaFree(g->d_cols[c]);
+		cudaFree(g->d_nulls[c]);
+		g->d_cols[c] = NULL;
+		g->d_nulls[c] = NULL;
+	}
+	g->d_blocks = NULL;
+	g->d_removed = NULL;
+	g->agg_bytes = 0;
+	g->agg_ready = false;
+	if (g->vagg)
+		gbt_vagg_gpu_ctx_free(g->vagg);
+	g->vagg = NULL;
+}
+
+static void
+gpu_free(gbt_engine *g)
+{
+	if (g == NULL)
+		return;
+	(void) use_device(g->device, NULL, 0);
+	drop_buffers(g);
+	drop_agg(g);
+	hm_gpu_free(g->tree);
+	delete g;
+}
+
+static int
+gpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
+		  gbt_engine **out, char *err, size_t errlen)
+{
+	gbt_engine *g;
+	hm_status	s;
+
+	*out = NULL;
+	if (device < 0)
+		return gbt_engine_fail("GPU engine", "no CUDA device given", err, errlen);
+	if (use_device(device, err, errlen) != 0)
+		return 1;
+	g = new (std::nothrow) gbt_engine();
+	if (g == NULL)
+		return gbt_engine_fail("mirror", "out of host memory", err, errlen);
+	g->device = device;
+	g->host = *in;
+	g->host.removed = NULL;
+	s = hm_gpu_build(keys, in->n, HM_DEFAULT_FANOUT, &g->tree);
+	if (s != HM_OK)
+	{
+		delete g;
+		return gbt_engine_fail("Harmonia build on the GPU", hm_strerror(s), err, errlen);
+	}
+	*out = g;
+	return 0;
+}
+
+static int
+gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
+		   int64_t *start, int64_t *end, char *err, size_t errlen)
+{
+	hm_status	s;
+	int64_t		i;
+
+	if (n == 0)
+		return 0;
+	if (use_device(g->device, err, errlen) != 0)
+		return 1;
+	if (n > g->cap)
+	{
+		drop_buffers(g);
+		if (cudaMalloc(&g->d_ranges, sizeof(hm_range) * n) != cudaSuccess ||
+			cudaMalloc(&g->d_pos, sizeof(int64_t) * 2 * n) != cudaSuccess ||
+			cudaMallocHost(&g->h_ranges, sizeof(hm_range) * n) != cudaSuccess ||
+			cudaMallocHost(&g->h_pos, sizeof(int64_t) * 2 * n) != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			drop_buffers(g);
+			return gbt_engine_fail("range search", "out of device or pinned memory", err, errlen);
+		}
+		g->cap = n;
+	}
+	for (i = 0; i < n; i++)
+	{
+		g->h_ranges[i].lo = lo[i];
+		g->h_ranges[i].hi = hi[i];
+		g->h_ranges[i].lo_incl = 1;
+		g->h_ranges[i].hi_incl = 1;
+	}
+	if (cudaMemcpy(g->d_ranges, g->h_ranges, sizeof(hm_range) * n,
+				   cudaMemcpyHostToDevice) != cudaSuccess)
+		return gbt_engine_fail("range search", cudaGetErrorString(cudaGetLastError()), err, errlen);
+	s = hm_gpu_ranges(g->tree, g->d_ranges, n, g->d_pos, g->d_pos + n, -1);
+	if (s != HM_OK)
+		return gbt_engine_fail("Harmonia range search", hm_strerror(s), err, errlen);
+	if (cudaMemcpy(g->h_pos, g->d_pos, sizeof(int64_t) * 2 * n,
+				   cudaMemcpyDeviceToHost) != cudaSuccess)
+		return gbt_engine_fail("range search", cudaGetErrorString(cudaGetLastError()), err, errlen);
+	for (i = 0; i < n; i++)
+	{
+		start[i] = g->h_pos[i];
+		end[i] = g->h_pos[n + i];
+	}
+	return 0;
+}
+
+/* Device copy of a host array; false on failure. */
+static bool
+upload(void **dst, const void *src, size_t bytes, size_t *total)
+{
+	if (cudaMalloc(dst, bytes > 0 ? bytes : 1) != cudaSuccess)
+	{
+		*dst = NULL;
+		return false;
+	}
+	*total += bytes;
+	return bytes == 0 || cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+}
+
+static int
+gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+			  const int64_t *start, const int64_t *end, int64_t nranges,
+			  const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+			  int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+{
+	const gbt_agg_input *h = &g->host;
+	gbt_agg_input in = *h;
+	size_t		bitmap = (size_t) h->n / 8 + 1;
+	int			c;
+
+	if (use_device(g->device, err, errlen) != 0)
+		return 1;
+	if (!g->agg_ready)
+	{
+		bool		ok = true;
+
+		g->vagg = gbt_vagg_gpu_ctx_create();
+		ok = g->vagg != NULL &&
+			upload((void **) &g->d_blocks, h->blocks, sizeof(uint32_t) * h->n, &g->agg_bytes);
+		for (c = 0; c < h->ncols && ok; c++)
+			ok = upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes) &&
+				(h->nulls[c] == NULL ||
+				 upload((void **) &g->d_nulls[c], h->nulls[c], bitmap, &g->agg_bytes));
+		if (!ok)
+		{
+			(void) cudaGetLastError();
+			drop_agg(g);
+			return gbt_engine_fail("aggregate", "out of device memory for the mirror's columns",
+						err, errlen);
+		}
+		g->removed_version = 0;
+		g->agg_ready = true;
+	}
+	if (removed != NULL && removed_version != g->removed_version)
+	{
+		if (g->d_removed == NULL &&
+			!upload((void **) &g->d_removed, removed, bitmap, &g->agg_bytes))
+		{
+			(void) cudaGetLastError();
+			drop_agg(g);
+			return gbt_engine_fail("aggregate", "out of device memory", err, errlen);
+		}
+		if (cudaMemcpy(g->d_removed, removed, bitmap, cudaMemcpyHostToDevice) != cudaSuccess)
+			return gbt_engine_fail("aggregate", cudaGetErrorString(cudaGetLastError()), err, errlen);
+		g->removed_version = removed_version;
+	}
+
+	in.blocks = g->d_blocks;
+	in.removed = removed != NULL ? g->d_removed : NULL;
+	for (c = 0; c < h->ncols; c++)
+	{
+		in.cols[c] = g->d_cols[c];
+		in.nulls[c] = g->d_nulls[c];
+	}
+	return gbt_vagg_gpu(g->vagg, &in, start, end, nranges, visible, nvisible, out,
+						unsure, unsure_cap, err, errlen);
+}
+
+static size_t
+gpu_bytes(const gbt_engine *g)
+{
+	return hm_bytes(g->tree) + g->agg_bytes;
+}
+
+static int
+gpu_device(const gbt_engine *g)
+{
+	return g->device;
+}
+
+static const gbt_engine_ops gpu_ops = {
+	gpu_usable,
+	gpu_build,
+	gpu_free,
+	gpu_ranges,
+	gpu_aggregate,
+	gpu_bytes,
+	gpu_device
+};
+
+extern "C" const gbt_engine_ops *
+gbt_engine_gpu_ops(void)
+{
+	return &gpu_ops;
+}

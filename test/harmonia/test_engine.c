@@ -1,0 +1,252 @@
+/*
+ * The engine interface (cuda/engine.h) on fresh random data: build, ranges
+ * and aggregate through an engine's ops, against the naive oracles of
+ * oracle.h (positions) and test_vagg_cpu.c (aggregates), with the removed
+ * bitmap changed between calls.  Here the CPU twin's ops;
+ * test_engine_gpu.cu includes this file with TE_NO_MAIN and runs the same
+ * on the GPU engine, also comparing it with the CPU twin.  Fresh random
+ * seed per run (printed; pass a seed as argv[1] to replay).
+ */
+#define VT_NO_MAIN
+#include "test_vagg_cpu.c"
+#include "oracle.h"
+
+/* Random inclusive key ranges, some empty (lo > hi); the oracle's answer. */
+static void
+te_key_ranges(const uint64_t *k, int64_t n, int dist, int64_t nr,
+			  uint64_t *lo, uint64_t *hi, int64_t *ws, int64_t *we)
+{
+	int64_t		i;
+
+	for (i = 0; i < nr; i++)
+	{
+		lo[i] = (n > 0 && (rnd() & 1)) ? k[rnd() % n] : o_key(dist);
+		hi[i] = (n > 0 && (rnd() & 1)) ? k[rnd() % n] : o_key(dist);
+		if (rnd() % 4 != 0 && lo[i] > hi[i])
+		{
+			uint64_t	x = lo[i];
+
+			lo[i] = hi[i];
+			hi[i] = x;
+		}
+		ws[i] = o_bound(k, n, lo[i], 0);
+		we[i] = o_bound(k, n, hi[i], 1);
+		if (we[i] < ws[i])
+			we[i] = ws[i];
+	}
+}
+
+/* Sorted, disjoint inclusive key ranges (what the service asks for). */
+static int64_t
+te_disjoint(const uint64_t *k, int64_t n, int dist, int64_t want,
+			uint64_t *lo, uint64_t *hi)
+{
+	uint64_t   *c = (uint64_t *) malloc((2 * want + 1) * 8);
+	int64_t		i,
+				r = 0;
+
+	for (i = 0; i < 2 * want; i++)
+		c[i] = (n > 0 && (rnd() & 1)) ? k[rnd() % n] : o_key(dist);
+	qsort(c, 2 * want, 8, o_cmpu);
+	for (i = 0; i + 1 < 2 * want; i += 2)
+		if (r == 0 || c[i] > hi[r - 1])
+		{
+			lo[r] = c[i];
+			hi[r++] = c[i + 1];
+		}
+	free(c);
+	return r;
+}
+
+/*
+ * One engine of n entries on device through ops (and, when twin is not
+ * NULL, the same data on the CPU twin, whose positions must be identical).
+ * Returns the checks done.
+ */
+static long
+te_run(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
+	   int64_t n, int dist, int it)
+{
+	vt_data		d;
+	vt_query	q;
+	vt_oracle	o;
+	gbt_agg_result res;
+	gbt_engine *e = NULL,
+			   *t = NULL;
+	uint64_t   *k = (uint64_t *) malloc((n + 1) * 8);
+	int64_t		nr = 1 + vt_below(300),
+				i,
+				r,
+				round;
+	uint64_t   *lo = (uint64_t *) malloc(nr * 8),
+			   *hi = (uint64_t *) malloc(nr * 8);
+	int64_t    *s = (int64_t *) malloc(nr * 8),
+			   *en = (int64_t *) malloc(nr * 8),
+			   *ws = (int64_t *) malloc(nr * 8),
+			   *we = (int64_t *) malloc(nr * 8),
+			   *ts = (int64_t *) malloc(nr * 8),
+			   *te = (int64_t *) malloc(nr * 8);
+	uint8_t    *removed;
+	char		err[256];
+	long		checks = 0;
+
+	vt_make(&d, n, it % (GBT_MAX_COLS + 1), it % 5 == 4 ? 0 : 1 + vt_below(n / 4 + 2),
+			it % 3 == 0 ? -1 : 0.2);
+	/*
+	 * Float specials mix 1e300 and 2^900 with small values: where the large
+	 * ones cancel exactly, which short ranges make likely, the double-double
+	 * sum keeps only the contract's bound, the one VT_F_PATHO is held to.
+	 */
+	for (i = 0; i < d.in.ncols; i++)
+		if (d.in.coltype[i] == GBT_VAL_FLOAT8 && d.dist[i] == VT_F_SPECIAL)
+			d.dist[i] = VT_F_PATHO;
+	removed = d.removed;
+	o_keys(k, n, dist);
+	err[0] = 0;
+	VT_CHECK(ops->build(k, &d.in, device, &e, err, sizeof(err)) == 0,
+			 "build n=%lld: %s", (long long) n, err);
+	if (twin != NULL)
+		VT_CHECK(twin->build(k, &d.in, -1, &t, err, sizeof(err)) == 0,
+				 "twin build: %s", err);
+	checks++;
+	if (e == NULL || (twin != NULL && t == NULL))
+		goto done;
+	VT_CHECK(ops->device(e) == device, "device %d want %d", ops->device(e), device);
+	VT_CHECK(ops->bytes(e) >= (size_t) n * 8, "bytes %zu for %lld keys", ops->bytes(e),
+			 (long long) n);
+	checks += 2;
+
+	/* Any ranges: positions against the sorted keys (and the twin). */
+	te_key_ranges(k, n, dist, nr, lo, hi, ws, we);
+	memset(s, 0xab, nr * 8);
+	memset(en, 0xab, nr * 8);
+	VT_CHECK(ops->ranges(e, lo, hi, nr, s, en, err, sizeof(err)) == 0, "ranges: %s", err);
+	if (t != NULL)
+		VT_CHECK(twin->ranges(t, lo, hi, nr, ts, te, err, sizeof(err)) == 0,
+				 "twin ranges: %s", err);
+	for (i = 0; i < nr; i++, checks++)
+	{
+		VT_CHECK(s[i] == ws[i] && en[i] == we[i],
+				 "range %lld n=%lld: [%lld,%lld) want [%lld,%lld)", (long long) i,
+				 (long long) n, (long long) s[i], (long long) en[i],
+				 (long long) ws[i], (long long) we[i]);
+		if (t != NULL)
+			VT_CHECK(s[i] == ts[i] && en[i] == te[i], "range %lld differs from the twin",
+					 (long long) i);
+	}
+	VT_CHECK(ops->ranges(e, lo, hi, 0, s, en, err, sizeof(err)) == 0, "no ranges");
+	checks++;
+
+	/*
+	 * Aggregates over the positions of disjoint key ranges, three rounds on
+	 * one engine: the removed bitmap as made, changed, then none.
+	 */
+	memset(&q, 0, sizeof(q));
+	q.R = te_disjoint(k, n, dist, nr, lo, hi);
+	q.start = (int64_t *) malloc((q.R + 1) * 8);
+	q.end = (int64_t *) malloc((q.R + 1) * 8);
+	VT_CHECK(ops->ranges(e, lo, hi, q.R, q.start, q.end, err, sizeof(err)) == 0,
+			 "ranges: %s", err);
+	vt_visible(&q, d.nblocks, (int) vt_below(VT_V_NMODES));
+	for (round = 0; round < 3; round++)
+	{
+		if (round == 1 && removed != NULL)
+			for (r = 0; r < (n + 7) / 8; r++)
+				removed[r] ^= (uint8_t) vt_rnd();
+		d.removed = round == 2 ? NULL : removed;
+		vt_oracle_run(&d, &q, &o);
+		vt_set_cap(&q, (int) vt_below(6), o.nuns, n);
+		memset(&res, 0x77, sizeof(res));
+		err[0] = 0;
+		if (ops->aggregate(e, d.removed, (uint64_t) round + 1, q.start, q.end, q.R,
+						   q.vis, q.nvis, &res, q.unsure, q.cap, err, sizeof(err)) != 0)
+			VT_CHECK(0, "aggregate n=%lld: %s", (long long) n, err);
+		else
+			checks += vt_check("engine", &d, &q, &o, &res, q.unsure);
+		vt_oracle_free(&o);
+	}
+	d.removed = removed;
+	vt_qfree(&q);
+
+done:
+	if (e != NULL)
+		ops->free(e);
+	if (t != NULL)
+		twin->free(t);
+	vt_free(&d);
+	free(k);
+	free(lo);
+	free(hi);
+	free(s);
+	free(en);
+	free(ws);
+	free(we);
+	free(ts);
+	free(te);
+	return checks;
+}
+
+static const int64_t te_sizes[] = {0, 1, 2, 9, 64, 65, 1000, 4097, 20000};
+
+/* Every size and key distribution, a few data sets each. */
+static long
+te_suite(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin)
+{
+	long		checks = 0;
+	int			si,
+				dist,
+				it;
+
+	for (si = 0; si < (int) (sizeof(te_sizes) / sizeof(te_sizes[0])); si++)
+		for (dist = 0; dist < 4; dist++)
+			for (it = 0; it < 5; it++)
+				checks += te_run(ops, device, twin, te_sizes[si], dist, it + si);
+	return checks;
+}
+
+#ifndef TE_NO_MAIN
+
+static void
+te_errors(void)
+{
+	const gbt_engine_ops *ops = gbt_engine_cpu_ops();
+	uint64_t	k[3] = {3, 2, 1};
+	gbt_agg_input in;
+	gbt_engine *e = NULL;
+	char		err[256],
+				name[64];
+	int64_t		mem = -1;
+	long		checks = 0;
+
+	memset(&in, 0, sizeof(in));
+	in.n = 3;
+	err[0] = 0;
+	VT_CHECK(ops->build(k, &in, -1, &e, err, sizeof(err)) != 0 && e == NULL && err[0],
+			 "unsorted keys accepted");
+	VT_CHECK(ops->build(k, &in, 0, &e, err, sizeof(err)) != 0 && e == NULL,
+			 "the CPU twin accepted device 0");
+	VT_CHECK(ops->usable(-1, name, sizeof(name), &mem, err, sizeof(err)) == 0,
+			 "CPU twin not usable");
+	VT_CHECK(ops->usable(0, name, sizeof(name), &mem, err, sizeof(err)) != 0,
+			 "CPU twin usable on device 0");
+	checks += 4;
+	vt_group_end("engine: arguments", checks);
+}
+
+int
+main(int argc, char **argv)
+{
+	uint64_t	seed = argc > 1 ? strtoull(argv[1], NULL, 0) :
+		(uint64_t) time(NULL) ^ ((uint64_t) clock() << 20);
+
+	vt_rng = seed;
+	rng_s = seed ^ 0x5bd1e995;
+	printf("engine CPU tests, seed %llu\n", (unsigned long long) seed);
+	vt_group_end("engine: CPU twin vs oracles, n 0..20000",
+				 te_suite(gbt_engine_cpu_ops(), -1, NULL));
+	te_errors();
+	printf("%d passed, %d failed\n", vt_passed, vt_failed);
+	return vt_failed ? 1 : 0;
+}
+
+#endif							/* TE_NO_MAIN */
