@@ -35,7 +35,6 @@
 #include "client.h"
 #include "export.h"
 #include "keytypes.h"
-#include "mirror.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "shmem.h"

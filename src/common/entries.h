@@ -54,6 +54,9 @@ extern Size gbt_entries_flat_size(int ncols, int64 n);
 extern void gbt_entries_flatten(const GbtEntries *e, char *buf);
 extern void gbt_entries_unflatten(GbtEntries *e, int ncols, int64 n, char *buf);
 
+/* The bytes a mirror of n entries will take (on the GPU, or the CPU twin). */
+extern int64 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu);
+
 static inline double
 gbt_val_float8(int64 v)
 {

@@ -87,7 +87,4 @@ extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *h
 extern bool gbt_engine_gpu_usable(char *name, Size namelen, int64 *memory,
 								  char *why, Size whylen);
 
-/* What gbt_mirror_bytes() will say of a mirror of n entries, before it exists. */
-extern int64 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu);
-
 #endif							/* GPUBTREE_MIRROR_H */
