@@ -656,7 +656,13 @@ vt_fsum_ok(const vt_oracle *o, int c, int dist, double hi, double lo, long doubl
 	if (err <= 1e-15L * fabsl(ex))
 		return 1;
 	vt_patho_loose += dist == VT_F_PATHO;
-	return dist == VT_F_PATHO &&
+
+	/*
+	 * Beyond 1e-15 only where values cancel past a double-double's reach
+	 * (the pathological data, and special values such as +-1e300 and
+	 * +-2^900 cancelling): there the contract's bound holds.
+	 */
+	return (dist == VT_F_PATHO || o->sumabs[c] > 1e15L * fabsl(ex)) &&
 		err <= 4.0L * (o->nonnull[c] + 1) * ldexpl(o->sumabs[c], -104);
 }
 
