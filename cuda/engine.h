@@ -101,7 +101,7 @@ typedef struct gbt_agg_input
 
 /*
  * One column's aggregate, in a form that combines exactly (the backends'
- * partial aggregates are this struct too: service.h's GbtAggCol).
+ * partial aggregates are this struct too: protocol.h's GbtAggCol).
  */
 typedef struct gbt_agg_col
 {

@@ -13,7 +13,7 @@
  * pointers.  The leaves hold every key in ascending order, so an entry's
  * position in leaf order indexes whatever the caller keeps beside the tree
  * (TIDs, column values).  Duplicate keys are allowed.  Keys are
- * order-preserving 64-bit encodings (src/common/keys.h).
+ * order-preserving 64-bit encodings (harmonia_keys.h).
  *
  * Batched range search takes 1 to 10^8 ranges with open or closed ends per
  * call and returns position ranges in leaf order.  On the GPU, PSA (partial

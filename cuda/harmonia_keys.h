@@ -1,7 +1,8 @@
 /*
  * harmonia_keys.h
- *	  Order-preserving 64-bit keys for the Harmonia tests: the reference
- *	  that test_cpu.c holds the backend's encoder (src/common/keys.h) to.
+ *	  Order-preserving 64-bit keys: the one encoding of every key type, used
+ *	  by the key-type table (keytable.h) and so by the backend's scans,
+ *	  exports and change log, and tested by test/harmonia/test_cpu.c.
  *
  * Every supported PostgreSQL key type maps to a uint64 whose unsigned order
  * is PostgreSQL's btree order:

@@ -1,11 +1,11 @@
 /*
- * aggregate.c
+ * agg_exec.c
  *	  Range aggregates answered by the GPU service, exact under MVCC.
  *
  * The service aggregates the mirror's entries that lie on heap blocks the
  * visibility map marks all-visible: their tuples are visible to every
  * snapshot, ours included, and the mirror holds exactly one entry per such
- * tuple (service.h's invariant, and VACUUM's sweep before TID reuse).  The
+ * tuple (shmem.h's invariant, and VACUUM's sweep before TID reuse).  The
  * other entries come back here and are checked against the heap with our
  * snapshot, like an index-only scan does.
  *

@@ -1,8 +1,8 @@
 /*
- * aggregate.h
+ * agg_exec.h
  *	  Range aggregates answered by the GPU service, exact under MVCC
- *	  (aggregate.c); used by the planner's aggregate node (aggplan.c) and the
- *	  gpubtree_count()/_sum()/... functions (aggfuncs.c).
+ *	  (agg_exec.c); used by the planner's aggregate node (agg_node.c) and the
+ *	  gpubtree_count()/_sum()/... functions (agg_funcs.c).
  */
 #ifndef GPUBTREE_AGGREGATE_H
 #define GPUBTREE_AGGREGATE_H

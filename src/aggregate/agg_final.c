@@ -1,5 +1,5 @@
 /*
- * aggfinal.c
+ * agg_final.c
  *	  PostgreSQL's aggregate results from exact partial aggregates.
  *
  * What PostgreSQL 15 does, aggregate by aggregate:

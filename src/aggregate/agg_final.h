@@ -1,7 +1,7 @@
 /*
- * aggfinal.h
+ * agg_final.h
  *	  From exact partial aggregates (GbtAggResult) to the values PostgreSQL's
- *	  own aggregates would return (aggfinal.c).
+ *	  own aggregates would return (agg_final.c).
  */
 #ifndef GPUBTREE_AGGFINAL_H
 #define GPUBTREE_AGGFINAL_H

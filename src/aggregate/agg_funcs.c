@@ -1,11 +1,11 @@
 /*
- * aggfuncs.c
+ * agg_funcs.c
  *	  gpubtree_count(), gpubtree_sum(), gpubtree_avg(), gpubtree_min(),
  *	  gpubtree_max(): range aggregates over a gpubtree index, called
  *	  directly.
  *
  * The range is [lo, hi] on the index's leading key column, the rows those
- * of the current snapshot.  The GPU service answers (aggregate.c); without
+ * of the current snapshot.  The GPU service answers (agg_exec.c); without
  * it, or with gpubtree.device = off, an index scan does, with the same
  * result.  Results are numeric (count: bigint), exact for integer columns;
  * min and max of date and timestamp columns are extract(epoch from ...).

@@ -1,5 +1,5 @@
 /*
- * aggplan.c
+ * agg_plan.c
  *	  Plain SQL aggregates over key ranges of a gpubtree index, answered by
  *	  the GPU service: the "GpubtreeAggregate" custom scan.
  *
@@ -9,7 +9,7 @@
  * the leading column of a gpubtree index (constants or parameters), and each
  * aggregate is count(*), or count, sum, avg, min or max of a column the
  * index holds among its first GBT_MAX_COLS (key or INCLUDE columns) whose
- * result the service can give exactly (aggfinal.c); count of a NOT NULL
+ * result the service can give exactly (agg_final.c); count of a NOT NULL
  * column of any type is count(*).  A domain column is taken as its base
  * type.  Never on a table with row-level security, an inheritance parent, a
  * partial or expression index.
@@ -23,7 +23,7 @@
  * plan.
  *
  * The node carries the ordinary plan for the same aggregates as its child.
- * At run time it asks the service (aggregate.c); whenever the answer could
+ * At run time it asks the service (agg_node.c, agg_exec.c); whenever the answer could
  * differ from PostgreSQL's own (no service, gpubtree.device = off, too many
  * rows on pages that are not all-visible, a sum that could overflow on the
  * way) it runs the child instead, so the result is always the ordinary

@@ -1,5 +1,5 @@
 /*
- * gpubtree.h
+ * backend.h
  *	  Declarations shared by the backend modules of gpubtree.
  *
  * The index's durable storage is PostgreSQL's own nbtree: gpubtree_handler
@@ -23,7 +23,7 @@ extern bool gpubtree_is_gpubtree_index(struct RelationData *index);
 extern bool gpubtree_is_gpubtree_indexinfo(struct IndexOptInfo *index);
 extern bool gpubtree_is_gpubtree_am(Oid amoid);
 
-/* aggplan.c */
+/* agg_plan.c */
 extern void gbt_aggplan_init(void);
 
 /* btree_label.c */

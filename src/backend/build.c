@@ -1,5 +1,5 @@
 /*
- * builder.c
+ * build.c
  *	  Mirror builds in background workers, and mirrors refused for their size.
  *
  * A scan or aggregate that finds no current mirror of its index never builds

@@ -1,5 +1,5 @@
 /*
- * builder.h
+ * build.h
  *	  Mirror builds in background workers, and mirrors refused for their size.
  */
 #ifndef GPUBTREE_BUILDER_H

@@ -1,5 +1,5 @@
 /*
- * gpuplan.c
+ * costing.c
  *	  Let the planner choose the GPU service's plan when it pays.
  *
  * gpubtree costs every index path as btree does, which charges one tree

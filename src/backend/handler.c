@@ -178,7 +178,7 @@ gpubtree_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
 				   indexSelectivity, indexCorrelation, indexPages);
 
-	/* While gpuplan.c plans the service's paths, charge its cost instead. */
+	/* While costing.c plans the service's paths, charge its cost instead. */
 	if (gbt_plan_service_costing)
 	{
 		Cost		service_cost = gbt_service_index_cost(path);

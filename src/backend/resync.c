@@ -2,7 +2,7 @@
  * resync.c
  *	  Commit-time resync, the backend's side: what this transaction inserted
  *	  into gpubtree indexes reaches the service's change log before the
- *	  commit becomes visible (see service.h for the invariant).
+ *	  commit becomes visible (see shmem.h for the invariant).
  *
  * aminsert adds (key, TID) to a batch in this backend's memory.  The batch
  * is written to the shared change log at pre-commit and PREPARE, before a

@@ -8,7 +8,7 @@
  * the TIDs of the mirror's entries in them.  The answer is exact for those
  * conditions, and the bitmap heap scan above still checks every tuple's
  * visibility, so dead entries in the mirror do no harm; a missing entry
- * would, which is what commit-time resync (service.h, resync.c) rules out.  Anything
+ * would, which is what commit-time resync (shmem.h, resync.c) rules out.  Anything
  * else, and every failure, goes to nbtree's btgetbitmap: same answer.
  */
 #include "postgres.h"

@@ -5,7 +5,7 @@
  * Reads every entry of the index (as a mirror build would) and the
  * service's current mirror, both in (key, TID) order, and reports:
  *	- "missing from the mirror": an index entry the mirror lacks whose heap
- *	  tuple is not surely dead (the invariant of service.h forbids it; a
+ *	  tuple is not surely dead (the invariant of shmem.h forbids it; a
  *	  transaction that aborts before writing its batch leaves dead ones);
  *	- "key differs": the same TID under another key in the mirror;
  *	- "values differ": the same entry with other column values;

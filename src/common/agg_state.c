@@ -1,6 +1,6 @@
 /*
- * aggstate.c
- *	  Exact partial aggregates (see aggstate.h).
+ * agg_state.c
+ *	  Exact partial aggregates (see agg_state.h).
  *
  * int64 sums are 128-bit (hi, lo) with carries; float8 sums of finite
  * values are double-double, added with the error-free TwoSum, so combining

@@ -1,6 +1,6 @@
 /*
- * aggstate.h
- *	  Exact partial aggregates (GbtAggResult, service.h): start, add one
+ * agg_state.h
+ *	  Exact partial aggregates (GbtAggResult, protocol.h): start, add one
  *	  entry, combine two.  Used by the service (tree and delta) and by the
  *	  backend (entries it checked against the heap).
  */

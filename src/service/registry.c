@@ -59,7 +59,7 @@ gbt_new_mirror_device(int *device)
  * Resolve gpubtree.mirror_memory_limit: an explicit value, or by default a
  * share of the memory the mirrors live in, as found at start.  Publishes it
  * for gpubtree_status() and for backends, which refuse to export an index
- * whose mirror cannot fit (builder.c).
+ * whose mirror cannot fit (build.c).
  */
 void
 gbt_set_memory_limit(void)

@@ -163,7 +163,7 @@ handle_agg_prepare(GbtRequest *req)
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
-/* AGG: see service.h. */
+/* AGG: see protocol.h. */
 static void
 handle_agg(GbtRequest *req)
 {

@@ -2,7 +2,8 @@
  * service.h
  *	  The GPU service process's own declarations: the mirrors it holds,
  *	  the requests of a round, and exports' captured change-log entries.
- *	  Nothing outside src/service includes this.
+ *	  Outside src/service only gpubtree.c includes this, to register the
+ *	  worker.
  */
 #ifndef GPUBTREE_SERVICE_H
 #define GPUBTREE_SERVICE_H
