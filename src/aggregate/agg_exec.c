@@ -118,15 +118,6 @@ prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
 	return *status == GBT_REPLY_OK;
 }
 
-static const GbtEntries *sort_entries;
-
-static int
-cmp_by_tid(const void *a, const void *b)
-{
-	return ItemPointerCompare(&sort_entries->tids[*(const int64 *) a],
-							  &sort_entries->tids[*(const int64 *) b]);
-}
-
 /*
  * Add the unsure entries that our snapshot sees.  In TID order, so that the
  * heap is read block after block, each pinned once.
@@ -137,13 +128,9 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	int64	   *order = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64	   *order = gbt_entries_order(e, 0, e->n, false);
 	int64		k;
 
-	for (k = 0; k < e->n; k++)
-		order[k] = k;
-	sort_entries = e;
-	qsort(order, e->n, sizeof(int64), cmp_by_tid);
 	for (k = 0; k < e->n; k++)
 	{
 		int64		i = order[k];

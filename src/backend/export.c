@@ -54,15 +54,6 @@ reverse_entries(GbtEntries *e, int64 from, int64 to)
 		swap_entries(e, from, to);
 }
 
-static int
-cmp_tid_of(const void *a, const void *b, void *arg)
-{
-	const ItemPointerData *tids = (const ItemPointerData *) arg;
-
-	return ItemPointerCompare((ItemPointer) &tids[*(const int64 *) a],
-							  (ItemPointer) &tids[*(const int64 *) b]);
-}
-
 /*
  * Put the entries of [from, to), which share one key, in TID order: a
  * multi-column index orders them by its other key columns first.
@@ -82,10 +73,7 @@ sort_run_by_tid(GbtEntries *e, int64 from, int64 to)
 	if (i >= to)
 		return;					/* already in order */
 
-	perm = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-	for (i = 0; i < n; i++)
-		perm[i] = from + i;
-	qsort_arg(perm, n, sizeof(int64), cmp_tid_of, e->tids);
+	perm = gbt_entries_order(e, from, to, false);
 
 	gbt_entries_init(&tmp, e->ncols, n);
 	for (i = 0; i < n; i++)

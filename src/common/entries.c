@@ -94,6 +94,45 @@ gbt_entries_unflatten(GbtEntries *e, int ncols, int64 n, char *buf)
 	e->nulls = (uint8 *) buf;
 }
 
+static int
+cmp_by_tid(const void *a, const void *b, void *arg)
+{
+	const GbtEntries *e = arg;
+
+	return ItemPointerCompare(&e->tids[*(const int64 *) a],
+							  &e->tids[*(const int64 *) b]);
+}
+
+static int
+cmp_by_key_tid(const void *a, const void *b, void *arg)
+{
+	const GbtEntries *e = arg;
+	int64		i = *(const int64 *) a;
+	int64		j = *(const int64 *) b;
+
+	if (e->keys[i] != e->keys[j])
+		return e->keys[i] < e->keys[j] ? -1 : 1;
+	return ItemPointerCompare(&e->tids[i], &e->tids[j]);
+}
+
+/*
+ * The positions from..to-1 of e, sorted by TID, or by (key, TID) with
+ * by_key: a permutation, allocated here.
+ */
+int64 *
+gbt_entries_order(const GbtEntries *e, int64 from, int64 to, bool by_key)
+{
+	int64	   *order = palloc_extended(sizeof(int64) * Max(to - from, 1),
+										MCXT_ALLOC_HUGE);
+	int64		i;
+
+	for (i = from; i < to; i++)
+		order[i - from] = i;
+	qsort_arg(order, to - from, sizeof(int64),
+			  by_key ? cmp_by_key_tid : cmp_by_tid, (void *) e);
+	return order;
+}
+
 /*
  * What a mirror of n entries will take, before it exists: the same parts
  * as service/mirror.c's gbt_mirror_bytes() for a mirror just built: entries

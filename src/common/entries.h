@@ -54,6 +54,10 @@ extern Size gbt_entries_flat_size(int ncols, int64 n);
 extern void gbt_entries_flatten(const GbtEntries *e, char *buf);
 extern void gbt_entries_unflatten(GbtEntries *e, int ncols, int64 n, char *buf);
 
+/* Positions from..to-1 of e sorted by TID, or by (key, TID): palloc'd. */
+extern int64 *gbt_entries_order(const GbtEntries *e, int64 from, int64 to,
+								 bool by_key);
+
 /* The bytes a mirror of n entries will take (on the GPU, or the CPU twin). */
 extern int64 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu);
 

@@ -244,24 +244,11 @@ gbt_mirror_on_gpu(const GbtMirror *m)
 	return gbt_mirror_device(m) >= 0;
 }
 
-/* Order of entry indexes by (key, TID) of the batch being inserted. */
-static const GbtEntries *qsort_entries;
-
-static int
-index_cmp(const void *a, const void *b)
-{
-	int64		ia = *(const int64 *) a;
-	int64		ib = *(const int64 *) b;
-
-	return entry_cmp(qsort_entries->keys[ia], &qsort_entries->tids[ia],
-					 qsort_entries->keys[ib], &qsort_entries->tids[ib]);
-}
-
 int64
 gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 {
 	MemoryContext old;
-	int64	   *order = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64	   *order = gbt_entries_order(e, 0, e->n, true);
 	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
 	int64		nfresh = 0;
 	int64		added = 0;
@@ -272,18 +259,14 @@ gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 	GbtEntries	merged;
 	uint64	   *merged_pos;
 
-	for (i = 0; i < e->n; i++)
-		order[i] = i;
-	qsort_entries = e;
-	qsort(order, e->n, sizeof(int64), index_cmp);
-
 	/* Keep only what neither the tree nor the delta holds. */
 	for (i = 0; i < e->n; i++)
 	{
 		int64		k = order[i];
 		int64		at;
 
-		if (i > 0 && index_cmp(&order[i - 1], &order[i]) == 0)
+		if (i > 0 && entry_cmp(e->keys[order[i - 1]], &e->tids[order[i - 1]],
+							   e->keys[k], &e->tids[k]) == 0)
 			continue;
 		/*
 		 * A removed tree entry whose TID is back under the same key goes to

@@ -12,8 +12,8 @@
 #                            (NOPRELOAD=1), PGCONF="gpubtree.engine = gpu";
 #                            its other variables (ROWS, DURATION, CLIENTS,
 #                            BATCHES, READER_INTERVAL, LABEL) pass through
-#   harmonia                 the Harmonia kernels (test/harmonia): build with
-#                            nvcc, test_gpu, bench --csv, compute-sanitizer
+#   harmonia                 the engine's kernels (test/harmonia): build with
+#                            nvcc, gpu-check, bench --csv, compute-sanitizer
 #                            test_gpu --quick (T_CHECK, T_BENCH, T_SAN: each
 #                            step's limit in s, 140, 230, 140)
 #   suite                    every test: GPUBTREE_ENGINE=gpu test/run_all.sh
@@ -134,12 +134,14 @@ commit-latency)
 harmonia)
 	export PATH=/usr/local/cuda/bin:$PATH
 	B=$WORK/build
-	make -C test/harmonia -j4 B="$B" "$B/test_gpu" "$B/bench" >"$R/build.log" 2>&1
+	make -C test/harmonia -j4 B="$B" gpu-build >"$R/build.log" 2>&1
 	rc=$?
 	echo "build rc=$rc" | tee -a "$R/build.log"
 	[ $rc = 0 ] || finish $rc
-	(time timeout "${T_CHECK:-140}" "$B/test_gpu") 2>&1 | tee "$R/gpu_check.log"
-	rc=$?
+	# Every GPU suite (tree, aggregates, the engine interface) against the CPU twin.
+	(time timeout "${T_CHECK:-140}" make -C test/harmonia B="$B" gpu-check) 2>&1 |
+		grep -vE '^(make|nvcc|/)' | tee "$R/gpu_check.log"
+	rc=${PIPESTATUS[0]}
 	(time timeout "${T_BENCH:-230}" "$B/bench" --csv "$R/bench.csv") >"$R/bench.log" 2>&1
 	tail -5 "$R/bench.log"
 	[ -s "$R/bench.csv" ] && (cd "$R" && python3 "$ROOT/test/harmonia/plot.py" bench.csv >lookups.txt && rm -f plot_*.dat)
