@@ -418,6 +418,29 @@ gbt_log_write(const GbtLogEntry *entries, int n, GbtEpochCheck epoch_ok)
 }
 
 /*
+ * The log was full: wake the service, which applies it at once when idle
+ * and at the start of every round, and wait a moment for it.  False when
+ * no service runs (then nothing waits for room).
+ */
+bool
+gbt_wait_for_log_room(void)
+{
+	int			procno;
+
+	if (!gbt_service_running())
+		return false;
+	SpinLockAcquire(&gbt_shared->mutex);
+	procno = gbt_shared->service_procno;
+	SpinLockRelease(&gbt_shared->mutex);
+	SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 1L, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/*
  * Before exporting an index: register the log position the export starts
  * at, so that the service keeps every entry logged from then on until the
  * mirror arrives.  False when no service is running, or when another

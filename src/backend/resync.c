@@ -12,8 +12,11 @@
  * was not written, and so does a subtransaction's abort: its entries could
  * otherwise reach the log after VACUUM freed their line pointers (their
  * tuples die at the rollback, not at the commit), pairing a dead key with a
- * reused TID.  A transaction that inserts more than GBT_XACT_LOG_MAX
- * entries into one index stops logging them and invalidates the index's
+ * reused TID.  When the log has no room, the writer wakes the service and
+ * waits for it to apply the log, up to gpubtree.service_timeout, so that a
+ * bulk change streams through a log smaller than itself.  A transaction
+ * that inserts more into one index than an eighth of the index's mirror
+ * (or of the log, for small mirrors) stops logging them and invalidates the
  * mirror instead, at the same points: rebuilding once is cheaper than
  * shipping a bulk load entry by entry.
  */
@@ -28,13 +31,14 @@
 #include "keytypes.h"
 #include "miscadmin.h"
 #include "resync.h"
+#include "settings.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 
 #define GBT_BATCH_SIZE 8192
-#define GBT_XACT_LOG_MAX ((int64) gbt_shared->log.size / 8)
 
 /* What this transaction did to one index. */
 typedef struct PendingIndex
@@ -44,6 +48,7 @@ typedef struct PendingIndex
 	uint64		epoch;			/* its VACUUM epoch when entries were batched */
 	bool		epoch_set;		/* it has entries in the batch */
 	int64		logged;			/* entries batched or written */
+	int64		log_max;		/* beyond this many, invalidate instead */
 	bool		invalidate;		/* too many: invalidate instead of logging */
 	bool		dirty;			/* inserted since the last invalidation */
 } PendingIndex;
@@ -103,6 +108,8 @@ pending_for(Oid indexrelid)
 	}
 	memset(&pending[npending], 0, sizeof(PendingIndex));
 	pending[npending].indexrelid = indexrelid;
+	pending[npending].log_max = Max((int64) gbt_shared->log.size,
+									gbt_published_entries(MyDatabaseId, indexrelid)) / 8;
 	return &pending[npending++];
 }
 
@@ -209,12 +216,24 @@ static void
 write_batch(void)
 {
 	GbtLogWrite result;
+	TimestampTz deadline;
 	int			i;
 
 	if (nbatch == 0)
 		return;
-	while ((result = gbt_log_write(batch, nbatch, epoch_unchanged)) == GBT_LOG_RECHECK)
-		recheck_batch();
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										   gpubtree_service_timeout);
+	while ((result = gbt_log_write(batch, nbatch, epoch_unchanged)) != GBT_LOG_WRITTEN)
+	{
+		if (result == GBT_LOG_RECHECK)
+		{
+			recheck_batch();
+			continue;
+		}
+		/* Full: the service frees room as it applies the log. */
+		if (GetCurrentTimestamp() >= deadline || !gbt_wait_for_log_room())
+			break;
+	}
 	if (result == GBT_LOG_FULL)
 	{
 		/* Every index this transaction touched: a superset is fine. */
@@ -254,13 +273,14 @@ gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
 	pi = pending_for(RelationGetRelid(index));
 	pi->heaprelid = index->rd_index->indrelid;
 	pi->dirty = true;
-	if (pi->invalidate || ++pi->logged > GBT_XACT_LOG_MAX)
+	if (pi->invalidate || ++pi->logged > pi->log_max)
 	{
 		pi->invalidate = true;
 		return;
 	}
 
-	if (nbatch == GBT_BATCH_SIZE)
+	/* A batch always fits into an empty log. */
+	if (nbatch == Min(GBT_BATCH_SIZE, gbt_shared->log.size / 4))
 		write_batch();
 	if (!pi->epoch_set)
 	{

@@ -158,8 +158,9 @@ gbt_settings_init(void)
 		DefineCustomIntVariable("gpubtree.change_log_size",
 								"Entries the shared change log holds (64 bytes each).",
 								"Committed inserts wait there until the service applies them to the mirrors; "
-								"when it is full, or a transaction logs more than an eighth of it for one index, "
-								"mirrors are invalidated and rebuilt instead.",
+								"a writer that finds it full waits for room up to gpubtree.service_timeout. "
+								"When it stays full, or a transaction inserts more into one index than an eighth "
+								"of the index's mirror (or of the log), mirrors are invalidated and rebuilt instead.",
 								&gpubtree_change_log_size,
 								1 << 18, 1 << 12, 1 << 24,
 								PGC_POSTMASTER,

@@ -125,6 +125,25 @@ gbt_service_memory_limit(bool *on_gpu)
 	return limit;
 }
 
+/* Entries of the index's published mirror; 0 when it has none. */
+int64
+gbt_published_entries(Oid dbid, Oid indexrelid)
+{
+	int64		entries = 0;
+	int			i;
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		GbtMirrorInfo *info = &gbt_shared->mirrors[i];
+
+		if (info->in_use && info->key.dbid == dbid && info->key.indexrelid == indexrelid)
+			entries = Max(entries, info->entries);
+	}
+	SpinLockRelease(&gbt_shared->mutex);
+	return entries;
+}
+
 /* An index's slot in the generation and VACUUM epoch arrays. */
 static int
 bucket_of(Oid dbid, Oid indexrelid)

@@ -155,6 +155,7 @@ extern void gbt_service_shmem_startup(void);
 extern bool gbt_service_running(void);
 extern pid_t gbt_service_pid(void);
 extern int64 gbt_service_memory_limit(bool *on_gpu);
+extern int64 gbt_published_entries(Oid dbid, Oid indexrelid);
 extern uint64 gbt_generation(Oid dbid, Oid indexrelid);
 extern void gbt_invalidate(Oid dbid, Oid indexrelid);
 extern void gbt_invalidate_at_commit(Oid dbid, Oid indexrelid);
