@@ -74,37 +74,6 @@ hm_decode_float8(uint64_t k)
 	return v;
 }
 
-HM_INLINE uint64_t
-hm_encode_int2(int16_t v)
-{
-	return hm_encode_int64(v);
-}
-
-HM_INLINE uint64_t
-hm_encode_int4(int32_t v)
-{
-	return hm_encode_int64(v);
-}
-
-/* date: int32 days; timestamp, timestamptz: int64 microseconds */
-HM_INLINE uint64_t
-hm_encode_date(int32_t days)
-{
-	return hm_encode_int64(days);
-}
-
-HM_INLINE uint64_t
-hm_encode_timestamp(int64_t usec)
-{
-	return hm_encode_int64(usec);
-}
-
-HM_INLINE uint64_t
-hm_encode_float4(float v)
-{
-	return hm_encode_float8((double) v);
-}
-
 /* Row ids: a heap TID (uint32 block, uint16 offset) packed so that the
  * numeric order of row ids is TID order. */
 HM_INLINE uint64_t

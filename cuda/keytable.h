@@ -5,7 +5,8 @@
  * GBT_KEY_TYPES(X) calls X once per key type with
  *	name		the type's name in PostgreSQL's catalogs
  *	ctype		the C type of its values
- *	encoder		its order-preserving 64-bit key (harmonia_keys.h)
+ *	encoder		its order-preserving 64-bit key (harmonia_keys.h): the int64
+ *				or float8 one, to which narrower values widen exactly
  *	typoid		its pg_type OID macro
  *	family		INTEGER or FLOAT: bounds of any type of the family compare
  *				in the same encoding; DATETIME: only bounds of the type itself
@@ -28,21 +29,21 @@
 #include "harmonia_keys.h"
 
 #define GBT_KEY_TYPES(X) \
-	X(int2, int16_t, hm_encode_int2, INT2OID, INTEGER, INT64, INT8, \
+	X(int2, int16_t, hm_encode_int64, INT2OID, INTEGER, INT64, INT8, \
 	  Int16GetDatum, DatumGetInt16, int2_numeric) \
-	X(int4, int32_t, hm_encode_int4, INT4OID, INTEGER, INT64, INT8, \
+	X(int4, int32_t, hm_encode_int64, INT4OID, INTEGER, INT64, INT8, \
 	  Int32GetDatum, DatumGetInt32, int4_numeric) \
 	X(int8, int64_t, hm_encode_int64, INT8OID, INTEGER, INT64, NUMERIC, \
 	  Int64GetDatum, DatumGetInt64, int8_numeric) \
-	X(float4, float, hm_encode_float4, FLOAT4OID, FLOAT, FLOAT8, NONE, \
+	X(float4, float, hm_encode_float8, FLOAT4OID, FLOAT, FLOAT8, NONE, \
 	  Float4GetDatum, DatumGetFloat4, float4_numeric) \
 	X(float8, double, hm_encode_float8, FLOAT8OID, FLOAT, FLOAT8, FLOAT8, \
 	  Float8GetDatum, DatumGetFloat8, float8_numeric) \
-	X(date, int32_t, hm_encode_date, DATEOID, DATETIME, INT64, NONE, \
+	X(date, int32_t, hm_encode_int64, DATEOID, DATETIME, INT64, NONE, \
 	  DateADTGetDatum, DatumGetDateADT, extract_date) \
-	X(timestamp, int64_t, hm_encode_timestamp, TIMESTAMPOID, DATETIME, INT64, NONE, \
+	X(timestamp, int64_t, hm_encode_int64, TIMESTAMPOID, DATETIME, INT64, NONE, \
 	  TimestampGetDatum, DatumGetTimestamp, extract_timestamp) \
-	X(timestamptz, int64_t, hm_encode_timestamp, TIMESTAMPTZOID, DATETIME, INT64, NONE, \
+	X(timestamptz, int64_t, hm_encode_int64, TIMESTAMPTZOID, DATETIME, INT64, NONE, \
 	  TimestampTzGetDatum, DatumGetTimestampTz, extract_timestamptz)
 
 #endif							/* GBT_KEYTABLE_H */

@@ -17,6 +17,27 @@ extern "C"
 #endif
 
 /*
+ * vagg_cpu.c, linked in every build, also holds what both implementations
+ * share.  gbt_vagg_fail() formats a message into err (errlen bytes, when
+ * err is not NULL) and returns 1, so that an error path is one line.
+ */
+extern int	gbt_vagg_fail(char *err, size_t errlen, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/*
+ * The argument checks of gbt_vagg_cpu() and gbt_vagg_gpu(): 0 when the
+ * arguments are sound, else 1 with a message in err.  The ranges (start/end
+ * contents) are checked only when check_ranges: the GPU checks them on the
+ * device when it sums them there.
+ */
+extern int	gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
+								const int64_t *end, int64_t nranges,
+								const uint8_t *visible, int64_t nvisible,
+								gbt_agg_result *out, int64_t *unsure,
+								int64_t unsure_cap, int check_ranges,
+								char *err, size_t errlen);
+
+/*
  * Linked only in CUDA builds.  engine.h's contract; in's arrays (blocks,
  * removed, cols, nulls) are DEVICE memory; start/end/visible/out/unsure are
  * HOST memory, copied in and out by the call, which returns when the results are on the host.  The context

@@ -9,13 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine.h"
+#include "vagg.h"
 
-static int	vagg_fail(char *err, size_t errlen, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
-
-static int
-vagg_fail(char *err, size_t errlen, const char *fmt,...)
+/* vagg.h: the message of a failed call, always 1 */
+int
+gbt_vagg_fail(char *err, size_t errlen, const char *fmt,...)
 {
 	va_list		ap;
 
@@ -61,52 +59,54 @@ pg_flt_lt(double a, double b)
 	return a < b;
 }
 
-static int
-check_args(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
-		   int64_t nranges, const uint8_t *visible, int64_t nvisible,
-		   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
-		   char *err, size_t errlen)
+/* vagg.h: the argument checks of both implementations */
+int
+gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
+					const int64_t *end, int64_t nranges,
+					const uint8_t *visible, int64_t nvisible,
+					gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+					int check_ranges, char *err, size_t errlen)
 {
 	int			c;
 	int64_t		r,
 				total = 0;
 
 	if (!in || !out)
-		return vagg_fail(err, errlen, "vagg: input or result is NULL");
+		return gbt_vagg_fail(err, errlen, "vagg: input or result is NULL");
 	if (in->n < 0)
-		return vagg_fail(err, errlen, "vagg: negative entry count %lld", (long long) in->n);
+		return gbt_vagg_fail(err, errlen, "vagg: negative entry count %lld", (long long) in->n);
 	if (in->ncols < 0 || in->ncols > GBT_MAX_COLS)
-		return vagg_fail(err, errlen, "vagg: %d columns (0..%d allowed)", in->ncols,
-						 GBT_MAX_COLS);
+		return gbt_vagg_fail(err, errlen, "vagg: %d columns (0..%d allowed)", in->ncols,
+							 GBT_MAX_COLS);
 	if (in->n > 0 && !in->blocks)
-		return vagg_fail(err, errlen, "vagg: block numbers are NULL");
+		return gbt_vagg_fail(err, errlen, "vagg: block numbers are NULL");
 	for (c = 0; c < in->ncols; c++)
 	{
 		if (in->coltype[c] != GBT_VAL_INT64 && in->coltype[c] != GBT_VAL_FLOAT8)
-			return vagg_fail(err, errlen, "vagg: column %d has bad type %d", c,
-							 (int) in->coltype[c]);
+			return gbt_vagg_fail(err, errlen, "vagg: column %d has bad type %d", c,
+								 (int) in->coltype[c]);
 		if (in->n > 0 && !in->cols[c])
-			return vagg_fail(err, errlen, "vagg: column %d is NULL", c);
+			return gbt_vagg_fail(err, errlen, "vagg: column %d is NULL", c);
 	}
 	if (nranges < 0 || (nranges > 0 && (!start || !end)))
-		return vagg_fail(err, errlen, "vagg: bad range arrays (%lld ranges)",
-						 (long long) nranges);
+		return gbt_vagg_fail(err, errlen, "vagg: bad range arrays (%lld ranges)",
+							 (long long) nranges);
 	if (nvisible < 0 || (nvisible > 0 && !visible))
-		return vagg_fail(err, errlen, "vagg: bad visibility map (%lld blocks)",
-						 (long long) nvisible);
+		return gbt_vagg_fail(err, errlen, "vagg: bad visibility map (%lld blocks)",
+							 (long long) nvisible);
 	if (unsure_cap < 0 || (unsure_cap > 0 && !unsure))
-		return vagg_fail(err, errlen, "vagg: bad unsure buffer (capacity %lld)",
-						 (long long) unsure_cap);
-	for (r = 0; r < nranges; r++)
+		return gbt_vagg_fail(err, errlen, "vagg: bad unsure buffer (capacity %lld)",
+							 (long long) unsure_cap);
+	for (r = 0; check_ranges && r < nranges; r++)
 	{
 		if (start[r] < 0 || start[r] > end[r] || end[r] > in->n)
-			return vagg_fail(err, errlen, "vagg: range %lld [%lld, %lld) is not within [0, %lld]",
-							 (long long) r, (long long) start[r], (long long) end[r],
-							 (long long) in->n);
+			return gbt_vagg_fail(err, errlen, "vagg: range %lld [%lld, %lld) is not within [0, %lld]",
+								 (long long) r, (long long) start[r], (long long) end[r],
+								 (long long) in->n);
 		total += end[r] - start[r];
 		if (total > in->n)
-			return vagg_fail(err, errlen, "vagg: ranges cover more than the %lld entries",
-							 (long long) in->n);
+			return gbt_vagg_fail(err, errlen, "vagg: ranges cover more than the %lld entries",
+								 (long long) in->n);
 	}
 	return 0;
 }
@@ -126,8 +126,8 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 	uint64_t	shi[GBT_MAX_COLS],
 				slo[GBT_MAX_COLS];
 
-	if (check_args(in, start, end, nranges, visible, nvisible, out, unsure,
-				   unsure_cap, err, errlen))
+	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
+							unsure, unsure_cap, 1, err, errlen))
 		return 1;
 	memset(out, 0, sizeof(*out));
 	memset(shi, 0, sizeof(shi));

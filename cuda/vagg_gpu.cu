@@ -24,7 +24,6 @@
  */
 #include <cub/cub.cuh>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +281,26 @@ seek(const long long *offs, int64_t R, long long t, int64_t r)
 	return lo;
 }
 
+/*
+ * Append a warp's n buffered unsure positions to the output with one
+ * atomicAdd; those past the capacity are only counted.  Called by the
+ * whole warp, with n warp-uniform.
+ */
+static __device__ __forceinline__ void
+flush_unsure(const KArgs &A, const long long *buf, int n, int lane)
+{
+	unsigned long long base = 0;
+
+	__syncwarp();
+	if (lane == 0)
+		base = atomicAdd(&A.res->ucount, (unsigned long long) n);
+	base = __shfl_sync(FULL, base, 0);
+	if (A.cap > 0 && base < (unsigned long long) A.cap)
+		for (int i = lane; i < n; i += 32)
+			if (base + i < (unsigned long long) A.cap)
+				A.unsure[base + i] = buf[i];
+}
+
 template <int NC>
 static __global__ void
 __launch_bounds__(VBLK, VMINB)
@@ -437,33 +456,13 @@ k_vagg(const __grid_constant__ KArgs A)
 		/* flush the warp's unsure buffer before it can overflow */
 		if (ucnt >= VCH)
 		{
-			unsigned long long base = 0;
-
-			__syncwarp();
-			if (lane == 0)
-				base = atomicAdd(&A.res->ucount, (unsigned long long) ucnt);
-			base = __shfl_sync(FULL, base, 0);
-			if (A.cap > 0 && base < (unsigned long long) A.cap)
-				for (int i = lane; i < ucnt; i += 32)
-					if (base + i < (unsigned long long) A.cap)
-						A.unsure[base + i] = ubuf[w][i];
-			__syncwarp();
+			flush_unsure(A, ubuf[w], ucnt, lane);
+			__syncwarp();		/* before ubuf[w] is refilled */
 			ucnt = 0;
 		}
 	}
 	if (ucnt > 0)
-	{
-		unsigned long long base = 0;
-
-		__syncwarp();
-		if (lane == 0)
-			base = atomicAdd(&A.res->ucount, (unsigned long long) ucnt);
-		base = __shfl_sync(FULL, base, 0);
-		if (A.cap > 0 && base < (unsigned long long) A.cap)
-			for (int i = lane; i < ucnt; i += 32)
-				if (base + i < (unsigned long long) A.cap)
-					A.unsure[base + i] = ubuf[w][i];
-	}
+		flush_unsure(A, ubuf[w], ucnt, lane);
 
 	/* block partial, then the last block combines them */
 	{
@@ -558,33 +557,16 @@ struct gbt_vagg_gpu_ctx
 	void	   *d_ws;			/* cub scan workspace */
 	size_t		d_ws_sz;
 	long long  *d_unsure;
-	size_t		d_unsure_sz;	/* elements */
+	size_t		d_unsure_sz;	/* bytes (grow()) */
 	void	   *d_parts;
 	size_t		d_parts_sz;		/* blocks */
 	DevRes	   *d_res;
 	DevRes	   *h_res;			/* pinned */
 };
 
-static int	fail(char *err, size_t errlen, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt,...)
-{
-	va_list		ap;
-
-	if (err && errlen > 0)
-	{
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return 1;
-}
-
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
 	(void) cudaGetLastError(); \
-	rc = fail(err, errlen, "vagg: %s failed: %s", #call, cudaGetErrorString(e_)); \
+	rc = gbt_vagg_fail(err, errlen, "vagg: %s failed: %s", #call, cudaGetErrorString(e_)); \
 	goto out; } } while (0)
 
 static double
@@ -596,40 +578,28 @@ now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* grow a device buffer to hold at least need bytes (contents dropped) */
+/*
+ * Grow a buffer to hold at least need bytes (contents dropped): device
+ * memory, or pinned host memory when host (staging, a larger minimum).
+ */
 static cudaError_t
-dgrow(void **p, size_t *have, size_t need)
+grow(void **p, size_t *have, size_t need, bool host)
 {
+	size_t		least = host ? 65536 : 4096;
 	cudaError_t e;
 
 	if (need <= *have && *p)
 		return cudaSuccess;
-	if (need < 4096)
-		need = 4096;
+	if (need < least)
+		need = least;
 	need += need / 4;
-	cudaFree(*p);
+	if (host)
+		cudaFreeHost(*p);
+	else
+		cudaFree(*p);
 	*p = NULL;
 	*have = 0;
-	e = cudaMalloc(p, need);
-	if (e == cudaSuccess)
-		*have = need;
-	return e;
-}
-
-static cudaError_t
-hgrow(void **p, size_t *have, size_t need)
-{
-	cudaError_t e;
-
-	if (need <= *have && *p)
-		return cudaSuccess;
-	if (need < 65536)
-		need = 65536;
-	need += need / 4;
-	cudaFreeHost(*p);
-	*p = NULL;
-	*have = 0;
-	e = cudaMallocHost(p, need);
+	e = host ? cudaMallocHost(p, need) : cudaMalloc(p, need);
 	if (e == cudaSuccess)
 		*have = need;
 	return e;
@@ -696,12 +666,13 @@ gbt_vagg_gpu_last_times(const gbt_vagg_gpu_ctx *x, gbt_vagg_gpu_times *t)
 	return 0;
 }
 
-template <int NC>
-static cudaError_t
-occupancy(int *nb)
-{
-	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(nb, k_vagg<NC>, VBLK, 0);
-}
+/* the kernel for each column count, so that ncols picks one at run time */
+typedef void (*vagg_kernel) (const KArgs);
+static const vagg_kernel k_vagg_nc[GBT_MAX_COLS + 1] = {
+	k_vagg<0>, k_vagg<1>, k_vagg<2>, k_vagg<3>, k_vagg<4>
+};
+
+static_assert(GBT_MAX_COLS == 4, "k_vagg_nc[] lists a kernel per column count");
 
 static int
 ctx_init(gbt_vagg_gpu_ctx *x, char *err, size_t errlen)
@@ -716,18 +687,15 @@ ctx_init(gbt_vagg_gpu_ctx *x, char *err, size_t errlen)
 	if (e != cudaSuccess || ndev == 0)
 	{
 		(void) cudaGetLastError();
-		return fail(err, errlen, "vagg: no usable CUDA device (%s)",
-					e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+		return gbt_vagg_fail(err, errlen, "vagg: no usable CUDA device (%s)",
+							 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
 	}
 	CK(cudaGetDevice(&x->dev));
 	CK(cudaDeviceGetAttribute(&x->nsm, cudaDevAttrMultiProcessorCount, x->dev));
-	CK(occupancy<0>(&x->occ[0]));
-	CK(occupancy<1>(&x->occ[1]));
-	CK(occupancy<2>(&x->occ[2]));
-	CK(occupancy<3>(&x->occ[3]));
-	CK(occupancy<4>(&x->occ[4]));
 	for (i = 0; i <= GBT_MAX_COLS; i++)
 	{
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&x->occ[i], k_vagg_nc[i],
+														 VBLK, 0));
 		if (x->occ[i] < 1)
 			x->occ[i] = 1;
 		if (x->occ[i] > maxocc)
@@ -743,63 +711,6 @@ ctx_init(gbt_vagg_gpu_ctx *x, char *err, size_t errlen)
 	x->ready = 1;
 out:
 	return rc;
-}
-
-template <int NC>
-static cudaError_t
-launch(const KArgs &a, unsigned grid, cudaStream_t s)
-{
-	k_vagg<NC><<<grid, VBLK, 0, s>>>(a);
-	return cudaGetLastError();
-}
-
-/* host check of the arguments (ranges only when check_ranges) */
-static int
-check_args(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
-		   int64_t nranges, const uint8_t *visible, int64_t nvisible,
-		   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
-		   int check_ranges, char *err, size_t errlen)
-{
-	int			c;
-	int64_t		r,
-				total = 0;
-
-	if (!in || !out)
-		return fail(err, errlen, "vagg: input or result is NULL");
-	if (in->n < 0)
-		return fail(err, errlen, "vagg: negative entry count %lld", (long long) in->n);
-	if (in->ncols < 0 || in->ncols > GBT_MAX_COLS)
-		return fail(err, errlen, "vagg: %d columns (0..%d allowed)", in->ncols,
-					GBT_MAX_COLS);
-	if (in->n > 0 && !in->blocks)
-		return fail(err, errlen, "vagg: block numbers are NULL");
-	for (c = 0; c < in->ncols; c++)
-	{
-		if (in->coltype[c] != GBT_VAL_INT64 && in->coltype[c] != GBT_VAL_FLOAT8)
-			return fail(err, errlen, "vagg: column %d has bad type %d", c,
-						(int) in->coltype[c]);
-		if (in->n > 0 && !in->cols[c])
-			return fail(err, errlen, "vagg: column %d is NULL", c);
-	}
-	if (nranges < 0 || (nranges > 0 && (!start || !end)))
-		return fail(err, errlen, "vagg: bad range arrays (%lld ranges)", (long long) nranges);
-	if (nvisible < 0 || (nvisible > 0 && !visible))
-		return fail(err, errlen, "vagg: bad visibility map (%lld blocks)", (long long) nvisible);
-	if (unsure_cap < 0 || (unsure_cap > 0 && !unsure))
-		return fail(err, errlen, "vagg: bad unsure buffer (capacity %lld)",
-					(long long) unsure_cap);
-	for (r = 0; check_ranges && r < nranges; r++)
-	{
-		if (start[r] < 0 || start[r] > end[r] || end[r] > in->n)
-			return fail(err, errlen, "vagg: range %lld [%lld, %lld) is not within [0, %lld]",
-						(long long) r, (long long) start[r], (long long) end[r],
-						(long long) in->n);
-		total += end[r] - start[r];
-		if (total > in->n)
-			return fail(err, errlen, "vagg: ranges cover more than the %lld entries",
-						(long long) in->n);
-	}
-	return 0;
 }
 
 extern "C" int
@@ -829,9 +740,10 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	int64_t		nchunks;
 
 	if (!x)
-		return fail(err, errlen, "vagg: no GPU context");
-	if (check_args(in, start, end, nranges, visible, nvisible, out, unsure,
-				   unsure_cap, small, err, errlen))
+		return gbt_vagg_fail(err, errlen, "vagg: no GPU context");
+	/* ranges are checked here only when their prefix sum is on the host */
+	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
+							unsure, unsure_cap, small, err, errlen))
 		return 1;
 	if (x->timing)
 		x->have_times = 0;
@@ -856,8 +768,8 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	stage = small ? (size_t) (2 * nranges + 1) * 8 : 0;
 	off_vis = stage;
 	stage += visbytes;
-	CK(hgrow((void **) &x->h_stage, &x->h_stage_sz, stage));
-	CK(dgrow((void **) &x->d_stage, &x->d_stage_sz, stage));
+	CK(grow((void **) &x->h_stage, &x->h_stage_sz, stage, true));
+	CK(grow((void **) &x->d_stage, &x->d_stage_sz, stage, false));
 	tbound = in->n;
 	if (small)
 	{
@@ -925,13 +837,14 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			(x->d_start, x->d_end, nranges, in->n, x->d_len, x->d_res);
 		CK(cudaGetLastError());
 		CK(cub::DeviceScan::ExclusiveSum(NULL, ws, x->d_len, x->d_offs, nranges + 1, x->stream));
-		CK(dgrow(&x->d_ws, &x->d_ws_sz, ws));
+		CK(grow(&x->d_ws, &x->d_ws_sz, ws, false));
 		CK(cub::DeviceScan::ExclusiveSum(x->d_ws, ws, x->d_len, x->d_offs, nranges + 1, x->stream));
 	}
 	{
 		int64_t		ucap = unsure_cap < tbound ? unsure_cap : tbound;
 
-		CK(dgrow((void **) &x->d_unsure, &x->d_unsure_sz, (size_t) (ucap > 0 ? ucap : 1) * 8));
+		CK(grow((void **) &x->d_unsure, &x->d_unsure_sz,
+			   (size_t) (ucap > 0 ? ucap : 1) * 8, false));
 		memset(&a, 0, sizeof(a));
 		a.cap = ucap;
 	}
@@ -973,24 +886,8 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			g = 1;
 		grid = (unsigned) g;
 	}
-	switch (in->ncols)
-	{
-		case 0:
-			CK(launch<0>(a, grid, x->stream));
-			break;
-		case 1:
-			CK(launch<1>(a, grid, x->stream));
-			break;
-		case 2:
-			CK(launch<2>(a, grid, x->stream));
-			break;
-		case 3:
-			CK(launch<3>(a, grid, x->stream));
-			break;
-		default:
-			CK(launch<4>(a, grid, x->stream));
-			break;
-	}
+	k_vagg_nc[in->ncols] <<<grid, VBLK, 0, x->stream>>> (a);
+	CK(cudaGetLastError());
 	if (x->timing)
 		CK(cudaEventRecord(x->ev[2], x->stream));
 	CK(cudaMemcpyAsync(x->h_res, x->d_res, sizeof(DevRes), cudaMemcpyDeviceToHost, x->stream));
@@ -998,9 +895,9 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	if (x->h_res->bad)
 	{
 		/* find the culprit for the message (host memory, error path) */
-		if (check_args(in, start, end, nranges, visible, nvisible, out, unsure,
-					   unsure_cap, 1, err, errlen) == 0)
-			rc = fail(err, errlen, "vagg: bad ranges");
+		if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible,
+								out, unsure, unsure_cap, 1, err, errlen) == 0)
+			rc = gbt_vagg_fail(err, errlen, "vagg: bad ranges");
 		else
 			rc = 1;
 		goto out;
