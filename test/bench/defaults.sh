@@ -9,7 +9,9 @@
 #   - count(*) / sum(v) over 0.01 %, 10 % and 100 % of the keys once the
 #     mirror is built (median of 5 runs after one warm-up);
 #   - the first query after a bulk INSERT of 10 % more rows, and the same
-#     queries once the mirror is rebuilt.
+#     queries once the mirror is current again;
+#   - an UPDATE of 1 % of the rows (what it does to the mirror), a range
+#     sum right after it and after VACUUM.
 # Every gpubtree answer is compared with btree's; EXPLAIN says what answered.
 # Prints a Markdown table per size.
 #
@@ -95,9 +97,20 @@ SQL
 	done
 	echo "| (bulk INSERT of 10 % more rows into each, s) | | $((SECONDS - t0)) | | |"
 	row "first count(*) 10 % after the bulk INSERT" "$R10" timed
-	echo "| (mirror rebuilt in the background, s after the first query) | | $(wait_mirror) | | |"
-	row "count(*) 10 % after the rebuild" "$R10" median
-	row "sum(v) 100 % after the rebuild (heap not vacuumed)" "SELECT sum(v) FROM %s" median
+	echo "| (mirror current again, s after the first query) | | $(wait_mirror) | | |"
+	row "count(*) 10 % once the mirror is current" "$R10" median
+	row "sum(v) 100 % then (heap not vacuumed)" "SELECT sum(v) FROM %s" median
+	inv0=$($PSQL -c "SELECT invalidations FROM gpubtree_status()")
+	for t in b g; do
+		echo "| UPDATE of 1 % of the rows (v = v + 1), $t (ms) | $(timed "UPDATE $t SET v = v + 1 WHERE k % 100 = 7") | | | |"
+	done
+	echo "| (mirror after the update: invalidations, current) | | $(($($PSQL -c "SELECT invalidations FROM gpubtree_status()") - inv0)), $($PSQL -c "SELECT string_agg(current::text, ',') FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass") | | |"
+	row "sum(v) 10 % after the update (no VACUUM)" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
+	for t in b g; do
+		echo "| VACUUM $t (ms) | $(timed "VACUUM $t") | | | |"
+	done
+	row "sum(v) 10 % after VACUUM" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
+	row "count(*) 100 % after VACUUM" "SELECT count(*) FROM %s" median
 	echo
 	$PSQL -c "SELECT index::regclass, engine, entries, pg_size_pretty(bytes) AS bytes, round(build_ms) AS build_ms, state FROM gpubtree_mirrors()" | sed 's/^/    /'
 	cluster_stop "$DIR" immediate
