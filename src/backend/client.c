@@ -252,15 +252,16 @@ gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo, const uint64 *hi,
 
 bool
 gbt_call_dump(GbtCall *call, Relation index, uint64 generation, int64 offset,
-			  int64 nitems)
+			  int64 nitems, int ncols)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_DUMP, index, generation, 0,
-								 gbt_entries_flat_size(GBT_MAX_COLS, nitems));
+								 gbt_entries_flat_size(ncols, nitems));
 
 	if (req == NULL)
 		return false;
 	req->body.dump.offset = offset;
 	req->body.dump.nitems = nitems;
+	req->body.dump.ncols = ncols;
 	return request_send(call->seg);
 }
 

@@ -16,15 +16,17 @@
 
 /*
  * Read the service's current mirror of the index, in chunks of raw
- * positions, passing each chunk's live entries to fn.  Fails (with *status)
+ * positions, passing each chunk's live entries to fn (keys and TIDs only
+ * with tids_only: what VACUUM's sweep needs).  Fails (with *status)
  * when there is no current mirror, or when it changed layout meanwhile (a
  * merge or rebuild); *mirror_id names the mirror read.
  */
 bool
-gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
-				GbtReplyStatus *status)
+gbt_dump_mirror(Relation index, bool tids_only, GbtDumpFn fn, void *arg,
+				uint64 *mirror_id, GbtReplyStatus *status)
 {
 	const int64 chunk = 1 << 20;
+	int			ncols = tids_only ? 0 : GBT_MAX_COLS;
 	int64		offset = 0;
 	int64		total;
 	uint64		generation;
@@ -37,7 +39,7 @@ gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
 		GbtCall		call;
 		bool		same;
 
-		if (!gbt_call_dump(&call, index, generation, offset, chunk))
+		if (!gbt_call_dump(&call, index, generation, offset, chunk, ncols))
 		{
 			gbt_call_end(&call);
 			return false;
@@ -50,9 +52,9 @@ gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg, uint64 *mirror_id,
 		{
 			GbtEntries	e;
 
-			gbt_entries_unflatten(&e, GBT_MAX_COLS, chunk, GBT_REQUEST_DATA(call.req));
+			gbt_entries_unflatten(&e, ncols, chunk, GBT_REQUEST_DATA(call.req));
 			e.n = call.req->hdr.nresults;
-			e.ncols = call.req->body.dump.columns.ncols;
+			e.ncols = Min(ncols, call.req->body.dump.columns.ncols);
 			fn(&e, &call.req->body.dump.columns, arg);
 		}
 		gbt_call_end(&call);
@@ -138,7 +140,7 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 	st.maxdead = 1024;
 	st.ndead = 0;
 	st.dead = palloc_extended(sizeof(ItemPointerData) * st.maxdead, MCXT_ALLOC_HUGE);
-	if (gbt_dump_mirror(index, sweep_chunk, &st, &mirror_id, &status))
+	if (gbt_dump_mirror(index, true, sweep_chunk, &st, &mirror_id, &status))
 	{
 		GbtCall		call;
 

@@ -14,8 +14,8 @@
 #include "protocol.h"
 
 typedef void (*GbtDumpFn) (const GbtEntries *e, const GbtColumns *cols, void *arg);
-extern bool gbt_dump_mirror(Relation index, GbtDumpFn fn, void *arg,
-							uint64 *mirror_id, GbtReplyStatus *status);
+extern bool gbt_dump_mirror(Relation index, bool tids_only, GbtDumpFn fn,
+							void *arg, uint64 *mirror_id, GbtReplyStatus *status);
 extern void gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 							 void *callback_state);
 

@@ -174,7 +174,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	m.cap = 1024;
 	m.n = 0;
 	m.e = palloc_extended(sizeof(Entry) * m.cap, MCXT_ALLOC_HUGE);
-	if (!gbt_dump_mirror(index, collect, &m, &mirror_id, &status))
+	if (!gbt_dump_mirror(index, false, collect, &m, &mirror_id, &status))
 	{
 		put(rsinfo, status == GBT_REPLY_NO_MIRROR ? "no current mirror" :
 			"no GPU service answered", NULL);

@@ -108,14 +108,15 @@ typedef struct GbtScanRequest
 
 /*
  * DUMP: the answer is the mirror's live entries among raw positions
- * [offset, offset + nitems), in entries.h's flat layout for GBT_MAX_COLS
- * columns; total says how many raw positions there are, and mirror_id
- * identifies the mirror's layout.
+ * [offset, offset + nitems), in entries.h's flat layout for ncols columns
+ * (GBT_MAX_COLS, or 0 for keys and TIDs alone); total says how many raw
+ * positions there are, and mirror_id identifies the mirror's layout.
  */
 typedef struct GbtDumpRequest
 {
 	int64		offset;
 	int64		nitems;
+	int			ncols;
 	/* the reply */
 	uint64		mirror_id;
 	int64		total;

@@ -314,24 +314,47 @@ gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 	return added;
 }
 
-static bool
-tid_in(const ItemPointerData *sorted, int64 n, const ItemPointerData *tid)
+/*
+ * VACUUM's dead TIDs (sorted), indexed by heap block: first[b] is where
+ * block b's TIDs start, so that a lookup scans one block's few offsets
+ * instead of searching the whole list once per mirror entry.
+ */
+typedef struct DeadTids
 {
-	int64		lo = 0;
-	int64		hi = n;
+	const ItemPointerData *tids;
+	BlockNumber nblocks;		/* blocks up to the last dead TID's, + 1 */
+	int64	   *first;			/* [nblocks + 1] */
+} DeadTids;
 
-	while (lo < hi)
+static void
+dead_tids_init(DeadTids *d, const ItemPointerData *sorted, int64 n)
+{
+	BlockNumber b;
+	int64		i = 0;
+
+	d->tids = sorted;
+	d->nblocks = ItemPointerGetBlockNumber(&sorted[n - 1]) + 1;
+	d->first = palloc_extended(sizeof(int64) * (d->nblocks + 1), MCXT_ALLOC_HUGE);
+	for (b = 0; b <= d->nblocks; b++)
 	{
-		int64		mid = lo + (hi - lo) / 2;
-		int			c = ItemPointerCompare((ItemPointer) &sorted[mid], (ItemPointer) tid);
-
-		if (c == 0)
-			return true;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+		while (i < n && ItemPointerGetBlockNumber(&sorted[i]) < b)
+			i++;
+		d->first[b] = i;
 	}
+}
+
+static bool
+dead_tids_has(const DeadTids *d, const ItemPointerData *tid)
+{
+	BlockNumber b = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	int64		i;
+
+	if (b >= d->nblocks)
+		return false;
+	for (i = d->first[b]; i < d->first[b + 1]; i++)
+		if (ItemPointerGetOffsetNumber(&d->tids[i]) == off)
+			return true;
 	return false;
 }
 
@@ -341,12 +364,14 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 	int64		removed = 0;
 	int64		i,
 				o;
+	DeadTids	d;
 
 	if (ndead == 0)
 		return 0;
+	dead_tids_init(&d, dead, ndead);
 	for (i = 0; i < m->base.n; i++)
 	{
-		if (IS_REMOVED(m, i) || !tid_in(dead, ndead, &m->base.tids[i]))
+		if (IS_REMOVED(m, i) || !dead_tids_has(&d, &m->base.tids[i]))
 			continue;
 		if (m->removed == NULL)
 			m->removed = MemoryContextAllocExtended(TopMemoryContext, m->base.n / 8 + 1,
@@ -358,7 +383,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 	}
 	for (i = 0, o = 0; i < m->ins.n; i++)
 	{
-		if (tid_in(dead, ndead, &m->ins.tids[i]))
+		if (dead_tids_has(&d, &m->ins.tids[i]))
 		{
 			removed++;
 			continue;
@@ -367,6 +392,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 		copy_entry(&m->ins, o++, &m->ins, i);
 	}
 	m->ins.n = o;
+	pfree(d.first);
 	return removed;
 }
 

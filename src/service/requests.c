@@ -135,9 +135,15 @@ handle_dump(GbtRequest *req)
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
-	Assert(MAXALIGN(sizeof(GbtRequest)) + gbt_entries_flat_size(GBT_MAX_COLS, req->body.dump.nitems) <=
-		   req->hdr.capacity);
-	gbt_entries_unflatten(&out, GBT_MAX_COLS, req->body.dump.nitems, GBT_REQUEST_DATA(req));
+	if (req->body.dump.ncols < 0 || req->body.dump.ncols > GBT_MAX_COLS ||
+		MAXALIGN(sizeof(GbtRequest)) +
+		gbt_entries_flat_size(req->body.dump.ncols, req->body.dump.nitems) > req->hdr.capacity)
+	{
+		reply(req, GBT_REPLY_ERROR, "bad DUMP request");
+		return;
+	}
+	gbt_entries_unflatten(&out, req->body.dump.ncols, req->body.dump.nitems,
+						  GBT_REQUEST_DATA(req));
 	out.n = 0;
 	req->hdr.nresults = gbt_mirror_read(sm->mirror, req->body.dump.offset, req->body.dump.offset + req->body.dump.nitems, &out);
 	req->body.dump.columns = *gbt_mirror_columns(sm->mirror);
