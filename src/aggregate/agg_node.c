@@ -109,6 +109,7 @@ answer_by_service(AggScanState *s)
 	uint64	   *lo;
 	uint64	   *hi;
 	bool		ok;
+	bool		runtime_array = false;
 	int			i;
 
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
@@ -126,7 +127,9 @@ answer_by_service(AggScanState *s)
 			s->why = "a NULL bound";
 			return false;
 		}
-		ScanKeyEntryInitialize(&keys[i], list_nth_int(s->arrays, i) ? SK_SEARCHARRAY : 0,
+		runtime_array |= list_nth_int(s->arrays, i) == GBT_ARRAY_RUNTIME;
+		ScanKeyEntryInitialize(&keys[i], list_nth_int(s->arrays, i) != GBT_ARRAY_NONE ?
+							   SK_SEARCHARRAY : 0,
 							   1, list_nth_int(s->strategies, i),
 							   list_nth_oid(s->subtypes, i), InvalidOid,
 							   get_opcode(list_nth_oid(s->operators, i)), v);
@@ -137,6 +140,13 @@ answer_by_service(AggScanState *s)
 	ok = gbt_keys_to_ranges(keys, nkeys, index->rd_opcintype[0], true, &lo, &hi, &s->nranges);
 	if (!ok)
 		s->why = "conditions the service does not take";
+	else if (runtime_array && s->nranges < gpubtree_min_gpu_batch)
+	{
+		/* Planned before the array was known: a few keys are nbtree's. */
+		s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
+						  (long long) s->nranges);
+		ok = false;
+	}
 	else
 	{
 		/*

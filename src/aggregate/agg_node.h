@@ -17,7 +17,7 @@ enum
 	PRIV_STRATEGIES,			/* per condition: btree strategy */
 	PRIV_SUBTYPES,				/* per condition: the bound's type */
 	PRIV_OPERATORS,				/* per condition: the operator */
-	PRIV_ARRAYS,				/* per condition: 1 for = ANY(array) */
+	PRIV_ARRAYS,				/* per condition: GbtArrayKind */
 	PRIV_KINDS,					/* per aggregate: GbtAggKind */
 	PRIV_COLUMNS,				/* per aggregate: index column */
 	PRIV_ARGTYPES,				/* per aggregate: argument type */
@@ -25,6 +25,14 @@ enum
 	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns) */
 	PRIV_BOUNDS					/* per condition: the bound (path only) */
 };
+
+/* A condition's array, in PRIV_ARRAYS. */
+typedef enum GbtArrayKind
+{
+	GBT_ARRAY_NONE,				/* not = ANY */
+	GBT_ARRAY_CONST,			/* = ANY of a constant array */
+	GBT_ARRAY_RUNTIME			/* = ANY of an array known when the plan runs */
+} GbtArrayKind;
 
 extern CustomScanMethods gbt_agg_scan_methods;
 extern void gbt_agg_node_init(void);

@@ -357,6 +357,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	Selectivity nullfrac = 0;
 	Oid			tableoid = planner_rt_fetch(relid, root)->relid;
 	Var		   *var;
+	bool		runtime_array = false;
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
@@ -387,7 +388,10 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		strategies = lappend_int(strategies, strategy);
 		subtypes = lappend_oid(subtypes, subtype);
 		operators = lappend_oid(operators, opno);
-		arrays = lappend_int(arrays, array);
+		if (array && !IsA(bound, Const))
+			runtime_array = true;
+		arrays = lappend_int(arrays, !array ? GBT_ARRAY_NONE :
+							 IsA(bound, Const) ? GBT_ARRAY_CONST : GBT_ARRAY_RUNTIME);
 		bounds = lappend(bounds, bound);
 	}
 
@@ -430,6 +434,23 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		unsure_rows * gbt_agg_unsure_cost() + null_cost;
 	cpath->path.total_cost = cpath->path.startup_cost;
 	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs));
+
+	/*
+	 * An = ANY of an array known only when the plan runs (a parameter of a
+	 * generic plan, an InitPlan's result): the planner's guess of its length
+	 * is a default, so the node decides at run time from the real one
+	 * (agg_node.c), running the plan below for a short array.  It never
+	 * costs more than that plan, and is costed 2 % under it, beyond
+	 * add_path()'s 1 % fuzz, so that the choice left to run time is the
+	 * path kept.
+	 */
+	if (runtime_array)
+	{
+		Cost		cap = ((Path *) linitial(cpath->custom_paths))->total_cost * 0.98;
+
+		cpath->path.startup_cost = Min(cpath->path.startup_cost, cap);
+		cpath->path.total_cost = Min(cpath->path.total_cost, cap);
+	}
 	cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
 									   strategies, subtypes, operators, arrays);
 	cpath->custom_private = lappend(cpath->custom_private, kinds);
