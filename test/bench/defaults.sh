@@ -22,39 +22,7 @@ GBT_BUILD_WAIT=   # the shipped default
 . test/lib.sh
 export LC_ALL=C
 
-# timed QUERY: one run's milliseconds (psql \timing).
-timed() { $PSQL -c '\timing on' -c "$1" | awk '/^Time:/ {print $2}'; }
-# median QUERY: median of 5 timed runs after one warm-up.
-median() {
-	$PSQL -c '\timing on' -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" |
-		awk '/^Time:/ {print $2}' | tail -5 | sort -n | sed -n 3p
-}
-answer() { $PSQL -c "$1"; }
-# answered QUERY: what answered the query on gpubtree.
-answered() {
-	$PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $1" |
-		grep -E 'Answered by|Service:|Mirror:' | sed 's/^ *//' | head -2 | paste -sd ';' -
-}
-# wait_mirror: seconds until g_k's mirror is current (at most 10 min).  A
-# table small enough that the planner keeps btree's plans never asks for a
-# mirror; gpubtree_count() always does (and never waits for it).
-wait_mirror() {
-	local t0=$SECONDS
-	for _ in $(seq 1 1200); do
-		[ "$($PSQL -c "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND current")" = 1 ] && break
-		$PSQL -c "SELECT gpubtree_count('g_k', 0, 0)" >/dev/null
-		sleep 0.5
-	done
-	echo $((SECONDS - t0))
-}
-row() {		# row WHAT QUERY-TEMPLATE TIMING-FUNCTION
-	local q g b gt bt same
-	q=$2
-	gt=$($3 "$(printf "$q" g)")
-	bt=$($3 "$(printf "$q" b)")
-	same=$([ "$(answer "$(printf "$q" g)")" = "$(answer "$(printf "$q" b)")" ] && echo yes || echo NO)
-	printf '| %s | %s | %s | %s | %s |\n' "$1" "$bt" "$gt" "$same" "$(answered "$(printf "$q" g)")"
-}
+. test/bench/compare_lib.sh
 
 for LOG2 in ${@:-24}; do
 	ROWS=$((1 << LOG2))

@@ -8,6 +8,7 @@
 #                            BENCH_CLIENTS, BENCH_DURATION change those)
 #   agg [LOG2_ROWS]          test/bench/agg.sh (default 24)
 #   defaults [LOG2_ROWS...]  test/bench/defaults.sh (default 24)
+#   arrays [LOG2_ROWS [LOG2_KEYS]]  test/bench/bound_arrays.sh (default 24 20)
 #   commit-latency           test/bench/commit_latency.sh, variants a-d
 #                            (NOPRELOAD=1), PGCONF="gpubtree.engine = gpu";
 #                            its other variables (ROWS, DURATION, CLIENTS,
@@ -24,7 +25,7 @@
 #
 #   run(command="test/gpu/run.sh agg 26", carry=[".gpu"], timeout_s=600)
 #
-# bench, agg, defaults and commit-latency build and install gpubtree against
+# bench, agg, defaults, arrays and commit-latency build and install gpubtree against
 # the bundle first (test/gpu/setup_pg_bundle.sh), from GBT_BENCH_SRC when set
 # (a source folder, e.g. a `git archive` of a commit with the commit id in
 # its .commit file, so that a run measures a known commit) or else the
@@ -47,7 +48,7 @@ START=$SECONDS
 ROOT=$PWD
 NAME=${1:-}
 case "$NAME" in
-bench | agg | defaults | commit-latency | harmonia | suite) shift ;;
+bench | agg | defaults | arrays | commit-latency | harmonia | suite) shift ;;
 *)
 	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
@@ -120,6 +121,11 @@ defaults)
 	timeout "$(left)" test/bench/defaults.sh "${@:-24}" | tee "$R/defaults.md"
 	rc=$?
 	REPORT=$R/defaults.md
+	;;
+arrays)
+	timeout "$(left)" test/bench/bound_arrays.sh "${@:-24}" | tee "$R/arrays.md"
+	rc=$?
+	REPORT=$R/arrays.md
 	;;
 commit-latency)
 	GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
