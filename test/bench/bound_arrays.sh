@@ -22,11 +22,8 @@ echo "## 2^$LOG2 rows, $KEYS probe keys"
 echo
 $PSQL -c "SELECT coalesce(device_name || ' (' || round(device_memory / 2^30) || ' GiB)', status) FROM gpubtree_device_info()" 2>/dev/null
 t0=$SECONDS
+load_tables $ROWS || exit 1
 $PSQL <<SQL || exit 1
-CREATE EXTENSION gpubtree;
-CREATE TABLE g (k int8, v int8);
-INSERT INTO g SELECT (i * 2654435761) % $ROWS, i FROM generate_series(0::int8, $ROWS - 1) i;
-CREATE TABLE b AS SELECT * FROM g;
 CREATE INDEX g_k ON g USING gpubtree (k) INCLUDE (v);
 CREATE INDEX b_k ON b (k) INCLUDE (v);
 VACUUM ANALYZE g;

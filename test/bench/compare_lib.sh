@@ -35,3 +35,13 @@ row() {		# row WHAT QUERY-TEMPLATE TIMING-FUNCTION
 	printf '| %s | %s | %s | %s | %s |\n' "$1" "$bt" "$gt" "$same" "$(answered "$(printf "$q" g)")"
 }
 
+# load_tables ROWS: the extension, and tables g and b with the same ROWS
+# rows (k int8, v int8): keys a permutation of 0 .. ROWS-1.
+load_tables() {
+	$PSQL <<SQL
+CREATE EXTENSION gpubtree;
+CREATE TABLE g (k int8, v int8);
+INSERT INTO g SELECT (i * 2654435761) % $1, i FROM generate_series(0::int8, $1 - 1) i;
+CREATE TABLE b AS SELECT * FROM g;
+SQL
+}

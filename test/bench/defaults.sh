@@ -31,11 +31,8 @@ for LOG2 in ${@:-24}; do
 	echo
 	$PSQL -c "SELECT version()"
 	t0=$SECONDS
+	load_tables $ROWS || exit 1
 	$PSQL <<SQL || exit 1
-CREATE EXTENSION gpubtree;
-CREATE TABLE g (k int8, v int8);
-INSERT INTO g SELECT (i * 2654435761) % $ROWS, i FROM generate_series(0::int8, $ROWS - 1) i;
-CREATE TABLE b AS SELECT * FROM g;
 VACUUM ANALYZE g;
 VACUUM ANALYZE b;
 SQL
