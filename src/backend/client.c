@@ -122,7 +122,6 @@ request_send(dsm_segment *seg)
 {
 	GbtSlot    *slot;
 	TimestampTz deadline;
-	int			service_procno;
 	bool		answered = false;
 
 	if (!gbt_service_running())
@@ -138,10 +137,7 @@ request_send(dsm_segment *seg)
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GBT_SLOT_SUBMITTED);
 
-	SpinLockAcquire(&gbt_shared->mutex);
-	service_procno = gbt_shared->service_procno;
-	SpinLockRelease(&gbt_shared->mutex);
-	SetLatch(&ProcGlobal->allProcs[service_procno].procLatch);
+	gbt_wake_service();
 
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   gpubtree_service_timeout);
@@ -407,14 +403,7 @@ gbt_log_write(const GbtLogEntry *entries, int n, GbtEpochCheck epoch_ok)
 	pg_atomic_fetch_add_u64(&gbt_shared->logged, nwanted);
 	/* Wake the service before the log fills; scans wake it anyway. */
 	if (pending > log->size / 4)
-	{
-		int			procno;
-
-		SpinLockAcquire(&gbt_shared->mutex);
-		procno = gbt_shared->service_procno;
-		SpinLockRelease(&gbt_shared->mutex);
-		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
-	}
+		gbt_wake_service();
 	return GBT_LOG_WRITTEN;
 }
 
@@ -426,14 +415,9 @@ gbt_log_write(const GbtLogEntry *entries, int n, GbtEpochCheck epoch_ok)
 bool
 gbt_wait_for_log_room(void)
 {
-	int			procno;
-
 	if (!gbt_service_running())
 		return false;
-	SpinLockAcquire(&gbt_shared->mutex);
-	procno = gbt_shared->service_procno;
-	SpinLockRelease(&gbt_shared->mutex);
-	SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	gbt_wake_service();
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 1L, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);

@@ -96,18 +96,14 @@ gpubtree_engine_name(int engine)
 const char *
 gbt_service_engine(void)
 {
-	pid_t		pid;
-	bool		gpu;
+	GbtServiceFacts facts;
 
 	if (gbt_shared == NULL)
 		return NULL;
-	SpinLockAcquire(&gbt_shared->mutex);
-	pid = gbt_shared->service_pid;
-	gpu = gbt_shared->gpu_usable;
-	SpinLockRelease(&gbt_shared->mutex);
-	if (pid == 0)
+	gbt_service_facts(&facts);
+	if (facts.pid == 0)
 		return NULL;
-	if (gpu)
+	if (facts.gpu_usable)
 		return "gpu";
 	return gpubtree_engine == GPUBTREE_ENGINE_GPU ? "none" : "cpu";
 }

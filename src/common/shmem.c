@@ -85,28 +85,41 @@ gbt_service_shmem_startup(void)
 	}
 }
 
-bool
-gbt_service_running(void)
+/* What the service publishes about itself, read at once. */
+void
+gbt_service_facts(GbtServiceFacts *facts)
 {
-	pid_t		pid;
-
-	if (gbt_shared == NULL)
-		return false;
 	SpinLockAcquire(&gbt_shared->mutex);
-	pid = gbt_shared->service_pid;
+	facts->pid = gbt_shared->service_pid;
+	facts->procno = gbt_shared->service_procno;
+	facts->gpu_usable = gbt_shared->gpu_usable;
+	facts->memory_limit = gbt_shared->memory_limit;
 	SpinLockRelease(&gbt_shared->mutex);
-	return pid != 0;
 }
 
 pid_t
 gbt_service_pid(void)
 {
-	pid_t		pid;
+	GbtServiceFacts facts;
 
-	SpinLockAcquire(&gbt_shared->mutex);
-	pid = gbt_shared->service_pid;
-	SpinLockRelease(&gbt_shared->mutex);
-	return pid;
+	gbt_service_facts(&facts);
+	return facts.pid;
+}
+
+bool
+gbt_service_running(void)
+{
+	return gbt_shared != NULL && gbt_service_pid() != 0;
+}
+
+/* Set the service's latch: work for it, or room in the log wanted. */
+void
+gbt_wake_service(void)
+{
+	GbtServiceFacts facts;
+
+	gbt_service_facts(&facts);
+	SetLatch(&ProcGlobal->allProcs[facts.procno].procLatch);
 }
 
 /*
@@ -116,13 +129,11 @@ gbt_service_pid(void)
 int64
 gbt_service_memory_limit(bool *on_gpu)
 {
-	int64		limit;
+	GbtServiceFacts facts;
 
-	SpinLockAcquire(&gbt_shared->mutex);
-	limit = gbt_shared->memory_limit;
-	*on_gpu = gbt_shared->gpu_usable;
-	SpinLockRelease(&gbt_shared->mutex);
-	return limit;
+	gbt_service_facts(&facts);
+	*on_gpu = facts.gpu_usable;
+	return facts.memory_limit;
 }
 
 /* Entries of the index's published mirror; 0 when it has none. */

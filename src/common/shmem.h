@@ -149,11 +149,22 @@ typedef struct GbtServiceShared
 extern GbtServiceShared *gbt_shared;
 
 
+/* What the service publishes about itself (gbt_service_facts()). */
+typedef struct GbtServiceFacts
+{
+	pid_t		pid;			/* 0: not running */
+	int			procno;
+	bool		gpu_usable;
+	int64		memory_limit;	/* bytes; 0 until the service resolved it */
+} GbtServiceFacts;
+
 /* shmem.c: shared memory, generations and counters, for both sides */
 extern void gbt_service_shmem_request(void);
 extern void gbt_service_shmem_startup(void);
 extern bool gbt_service_running(void);
+extern void gbt_service_facts(GbtServiceFacts *facts);
 extern pid_t gbt_service_pid(void);
+extern void gbt_wake_service(void);
 extern int64 gbt_service_memory_limit(bool *on_gpu);
 extern int64 gbt_published_entries(Oid dbid, Oid indexrelid);
 extern uint64 gbt_generation(Oid dbid, Oid indexrelid);
