@@ -239,7 +239,7 @@ def agg_query(gen):
     """Concurrent mode only (the serial mode's random sequence stays as it
     was): range aggregates on the leading column of each index, the
     multi-column ones included, which the GpubtreeAggregate node may answer
-    from the mirror, and whole-table ones."""
+    from the mirror, = ANY of InitPlan arrays, and whole-table ones."""
     lo, hi = gen.span(60)
     if gen.chance(0.2):
         return gen.r.choice(WHOLE_TABLE_AGGS)
@@ -252,6 +252,10 @@ def agg_query(gen):
         "SELECT count(*), min(ts), max(ts) FROM {t} WHERE ts BETWEEN %s + interval '%d hours' AND %s + interval '%d hours'" % (
             T0, lo * 10, T0, hi * 10),
         "SELECT count(*), min(id), max(id) FROM {t} WHERE id BETWEEN %d AND %d" % (lo * 20, hi * 40),
+        # Arrays known only when the plan runs (InitPlans): the node decides then.
+        "SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k = ANY ((SELECT array_agg(x) FROM generate_series(%d, %d, %d) x)::int8[])" % (
+            lo, hi, gen.r.randint(1, 3)),
+        "SELECT count(*), sum(k) FROM {t} WHERE k2 = ANY (ARRAY(SELECT generate_series(%d, %d)))" % (lo % 10, lo % 10 + gen.r.randint(0, 4)),
     ])
 
 
