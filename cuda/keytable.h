@@ -44,6 +44,8 @@
 	X(timestamp, int64_t, hm_encode_int64, TIMESTAMPOID, DATETIME, INT64, NONE, \
 	  TimestampGetDatum, DatumGetTimestamp, extract_timestamp) \
 	X(timestamptz, int64_t, hm_encode_int64, TIMESTAMPTZOID, DATETIME, INT64, NONE, \
-	  TimestampTzGetDatum, DatumGetTimestampTz, extract_timestamptz)
+	  TimestampTzGetDatum, DatumGetTimestampTz, extract_timestamptz) \
+	X(time, int64_t, hm_encode_int64, TIMEOID, DATETIME, INT64, NONE, \
+	  TimeADTGetDatum, DatumGetTimeADT, extract_time)
 
 #endif							/* GBT_KEYTABLE_H */

@@ -51,6 +51,8 @@ INSERT INTO agt_type (name, typ, is_key, val, extremes, lowest, highest) VALUES
 	('tz', 'timestamptz', true, 'timestamptz ''2000-01-01 00:00+00'' + g * interval ''61 minutes''',
 	 '{-infinity,infinity,"4714-11-24 00:00+00 BC","294276-12-31 23:59:59.999999+00"}',
 	 '-infinity', 'infinity'),
+	('tm', 'time', true, 'time ''00:00'' + g * interval ''61 seconds''',
+	 '{00:00,24:00,23:59:59.999999}', '00:00', '24:00'),
 	('tx', 'text', false, '''v'' || g', '{"",zzz}', NULL, NULL),
 	('vc', 'varchar', false, '''v'' || g', '{"",zzz}', NULL, NULL),
 	('nu', 'numeric', false, 'g * 1.5', '{NaN,Infinity,-Infinity}', NULL, NULL),
@@ -279,7 +281,7 @@ DECLARE
 	want text;
 BEGIN
 	sql := CASE
-		WHEN f IN ('min', 'max') AND c.typ IN ('date', 'timestamp', 'timestamptz')
+		WHEN f IN ('min', 'max') AND c.typ IN ('date', 'timestamp', 'timestamptz', 'time')
 			THEN format('extract(epoch FROM %s(%I))', f, c.col)
 		WHEN f IN ('min', 'max') THEN format('%s(%I)::numeric', f, c.col)
 		WHEN f = 'sum' AND isfloat THEN format('sum(%I::float8)::numeric', c.col)

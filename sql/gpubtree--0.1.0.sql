@@ -216,6 +216,18 @@ ALTER OPERATOR FAMILY datetime_ops USING gpubtree ADD
 	FUNCTION 3 (timestamp without time zone, interval) in_range(timestamp without time zone,timestamp without time zone,interval,boolean,boolean),
 	FUNCTION 1 (timestamp without time zone, timestamp with time zone) timestamp_cmp_timestamptz(timestamp without time zone,timestamp with time zone);
 
+-- time_ops: same operators and support functions as btree's time_ops
+CREATE OPERATOR FAMILY time_ops USING gpubtree;
+CREATE OPERATOR CLASS time_ops DEFAULT FOR TYPE time without time zone USING gpubtree FAMILY time_ops AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 time_cmp(time without time zone,time without time zone),
+	FUNCTION 3 (time without time zone, interval) in_range(time without time zone,time without time zone,interval,boolean,boolean),
+	FUNCTION 4 btequalimage(oid);
+
 -- amcheck's B-tree verification on a gpubtree index (needs CREATE EXTENSION
 -- amcheck).  amcheck's rule: like its bt_index_check functions, not for
 -- PUBLIC; a caller also needs the right to execute amcheck's function, which

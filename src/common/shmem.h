@@ -52,7 +52,7 @@
 #include "entries.h"
 #include "protocol.h"
 
-#define GBT_GENERATIONS 4096
+#define GBT_GENERATIONS 65536
 #define GBT_MAX_MIRRORS 256
 
 typedef enum GbtSlotState
