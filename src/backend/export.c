@@ -108,6 +108,7 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 	int64		n = 0;
+	const GbtKeyType *kt = gbt_key_type(keytype);	/* once, not per entry */
 
 	gbt_entries_init(out, cols->ncols, 1024);
 	iscan = index_beginscan(heap, index, SnapshotAny, 0, 0);
@@ -131,7 +132,7 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 			continue;
 		if (n == out->cap)
 			gbt_entries_grow(out, out->cap * 2);
-		out->keys[n] = gbt_encode_key(values[0], keytype);
+		out->keys[n] = kt->encode(values[0]);
 		out->tids[n] = iscan->xs_heaptid;
 		out->nulls[n] = gbt_entry_values(index, cols, values, isnull, vals);
 		for (c = 0; c < cols->ncols; c++)

@@ -182,9 +182,11 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 		int			nelems;
 		uint64	   *points;
 		int64		n = 0;
+		const GbtKeyType *elemkt;
 
 		if (!gbt_comparable(elemtype, keytype))
 			return false;
+		elemkt = gbt_key_type(elemtype);	/* once, not per element */
 		if (!aggregate &&
 			ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) < gpubtree_min_gpu_batch)
 			return false;		/* small: nbtree's descents are cheaper */
@@ -199,7 +201,7 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 
 			if (nulls[i])
 				continue;		/* = NULL matches nothing */
-			k = gbt_encode_key(elems[i], elemtype);
+			k = elemkt->encode(elems[i]);
 			if (k >= lo && k <= hi)
 				points[n++] = k;
 		}

@@ -37,12 +37,11 @@ cluster_start "$DIR" || exit 1
 cluster_env "$DIR" "$PORT"
 PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
 
+. test/bench/compare_lib.sh	# load_tables; this script's own helpers follow
+
 t0=$(date +%s)
+load_tables $ROWS || exit 1
 $PSQL <<SQL || exit 1
-CREATE EXTENSION gpubtree;
-CREATE TABLE g (k int8, v int8);
-INSERT INTO g SELECT (i::int8 * 2654435761) % $ROWS, i FROM generate_series(0, $ROWS - 1) i;
-CREATE TABLE b AS SELECT * FROM g;
 CREATE INDEX g_k ON g USING gpubtree (k) INCLUDE (v);
 CREATE INDEX b_k ON b (k) INCLUDE (v);
 VACUUM ANALYZE g;

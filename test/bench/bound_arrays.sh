@@ -32,23 +32,20 @@ VACUUM ANALYZE b;
 CREATE TABLE arr AS
 	SELECT array_agg(CASE WHEN i % 2 = 0 THEN i * ($ROWS / $KEYS) ELSE $ROWS + i END) AS a
 	FROM generate_series(0::int8, $KEYS - 1) i;
--- Static SQL: PL/pgSQL runs it as a prepared statement with keys as its
--- parameter (a generic plan under plan_cache_mode = force_generic_plan).
-CREATE FUNCTION count_g(keys int8[]) RETURNS text LANGUAGE plpgsql AS \$\$
+SQL
+# Static SQL: PL/pgSQL runs it as a prepared statement with keys as its
+# parameter (a generic plan under plan_cache_mode = force_generic_plan).
+for t in g b; do
+	$PSQL <<SQL || exit 1
+CREATE FUNCTION count_$t(keys int8[]) RETURNS text LANGUAGE plpgsql AS \$\$
 DECLARE
 	r text;
 BEGIN
-	SELECT count(*) || ':' || sum(v) INTO r FROM g WHERE k = ANY (keys);
-	RETURN r;
-END \$\$;
-CREATE FUNCTION count_b(keys int8[]) RETURNS text LANGUAGE plpgsql AS \$\$
-DECLARE
-	r text;
-BEGIN
-	SELECT count(*) || ':' || sum(v) INTO r FROM b WHERE k = ANY (keys);
+	SELECT count(*) || ':' || sum(v) INTO r FROM $t WHERE k = ANY (keys);
 	RETURN r;
 END \$\$;
 SQL
+done
 echo "loaded and indexed in $((SECONDS - t0)) s; mirror built in $(wait_mirror) s"
 echo
 echo "| query | btree ms | gpubtree ms | same | gpubtree: what answered |"
