@@ -30,6 +30,13 @@ CREATE FUNCTION gpubtree_device_info(
 CREATE FUNCTION gpubtree_check_create_index() RETURNS event_trigger
 	AS 'MODULE_PATHNAME' LANGUAGE C;
 
+-- Fired ALWAYS after UPDATE or DELETE of each row of a table with a gpubtree
+-- index (an internal trigger that CREATE INDEX ... USING gpubtree creates):
+-- brings deletes and updates to the GPU mirrors at commit.
+CREATE FUNCTION gpubtree_capture() RETURNS trigger
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+REVOKE ALL ON FUNCTION gpubtree_capture() FROM PUBLIC;
+
 CREATE EVENT TRIGGER gpubtree_check_create_index ON ddl_command_start
 	WHEN TAG IN ('CREATE INDEX')
 	EXECUTE FUNCTION gpubtree_check_create_index();

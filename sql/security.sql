@@ -28,7 +28,7 @@ BEGIN
 END $$;
 
 -- The extension's functions a user can call (not the access method's
--- handler or the event trigger's function).
+-- handler, the event trigger's function or the capture trigger's).
 CREATE VIEW gbt_functions AS
 SELECT p.oid, p.proname, p.proargtypes::regtype[] AS argtypes, p.pronargs,
 	   p.pronargdefaults
@@ -36,7 +36,8 @@ FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
 JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass
 	AND d.refobjid = e.oid AND e.extname = 'gpubtree'
-WHERE p.prorettype NOT IN ('index_am_handler'::regtype, 'event_trigger'::regtype);
+WHERE p.prorettype NOT IN ('index_am_handler'::regtype, 'event_trigger'::regtype,
+						   'trigger'::regtype);
 
 -- A call of function f on relation rel: each argument made from its type.
 CREATE FUNCTION gbt_call(f oid, rel text) RETURNS text

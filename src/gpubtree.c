@@ -16,9 +16,11 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "tcop/utility.h"
 
 #include "backend.h"
 #include "build.h"
+#include "capture.h"
 #include "resync.h"
 #include "service.h"
 #include "settings.h"
@@ -29,6 +31,7 @@ PG_MODULE_MAGIC;
 static object_access_hook_type prev_object_access_hook = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility_hook = NULL;
 
 void		_PG_init(void);
 
@@ -51,6 +54,21 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		gbt_invalidate_at_commit(MyDatabaseId, objectId);
 	else if (classId == DatabaseRelationId)
 		gbt_invalidate(objectId, InvalidOid);
+}
+
+/* After each utility command: what it did to capture triggers. */
+static void
+gbt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					ProcessUtilityContext context, ParamListInfo params,
+					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility_hook)
+		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context, params,
+								 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+	gbt_capture_after_utility(pstmt->utilityStmt);
 }
 
 static void
@@ -87,6 +105,8 @@ _PG_init(void)
 		shmem_startup_hook = gbt_shmem_startup;
 		gbt_service_register();
 		gbt_resync_init();
+		prev_ProcessUtility_hook = ProcessUtility_hook;
+		ProcessUtility_hook = gbt_process_utility;
 	}
 
 	prev_object_access_hook = object_access_hook;

@@ -29,6 +29,8 @@
 #include "agg_exec.h"
 #include "agg_state.h"
 #include "backend.h"
+#include "capture.h"
+#include "visibility.h"
 #include "build.h"
 #include "client.h"
 #include "keytypes.h"
@@ -42,62 +44,6 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-
-/* The visibility map's layout (visibilitymap.c): two bits per heap block. */
-#define VM_MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
-#define VM_BLOCKS_PER_PAGE (VM_MAPSIZE * 4)
-
-/*
- * One bit per heap block: set when the visibility map says all-visible.
- * Reads the map's pages directly (a byte holds four blocks), which for a
- * large table is much cheaper than asking block by block.
- */
-static uint8 *
-read_visibility(Relation heap, BlockNumber nblocks, int64 *nvisible)
-{
-	uint8	   *bits = palloc0(nblocks / 8 + 1);
-	SMgrRelation smgr = RelationGetSmgr(heap);
-	BlockNumber mapblocks;
-	BlockNumber mapblk;
-
-	*nvisible = 0;
-	if (!smgrexists(smgr, VISIBILITYMAP_FORKNUM))
-		return bits;
-	mapblocks = smgrnblocks(smgr, VISIBILITYMAP_FORKNUM);
-	for (mapblk = 0; mapblk < mapblocks; mapblk++)
-	{
-		BlockNumber first = mapblk * VM_BLOCKS_PER_PAGE;
-		Buffer		buf;
-		uint8	   *map;
-		int			i;
-
-		if (first >= nblocks)
-			break;
-		buf = ReadBufferExtended(heap, VISIBILITYMAP_FORKNUM, mapblk,
-								 RBM_ZERO_ON_ERROR, NULL);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		map = (uint8 *) PageGetContents(BufferGetPage(buf));
-		for (i = 0; i < VM_MAPSIZE && first + i * 4 < nblocks; i++)
-		{
-			int			j;
-
-			if (map[i] == 0)
-				continue;
-			for (j = 0; j < 4; j++)
-			{
-				BlockNumber blk = first + i * 4 + j;
-
-				if (blk < nblocks && (map[i] >> (2 * j)) & VISIBILITYMAP_ALL_VISIBLE)
-				{
-					bits[blk >> 3] |= 1 << (blk & 7);
-					(*nvisible)++;
-				}
-			}
-		}
-		UnlockReleaseBuffer(buf);
-	}
-	return bits;
-}
 
 /* AGG_PREPARE: the mirror the aggregate will read. */
 static bool
@@ -225,11 +171,12 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 		/* After AGG_PREPARE's answer: see the header comment. */
 		nblocks = RelationGetNumberOfBlocks(heap);
-		visible = read_visibility(heap, nblocks, &answer->visible_blocks);
+		visible = gbt_read_visibility(heap, nblocks, &answer->visible_blocks);
 		answer->blocks = nblocks;
 
 		answered = gbt_call_agg(&call, index, mirror_id, log_bound, lo, hi, nranges,
-								visible, nblocks, unsure_cap);
+								visible, nblocks, snapshot,
+								gbt_capture_active(heap, index), unsure_cap);
 		pfree(visible);
 		if (call.req == NULL)
 		{

@@ -6,6 +6,8 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+
 #include <sys/statvfs.h>
 
 #include "miscadmin.h"
@@ -213,7 +215,7 @@ current_generation(Relation index)
  */
 bool
 gbt_call_build(GbtCall *call, Relation index, uint64 generation,
-			   uint64 log_start, int service_pid,
+			   uint64 log_start, int service_pid, bool captured,
 			   const GbtColumns *cols, GbtEntries *entries)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_BUILD, index, generation,
@@ -225,6 +227,7 @@ gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 		req->body.build.service_pid = service_pid;
 		req->body.build.columns = *cols;
 		req->body.build.nentries = entries->n;
+		req->body.build.captured = captured;
 		gbt_entries_flatten(entries, GBT_REQUEST_DATA(req));
 	}
 	gbt_entries_free(entries);
@@ -287,24 +290,40 @@ gbt_call_agg_prepare(GbtCall *call, Relation index)
 bool
 gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 			 const uint64 *lo, const uint64 *hi, int64 nranges,
-			 const uint8 *visible, int64 nvisible, int64 unsure_cap)
+			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
+			 bool stamps, int64 unsure_cap)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_AGG, index, current_generation(index),
-								 gbt_agg_request_data_size(nranges, nvisible),
+								 gbt_agg_request_data_size(nranges, nvisible, snapshot->xcnt,
+														   snapshot->subxcnt),
 								 gbt_entries_flat_size(GBT_MAX_COLS, unsure_cap));
+	GbtAggRequest *agg;
 	char	   *data;
+	TransactionId *xids;
 
 	if (req == NULL)
 		return false;
-	req->body.agg.mirror_id = mirror_id;
-	req->body.agg.log_bound = log_bound;
-	req->body.agg.nranges = nranges;
-	req->body.agg.nvisible = nvisible;
-	req->body.agg.unsure_cap = unsure_cap;
+	agg = &req->body.agg;
+	agg->mirror_id = mirror_id;
+	agg->log_bound = log_bound;
+	agg->nranges = nranges;
+	agg->nvisible = nvisible;
+	agg->unsure_cap = unsure_cap;
+	agg->xmin = snapshot->xmin;
+	agg->xmax = snapshot->xmax;
+	agg->xcnt = snapshot->xcnt;
+	agg->subxcnt = snapshot->subxcnt;
+	agg->suboverflowed = snapshot->suboverflowed;
+	agg->recovery = snapshot->takenDuringRecovery;
+	agg->topxid = GetTopTransactionIdIfAny();
+	agg->stamps = stamps;
 	data = GBT_REQUEST_DATA(req);
 	memcpy(data, lo, sizeof(uint64) * nranges);
 	memcpy(data + sizeof(uint64) * nranges, hi, sizeof(uint64) * nranges);
 	memcpy(data + 2 * sizeof(uint64) * nranges, visible, (nvisible + 7) / 8);
+	xids = gbt_agg_request_xids(req);
+	memcpy(xids, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
+	memcpy(xids + snapshot->xcnt, snapshot->subxip, sizeof(TransactionId) * snapshot->subxcnt);
 	return request_send(call->seg);
 }
 

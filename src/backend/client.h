@@ -8,6 +8,8 @@
 
 #include "postgres.h"
 
+#include "utils/snapshot.h"
+
 #include "storage/dsm.h"
 #include "utils/relcache.h"
 
@@ -31,7 +33,7 @@ typedef struct GbtCall
 extern void gbt_fill_key(GbtMirrorKey *key, Relation index);
 
 extern bool gbt_call_build(GbtCall *call, Relation index, uint64 generation,
-						   uint64 log_start, int service_pid,
+						   uint64 log_start, int service_pid, bool captured,
 						   const GbtColumns *cols, GbtEntries *entries);
 extern bool gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo,
 						  const uint64 *hi, int64 nranges, Size result_room);
@@ -43,7 +45,7 @@ extern bool gbt_call_agg_prepare(GbtCall *call, Relation index);
 extern bool gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id,
 						 uint64 log_bound, const uint64 *lo, const uint64 *hi,
 						 int64 nranges, const uint8 *visible, int64 nvisible,
-						 int64 unsure_cap);
+						 Snapshot snapshot, bool stamps, int64 unsure_cap);
 extern void gbt_call_end(GbtCall *call);
 
 /*

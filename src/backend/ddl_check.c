@@ -19,6 +19,7 @@
 #include "utils/lsyscache.h"
 
 #include "backend.h"
+#include "capture.h"
 #include "keytypes.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_check_create_index);
@@ -71,5 +72,7 @@ gpubtree_check_create_index(PG_FUNCTION_ARGS)
 					 errhint("Use a btree index for this column, or carry it in INCLUDE (...).")));
 	}
 
+	/* Deletes of the table's rows must reach the mirror from now on. */
+	gbt_capture_install(relid, get_func_namespace(fcinfo->flinfo->fn_oid));
 	PG_RETURN_VOID();
 }

@@ -12,17 +12,20 @@
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "backend.h"
 #include "build.h"
+#include "capture.h"
 #include "client.h"
 #include "export.h"
 #include "keytypes.h"
 #include "resync.h"
 #include "scan.h"
+#include "visibility.h"
 
 static void
 swap_entries(GbtEntries *e, int64 i, int64 j)
@@ -175,6 +178,42 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 }
 
 /*
+ * Flag the exported entries on heap blocks that are not all-visible: the
+ * mirror will decide them by the visibility map (snapview.h).  The map is
+ * read after the entries, as an index-only scan reads it after the index:
+ * a block all-visible now holds only rows every snapshot sees, and a row
+ * deleted from now on is logged by the capture trigger after our export
+ * registered.  With most entries unknown (a table not vacuumed since it was
+ * loaded), false: the mirror decides them all by the map instead.
+ */
+static bool
+flag_unknown(Relation heap, GbtEntries *e)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
+	int64		nvisible;
+	uint8	   *visible = gbt_read_visibility(heap, nblocks, &nvisible);
+	int64		unknown = 0;
+	int64		i;
+
+	for (i = 0; i < e->n; i++)
+	{
+		BlockNumber b = ItemPointerGetBlockNumber(&e->tids[i]);
+
+		if (b >= nblocks || !(visible[b >> 3] & (1 << (b & 7))))
+		{
+			e->nulls[i] |= GBT_ENTRY_XMIN_UNKNOWN;
+			unknown++;
+		}
+	}
+	pfree(visible);
+	if (unknown <= e->n / 64)
+		return true;
+	for (i = 0; i < e->n; i++)
+		e->nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+	return false;
+}
+
+/*
  * Export the index and have the service build its mirror.  The export is
  * registered with the change log first, so that the service can add what
  * is logged while it runs; the generation read before that tells the service
@@ -195,6 +234,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	GbtCall		call = {0};
 	bool		answered = false;
 	GbtMirrorKey key;
+	bool		captured;
 
 	gbt_resync_flush();
 	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
@@ -210,11 +250,14 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	{
 		/* The caller holds a lock on the table. */
 		heap = table_open(index->rd_index->indrelid, NoLock);
+		captured = gbt_capture_active(heap, index);
 		gbt_export_index(heap, index, keytype, &cols, &entries, progress, progress_arg);
+		if (captured)
+			captured = flag_unknown(heap, &entries);
 		table_close(heap, NoLock);
 
 		answered = gbt_call_build(&call, index, generation, log_start, service_pid,
-								  &cols, &entries);
+								  captured, &cols, &entries);
 	}
 	PG_FINALLY();
 	{

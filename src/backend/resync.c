@@ -192,7 +192,8 @@ recheck_batch(void)
 			pi->invalidate = pi->dirty = true;
 		for (j = 0; j < nbatch; j++)
 			if (batch[j].key.indexrelid == pi->indexrelid)
-				keep[j] = heap_am && tuple_is_ours(heap, nblocks, &batch[j].tid);
+				keep[j] = heap_am && (batch[j].kind == GBT_LOG_DELETE ||
+									  tuple_is_ours(heap, nblocks, &batch[j].tid));
 		table_close(heap, NoLock);
 	}
 
@@ -249,34 +250,25 @@ write_batch(void)
 }
 
 /*
- * Called by aminsert after nbtree has inserted the entry, so that an export
- * that began before the log write either holds the entry or is followed by
- * the write.
+ * A new batch entry for the index (NULL: its mirror is invalidated instead,
+ * too many changes).
  */
-void
-gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
-				  ItemPointer tid)
+static GbtLogEntry *
+batch_entry(const GbtMirrorKey *key, Oid heaprelid, GbtLogKind kind)
 {
 	PendingIndex *pi;
-	Oid			keytype;
 	GbtLogEntry *e;
-	GbtColumns	cols;
-
-	/* No service, no mirrors; NULL keys and other types are never mirrored. */
-	if (gbt_shared == NULL || isnull[0] ||
-		!OidIsValid(keytype = gbt_mirror_key_type(index)))
-		return;
 
 	if (batch == NULL)
 		batch = MemoryContextAlloc(TopMemoryContext, sizeof(GbtLogEntry) * GBT_BATCH_SIZE);
 
-	pi = pending_for(RelationGetRelid(index));
-	pi->heaprelid = index->rd_index->indrelid;
+	pi = pending_for(key->indexrelid);
+	pi->heaprelid = heaprelid;
 	pi->dirty = true;
 	if (pi->invalidate || ++pi->logged > pi->log_max)
 	{
 		pi->invalidate = true;
-		return;
+		return NULL;
 	}
 
 	/* A batch always fits into an empty log. */
@@ -289,13 +281,61 @@ gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
 		pi->epoch_set = true;
 	}
 	e = &batch[nbatch++];
-	e->key.dbid = MyDatabaseId;
-	e->key.indexrelid = RelationGetRelid(index);
-	e->key.relfilenode = index->rd_node.relNode;
+	memset(e, 0, sizeof(GbtLogEntry));
+	e->key = *key;
+	e->kind = kind;
+	/* The heap tuple's xmin or xmax: the running (sub)transaction. */
+	e->xid = GetCurrentTransactionId();
+	return e;
+}
+
+/*
+ * Called by aminsert after nbtree has inserted the entry, so that an export
+ * that began before the log write either holds the entry or is followed by
+ * the write.
+ */
+void
+gbt_resync_insert(Relation index, const Datum *values, const bool *isnull,
+				  ItemPointer tid)
+{
+	Oid			keytype;
+	GbtLogEntry *e;
+	GbtColumns	cols;
+	GbtMirrorKey key;
+
+	/* No service, no mirrors; NULL keys and other types are never mirrored. */
+	if (gbt_shared == NULL || isnull[0] ||
+		!OidIsValid(keytype = gbt_mirror_key_type(index)))
+		return;
+
+	gbt_fill_key(&key, index);
+	e = batch_entry(&key, index->rd_index->indrelid, GBT_LOG_INSERT);
+	if (e == NULL)
+		return;
 	e->ikey = gbt_encode_key(values[0], keytype);
 	e->tid = *tid;
 	gbt_index_columns(index, &cols);
 	e->nulls = gbt_entry_values(index, &cols, values, isnull, e->vals);
+}
+
+/*
+ * Called by the capture trigger (capture.c) for a row this transaction
+ * deleted, or updated other than in place (HOT): the index entry (ikey,
+ * root) is deleted by this transaction.
+ */
+void
+gbt_resync_delete(const GbtMirrorKey *key, Oid heaprelid, uint64 ikey,
+				  ItemPointer root)
+{
+	GbtLogEntry *e;
+
+	if (gbt_shared == NULL)
+		return;
+	e = batch_entry(key, heaprelid, GBT_LOG_DELETE);
+	if (e == NULL)
+		return;
+	e->ikey = ikey;
+	e->tid = *root;
 }
 
 /*

@@ -41,8 +41,14 @@ typedef struct GbtEntries
 	uint64	   *keys;
 	ItemPointerData *tids;
 	int64	   *vals[GBT_MAX_COLS]; /* int64, or float8's bits */
-	uint8	   *nulls;			/* bit c set: column c is NULL */
+	uint8	   *nulls;			/* bit c set: column c is NULL; and the flag: */
 } GbtEntries;
+
+/*
+ * In an exported entry's nulls: the export cannot tell that every snapshot
+ * sees the entry's row (its heap block is not all-visible).
+ */
+#define GBT_ENTRY_XMIN_UNKNOWN 0x80
 
 extern void gbt_entries_init(GbtEntries *e, int ncols, int64 cap);
 extern void gbt_entries_grow(GbtEntries *e, int64 cap);

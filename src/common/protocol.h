@@ -94,6 +94,7 @@ typedef struct GbtBuildRequest
 	int			service_pid;
 	GbtColumns	columns;
 	int64		nentries;
+	bool		captured;		/* the table's deletes reach the log */
 } GbtBuildRequest;
 
 /*
@@ -151,10 +152,11 @@ typedef struct GbtAggPrepareRequest
 /*
  * AGG: the mirror named by mirror_id, entries in nranges disjoint inclusive
  * ranges (lo[] then hi[]) that were there at AGG_PREPARE (log position below
- * log_bound); then nvisible bits of the visibility map.  Entries on
- * all-visible blocks are aggregated into agg; the others come back (at most
- * unsure_cap, gbt_agg_reply_unsure()) for the backend to check against the
- * heap.
+ * log_bound); then nvisible bits of the visibility map; then the query's
+ * snapshot's xip[xcnt] and subxip[subxcnt].  The entries the snapshot sees
+ * are aggregated into agg; those the mirror cannot decide come back (at
+ * most unsure_cap, gbt_agg_reply_unsure()) for the backend to check
+ * against the heap.
  */
 typedef struct GbtAggRequest
 {
@@ -163,6 +165,15 @@ typedef struct GbtAggRequest
 	int64		nranges;
 	int64		nvisible;		/* heap blocks in the visibility bits */
 	int64		unsure_cap;
+	/* the snapshot */
+	TransactionId xmin;
+	TransactionId xmax;
+	int32		xcnt;
+	int32		subxcnt;
+	bool		suboverflowed;
+	bool		recovery;		/* taken during recovery */
+	TransactionId topxid;		/* the querying transaction, if it has an ID */
+	bool		stamps;			/* the table's deletes reach the log */
 	/* the reply */
 	GbtAggResult agg;
 	GbtColumns	columns;
@@ -192,19 +203,30 @@ gbt_scan_reply_tids(GbtRequest *req)
 		(GBT_REQUEST_DATA(req) + MAXALIGN(2 * sizeof(uint64) * req->body.scan.nranges));
 }
 
-/* Bytes of an AGG request's data: its ranges and visibility bits. */
+/* Bytes of an AGG request's data: its ranges, visibility bits and snapshot. */
 static inline Size
-gbt_agg_request_data_size(int64 nranges, int64 nvisible)
+gbt_agg_request_data_size(int64 nranges, int64 nvisible, int64 xcnt, int64 subxcnt)
 {
-	return MAXALIGN(2 * sizeof(uint64) * nranges + (nvisible + 7) / 8);
+	return MAXALIGN(2 * sizeof(uint64) * nranges + (nvisible + 7) / 8) +
+		MAXALIGN(sizeof(TransactionId) * (xcnt + subxcnt));
 }
 
-/* Where an AGG's unsure entries start: after its ranges and visibility bits. */
+/* Where an AGG's snapshot xids start: after its ranges and visibility bits. */
+static inline TransactionId *
+gbt_agg_request_xids(GbtRequest *req)
+{
+	return (TransactionId *) (GBT_REQUEST_DATA(req) +
+							  gbt_agg_request_data_size(req->body.agg.nranges,
+														req->body.agg.nvisible, 0, 0));
+}
+
+/* Where an AGG's unsure entries start: after its data. */
 static inline char *
 gbt_agg_reply_unsure(GbtRequest *req)
 {
 	return GBT_REQUEST_DATA(req) +
-		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.nvisible);
+		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.nvisible,
+								  req->body.agg.xcnt, req->body.agg.subxcnt);
 }
 
 #endif							/* GPUBTREE_PROTOCOL_H */

@@ -77,13 +77,26 @@ typedef struct GbtSlot
 	uint64		build_start;	/* log position when the export began */
 } GbtSlot;
 
-/* One change-log entry: an index entry inserted by some transaction. */
+/*
+ * One change-log entry: an index entry inserted by transaction xid, or (a
+ * deletion) the entry (ikey, tid) whose row xid deleted or updated; tid is
+ * the root of the row's HOT chain, where the index entry points.  xid is the
+ * (sub)transaction's own, the heap tuple's xmin or xmax.
+ */
+typedef enum GbtLogKind
+{
+	GBT_LOG_INSERT = 0,
+	GBT_LOG_DELETE
+} GbtLogKind;
+
 typedef struct GbtLogEntry
 {
 	GbtMirrorKey key;
 	uint8		nulls;			/* bit c set: column c is NULL */
+	uint8		kind;			/* GbtLogKind */
 	uint64		ikey;			/* the order-preserving 64-bit key */
 	ItemPointerData tid;
+	TransactionId xid;
 	int64		vals[GBT_MAX_COLS]; /* the mirrored columns (entries.h) */
 } GbtLogEntry;
 

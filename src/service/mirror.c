@@ -16,11 +16,13 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "utils/memutils.h"
 
 #include "agg_state.h"
 #include "engine.h"
 #include "mirror.h"
+#include "snapview.h"
 
 /*
  * The engine holds base.keys (its own copy, on the device or in the CPU
@@ -38,15 +40,38 @@ struct GbtMirror
 	uint8	   *colnulls[GBT_MAX_COLS];	/* bit per base position: NULL value */
 	uint8	   *removed;		/* bit per base position; NULL: none yet */
 	int64		nremoved;
-	uint64		removed_version;	/* bumped when removed[] changes */
+	uint8	   *hidden;			/* removed, or stamped (below); NULL: none */
+	uint64		hidden_version; /* bumped when hidden[] changes */
 	GbtEntries	ins;
 	uint64	   *ins_pos;
 	const gbt_engine_ops *ops;
 	gbt_engine *engine;			/* NULL while the build has not succeeded */
+
+	/*
+	 * Visibility stamps (snapview.h).  Most base entries were inserted before
+	 * every snapshot and are not deleted: xmin frozen, no xmax.  The others,
+	 * "stamped", are listed here by position, hidden from the engine and
+	 * decided one by one against the query's snapshot.  Delta entries carry
+	 * their stamps in ins_xmin/ins_xmax.
+	 */
+	bool		captured;		/* every delete since the export reaches us */
+	int64		nx;
+	int64		xcap;
+	int64	   *x_pos;			/* ascending */
+	TransactionId *x_xmin;
+	TransactionId *x_xmax;
+	TransactionId *ins_xmin;
+	TransactionId *ins_xmax;
+	uint8	   *allvis;			/* every heap block of the base: visible */
+	int64		nallvis;
 };
 
 #define IS_REMOVED(m, i) ((m)->removed != NULL && \
 						  ((m)->removed[(i) >> 3] & (1 << ((i) & 7))) != 0)
+
+static void set_bit(uint8 **bits, int64 n, int64 i);
+static void x_add(GbtMirror *m, int64 n, const int64 *pos,
+				  const TransactionId *xmin, const TransactionId *xmax);
 
 /* (key, TID) order, the order of nbtree's heapkeyspace indexes. */
 static inline int
@@ -141,15 +166,25 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 	}
 }
 
-GbtMirror *
-gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
-				 int device, char *err, Size errlen)
+/*
+ * Build from entries in (key, TID) order with their stamps (xmin/xmax NULL:
+ * from the entries' GBT_ENTRY_XMIN_UNKNOWN flag, no xmax).
+ */
+static GbtMirror *
+mirror_build(const GbtColumns *columns, const GbtEntries *entries,
+			 const TransactionId *xmin, const TransactionId *xmax,
+			 bool captured, int device, char *err, Size errlen)
 {
 	const gbt_engine_ops *ops = device < 0 ? gbt_engine_cpu_ops() : gbt_engine_gpu_ops();
 	MemoryContext old;
 	GbtMirror  *m;
 	int64		n = entries->n;
 	int64		i;
+	int64		nstamped = 0;
+	int64	   *spos;
+	TransactionId *sxmin;
+	TransactionId *sxmax;
+	uint32		maxblock = 0;
 	gbt_agg_input in;
 
 	if (ops == NULL)
@@ -161,20 +196,54 @@ gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 	m = palloc0(sizeof(GbtMirror));
 
 	m->columns = *columns;
+	m->captured = captured;
 	gbt_entries_init(&m->base, columns->ncols, n);
 	for (i = 0; i < n; i++)
+	{
 		copy_entry(&m->base, i, entries, i);
+		m->base.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+	}
 	m->base.n = n;
 	m->blocks = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
+	{
 		m->blocks[i] = ItemPointerGetBlockNumberNoCheck(&entries->tids[i]);
+		maxblock = Max(maxblock, m->blocks[i]);
+	}
+	m->nallvis = (int64) maxblock + 1;
+	m->allvis = palloc_extended(m->nallvis / 8 + 1, MCXT_ALLOC_HUGE);
+	memset(m->allvis, 0xff, m->nallvis / 8 + 1);
 	for (i = 0; i < columns->ncols; i++)
 		m->colnulls[i] = palloc_extended(n / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (i = 0; i < n; i++)
 		set_null_bits(m, i, entries->nulls[i]);
 	gbt_entries_init(&m->ins, columns->ncols, 16);
 	m->ins_pos = palloc(sizeof(uint64) * m->ins.cap);
+	m->ins_xmin = palloc(sizeof(TransactionId) * m->ins.cap);
+	m->ins_xmax = palloc(sizeof(TransactionId) * m->ins.cap);
 	MemoryContextSwitchTo(old);
+
+	/* The stamped entries. */
+	spos = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	sxmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
+	sxmax = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+	{
+		TransactionId mn = xmin != NULL ? xmin[i] :
+			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
+		TransactionId mx = xmax != NULL ? xmax[i] : InvalidTransactionId;
+
+		if (mn == GBT_XMIN_FROZEN && !TransactionIdIsValid(mx))
+			continue;
+		spos[nstamped] = i;
+		sxmin[nstamped] = mn;
+		sxmax[nstamped++] = mx;
+	}
+	x_add(m, nstamped, spos, sxmin, sxmax);
+	pfree(spos);
+	pfree(sxmin);
+	pfree(sxmax);
+
 	m->ops = ops;
 	agg_input(&in, m, n);
 	if (ops->build(m->base.keys, &in, device, &m->engine, err, errlen) != 0)
@@ -183,6 +252,13 @@ gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 		return NULL;
 	}
 	return m;
+}
+
+GbtMirror *
+gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
+				 bool captured, int device, char *err, Size errlen)
+{
+	return mirror_build(columns, entries, NULL, NULL, captured, device, err, errlen);
 }
 
 void
@@ -197,11 +273,22 @@ gbt_mirror_free(GbtMirror *m)
 	gbt_entries_free(&m->base);
 	gbt_entries_free(&m->ins);
 	pfree(m->ins_pos);
+	pfree(m->ins_xmin);
+	pfree(m->ins_xmax);
 	pfree(m->blocks);
+	pfree(m->allvis);
 	for (c = 0; c < m->columns.ncols; c++)
 		pfree(m->colnulls[c]);
 	if (m->removed)
 		pfree(m->removed);
+	if (m->hidden)
+		pfree(m->hidden);
+	if (m->x_pos)
+	{
+		pfree(m->x_pos);
+		pfree(m->x_xmin);
+		pfree(m->x_xmax);
+	}
 	pfree(m);
 }
 
@@ -234,6 +321,10 @@ gbt_mirror_bytes(const GbtMirror *m)
 
 	if (m->removed != NULL)
 		bytes += m->base.n / 8 + 1;
+	if (m->hidden != NULL)
+		bytes += m->base.n / 8 + 1;
+	bytes += m->xcap * (sizeof(int64) + 2 * sizeof(TransactionId)) +
+		m->ins.n * 2 * sizeof(TransactionId) + m->nallvis / 8;
 	bytes += m->ops->bytes(m->engine);
 	return bytes;
 }
@@ -244,10 +335,174 @@ gbt_mirror_on_gpu(const GbtMirror *m)
 	return gbt_mirror_device(m) >= 0;
 }
 
-int64
-gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
+/* Set bit i of *bits (n bits, allocated zeroed on first use). */
+static void
+set_bit(uint8 **bits, int64 n, int64 i)
 {
-	MemoryContext old;
+	if (*bits == NULL)
+		*bits = MemoryContextAllocExtended(TopMemoryContext, n / 8 + 1,
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	(*bits)[i >> 3] |= 1 << (i & 7);
+}
+
+/* The first stamped entry at or after base position pos. */
+static int64
+x_lower(const GbtMirror *m, int64 pos)
+{
+	int64		lo = 0;
+	int64		hi = m->nx;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (m->x_pos[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where base position pos is among the stamped, or -1. */
+static int64
+x_find(const GbtMirror *m, int64 pos)
+{
+	int64		x = x_lower(m, pos);
+
+	return x < m->nx && m->x_pos[x] == pos ? x : -1;
+}
+
+/*
+ * Merge n new stamped entries (ascending positions, none stamped yet) into
+ * the stamped list, and hide them from the engine.
+ */
+static void
+x_add(GbtMirror *m, int64 n, const int64 *pos, const TransactionId *xmin,
+	  const TransactionId *xmax)
+{
+	int64		a = m->nx - 1;
+	int64		b = n - 1;
+	int64		o = m->nx + n - 1;
+	int64		i;
+
+	if (n == 0)
+		return;
+	if (m->nx + n > m->xcap)
+	{
+		int64		cap = Max(m->xcap * 2, m->nx + n);
+
+		if (m->x_pos == NULL)
+		{
+			m->x_pos = MemoryContextAllocExtended(TopMemoryContext, sizeof(int64) * cap, MCXT_ALLOC_HUGE);
+			m->x_xmin = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
+			m->x_xmax = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
+		}
+		else
+		{
+			m->x_pos = repalloc_huge(m->x_pos, sizeof(int64) * cap);
+			m->x_xmin = repalloc_huge(m->x_xmin, sizeof(TransactionId) * cap);
+			m->x_xmax = repalloc_huge(m->x_xmax, sizeof(TransactionId) * cap);
+		}
+		m->xcap = cap;
+	}
+	/* Merge from the back, in place. */
+	for (; b >= 0; o--)
+	{
+		if (a >= 0 && m->x_pos[a] > pos[b])
+		{
+			m->x_pos[o] = m->x_pos[a];
+			m->x_xmin[o] = m->x_xmin[a];
+			m->x_xmax[o] = m->x_xmax[a--];
+		}
+		else
+		{
+			m->x_pos[o] = pos[b];
+			m->x_xmin[o] = xmin[b];
+			m->x_xmax[o] = xmax[b--];
+		}
+	}
+	m->nx += n;
+	for (i = 0; i < n; i++)
+		set_bit(&m->hidden, m->base.n, pos[i]);
+	m->hidden_version++;
+}
+
+/*
+ * Drop the stamped entries for which keep[] is false; those not removed
+ * become plain entries again, which the engine aggregates.
+ */
+static void
+x_compact(GbtMirror *m, const bool *keep)
+{
+	int64		i,
+				o;
+
+	for (i = 0, o = 0; i < m->nx; i++)
+	{
+		int64		p = m->x_pos[i];
+
+		if (!keep[i])
+		{
+			if (!IS_REMOVED(m, p))
+				m->hidden[p >> 3] &= ~(1 << (p & 7));
+			m->hidden_version++;
+			continue;
+		}
+		m->x_pos[o] = p;
+		m->x_xmin[o] = m->x_xmin[i];
+		m->x_xmax[o++] = m->x_xmax[i];
+	}
+	m->nx = o;
+}
+
+/* Base entry i is gone for every snapshot. */
+static void
+remove_base(GbtMirror *m, int64 i)
+{
+	set_bit(&m->removed, m->base.n, i);
+	set_bit(&m->hidden, m->base.n, i);
+	m->nremoved++;
+	m->hidden_version++;
+}
+
+/* Make room for cap delta entries. */
+static void
+ins_alloc(GbtEntries *e, uint64 **pos, TransactionId **xmin, TransactionId **xmax,
+		  int ncols, int64 cap)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	gbt_entries_init(e, ncols, cap);
+	*pos = palloc_extended(sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	*xmin = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	*xmax = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	MemoryContextSwitchTo(old);
+}
+
+static void
+ins_replace(GbtMirror *m, GbtEntries *e, uint64 *pos, TransactionId *xmin,
+			TransactionId *xmax)
+{
+	gbt_entries_free(&m->ins);
+	pfree(m->ins_pos);
+	pfree(m->ins_xmin);
+	pfree(m->ins_xmax);
+	m->ins = *e;
+	m->ins_pos = pos;
+	m->ins_xmin = xmin;
+	m->ins_xmax = xmax;
+}
+
+/*
+ * Add entries (any order), inserted by xmin[] and logged at pos[] (pos NULL:
+ * 0).  An entry whose TID the mirror already holds under the same key is
+ * not added again: exports and the change log overlap.
+ */
+static int64
+mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
+			  const TransactionId *xmin)
+{
 	int64	   *order = gbt_entries_order(e, 0, e->n, true);
 	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
 	int64		nfresh = 0;
@@ -258,6 +513,8 @@ gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 				o;
 	GbtEntries	merged;
 	uint64	   *merged_pos;
+	TransactionId *merged_xmin;
+	TransactionId *merged_xmax;
 
 	/* Keep only what neither the tree nor the delta holds. */
 	for (i = 0; i < e->n; i++)
@@ -283,10 +540,8 @@ gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 	if (nfresh > 0)
 	{
 		/* Merge the new entries into the sorted delta. */
-		old = MemoryContextSwitchTo(TopMemoryContext);
-		gbt_entries_init(&merged, m->columns.ncols, m->ins.n + nfresh);
-		merged_pos = palloc_extended(sizeof(uint64) * merged.cap, MCXT_ALLOC_HUGE);
-		MemoryContextSwitchTo(old);
+		ins_alloc(&merged, &merged_pos, &merged_xmin, &merged_xmax,
+				  m->columns.ncols, m->ins.n + nfresh);
 		for (a = 0, b = 0, o = 0; a < m->ins.n || b < nfresh; o++)
 		{
 			if (b >= nfresh ||
@@ -294,24 +549,135 @@ gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos)
 										   e->keys[fresh[b]], &e->tids[fresh[b]]) < 0))
 			{
 				merged_pos[o] = m->ins_pos[a];
+				merged_xmin[o] = m->ins_xmin[a];
+				merged_xmax[o] = m->ins_xmax[a];
 				copy_entry(&merged, o, &m->ins, a++);
 			}
 			else
 			{
 				merged_pos[o] = pos ? pos[fresh[b]] : 0;
+				merged_xmin[o] = xmin ? xmin[fresh[b]] : GBT_XMIN_UNKNOWN;
+				merged_xmax[o] = InvalidTransactionId;
+				merged.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 				copy_entry(&merged, o, e, fresh[b++]);
+				merged.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 			}
 		}
 		merged.n = o;
-		gbt_entries_free(&m->ins);
-		pfree(m->ins_pos);
-		m->ins = merged;
-		m->ins_pos = merged_pos;
+		ins_replace(m, &merged, merged_pos, merged_xmin, merged_xmax);
 		added += nfresh;
 	}
 	pfree(order);
 	pfree(fresh);
 	return added;
+}
+
+/* (position, batch index) pairs. */
+static int
+cmp_int64_pair(const void *a, const void *b)
+{
+	const int64 *x = a;
+	const int64 *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0;
+}
+
+/*
+ * Deletions, in log order: the entry (key, tid), wherever it is, gets xid
+ * as its xmax; a later deletion of the same entry (after its deleter
+ * aborted) replaces an earlier one.  An entry that is not there (a row a
+ * partial index leaves out, or one VACUUM's sweep took first) is nothing to
+ * do.
+ */
+static void
+mirror_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
+{
+	int64	   *fresh = palloc_extended(sizeof(int64) * 2 * n, MCXT_ALLOC_HUGE);
+	int64		nfresh = 0;
+	int64		i,
+				o;
+
+	for (i = 0; i < n; i++)
+	{
+		int64		at = find_entry(&m->base, le[i].ikey, &le[i].tid);
+		int64		x;
+
+		if (at >= 0 && !IS_REMOVED(m, at))
+		{
+			if ((x = x_find(m, at)) >= 0)
+				m->x_xmax[x] = le[i].xid;
+			else
+			{
+				fresh[2 * nfresh] = at;
+				fresh[2 * nfresh + 1] = i;
+				nfresh++;
+			}
+			continue;
+		}
+		if ((at = find_entry(&m->ins, le[i].ikey, &le[i].tid)) >= 0)
+			m->ins_xmax[at] = le[i].xid;
+	}
+	if (nfresh > 0)
+	{
+		int64	   *pos = palloc_extended(sizeof(int64) * nfresh, MCXT_ALLOC_HUGE);
+		TransactionId *xmin = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
+		TransactionId *xmax = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
+
+		qsort(fresh, nfresh, 2 * sizeof(int64), cmp_int64_pair);
+		for (i = 0, o = 0; i < nfresh; i++)
+		{
+			if (i + 1 < nfresh && fresh[2 * (i + 1)] == fresh[2 * i])
+				continue;
+			pos[o] = fresh[2 * i];
+			xmin[o] = GBT_XMIN_FROZEN;
+			xmax[o++] = le[fresh[2 * i + 1]].xid;
+		}
+		x_add(m, o, pos, xmin, xmax);
+		pfree(pos);
+		pfree(xmin);
+		pfree(xmax);
+	}
+	pfree(fresh);
+}
+
+void
+gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n)
+{
+	GbtEntries	e;
+	uint64	   *epos = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	TransactionId *exmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
+	GbtLogEntry *del = palloc_extended(sizeof(GbtLogEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
+	int64		ndel = 0;
+	int64		i;
+	int			c;
+
+	/* Inserts first: an entry deleted in the batch was inserted before. */
+	gbt_entries_init(&e, m->columns.ncols, Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		if (le[i].kind == GBT_LOG_DELETE)
+		{
+			del[ndel++] = le[i];
+			continue;
+		}
+		e.keys[e.n] = le[i].ikey;
+		e.tids[e.n] = le[i].tid;
+		for (c = 0; c < e.ncols; c++)
+			e.vals[c][e.n] = le[i].vals[c];
+		e.nulls[e.n] = le[i].nulls;
+		epos[e.n] = pos[i];
+		exmin[e.n++] = le[i].xid;
+	}
+	if (e.n > 0)
+		mirror_insert(m, &e, epos, exmin);
+	if (ndel > 0)
+		mirror_delete(m, del, ndel);
+	gbt_entries_free(&e);
+	pfree(epos);
+	pfree(exmin);
+	pfree(del);
 }
 
 /*
@@ -373,13 +739,17 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 	{
 		if (IS_REMOVED(m, i) || !dead_tids_has(&d, &m->base.tids[i]))
 			continue;
-		if (m->removed == NULL)
-			m->removed = MemoryContextAllocExtended(TopMemoryContext, m->base.n / 8 + 1,
-													 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		m->removed[i >> 3] |= 1 << (i & 7);
-		m->nremoved++;
-		m->removed_version++;
+		remove_base(m, i);
 		removed++;
+	}
+	if (removed > 0 && m->nx > 0)
+	{
+		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+
+		for (i = 0; i < m->nx; i++)
+			keep[i] = !IS_REMOVED(m, m->x_pos[i]);
+		x_compact(m, keep);
+		pfree(keep);
 	}
 	for (i = 0, o = 0; i < m->ins.n; i++)
 	{
@@ -389,11 +759,85 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 			continue;
 		}
 		m->ins_pos[o] = m->ins_pos[i];
+		m->ins_xmin[o] = m->ins_xmin[i];
+		m->ins_xmax[o] = m->ins_xmax[i];
 		copy_entry(&m->ins, o++, &m->ins, i);
 	}
 	m->ins.n = o;
 	pfree(d.first);
 	return removed;
+}
+
+/*
+ * Stamps every snapshot now agrees on, settled (snapview.h's contract for
+ * horizon): an insert committed before it is frozen, a deletion committed
+ * before it removes the entry, and either one aborted is as if it never
+ * happened.  What stays are stamps of transactions some snapshot may still
+ * see either way, so the mirror never holds a transaction ID older than the
+ * horizon, which keeps it clear of wraparound.
+ */
+void
+gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
+{
+	GbtXidFate	fate;
+	int64		i,
+				o;
+
+	gbt_xid_fate_init(&fate, horizon);
+	if (m->nx > 0)
+	{
+		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+		bool		changed = false;
+
+		for (i = 0; i < m->nx; i++)
+		{
+			int64		p = m->x_pos[i];
+			GbtXidOutcome xmin = gbt_xid_fate(&fate, m->x_xmin[i]);
+			GbtXidOutcome xmax = gbt_xid_fate(&fate, m->x_xmax[i]);
+
+			keep[i] = true;
+			if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
+			{
+				remove_base(m, p);
+				keep[i] = false;
+				changed = true;
+				continue;
+			}
+			if (xmax == GBT_XID_ABORTED)
+				m->x_xmax[i] = InvalidTransactionId;
+			if (xmin == GBT_XID_COMMITTED)
+				m->x_xmin[i] = GBT_XMIN_FROZEN;
+			if (m->x_xmin[i] == GBT_XMIN_FROZEN && !TransactionIdIsValid(m->x_xmax[i]))
+			{
+				keep[i] = false;
+				changed = true;
+			}
+		}
+		if (changed)
+			x_compact(m, keep);
+		pfree(keep);
+	}
+	for (i = 0, o = 0; i < m->ins.n; i++)
+	{
+		GbtXidOutcome xmin = gbt_xid_fate(&fate, m->ins_xmin[i]);
+		GbtXidOutcome xmax = gbt_xid_fate(&fate, m->ins_xmax[i]);
+
+		if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
+			continue;
+		m->ins_pos[o] = m->ins_pos[i];
+		m->ins_xmin[o] = xmin == GBT_XID_COMMITTED ? GBT_XMIN_FROZEN : m->ins_xmin[i];
+		m->ins_xmax[o] = xmax == GBT_XID_ABORTED ? InvalidTransactionId : m->ins_xmax[i];
+		copy_entry(&m->ins, o++, &m->ins, i);
+	}
+	m->ins.n = o;
+	gbt_xid_fate_free(&fate);
+}
+
+/* Stamped base entries and delta entries whose fate is still open. */
+int64
+gbt_mirror_stamped(const GbtMirror *m)
+{
+	return m->nx + m->ins.n;
 }
 
 bool
@@ -414,11 +858,17 @@ GbtMirror *
 gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 {
 	GbtEntries	all;
+	TransactionId *xmin;
+	TransactionId *xmax;
+	int64		n = gbt_mirror_entries(m);
 	int64		a = 0,
-				b = 0;
+				b = 0,
+				x = 0;
 	GbtMirror  *merged;
 
-	gbt_entries_init(&all, m->columns.ncols, gbt_mirror_entries(m));
+	gbt_entries_init(&all, m->columns.ncols, n);
+	xmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
+	xmax = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
 	while (a < m->base.n || b < m->ins.n)
 	{
 		if (a < m->base.n && IS_REMOVED(m, a))
@@ -429,12 +879,33 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 		if (b >= m->ins.n ||
 			(a < m->base.n && entry_cmp(m->base.keys[a], &m->base.tids[a],
 										m->ins.keys[b], &m->ins.tids[b]) < 0))
+		{
+			while (x < m->nx && m->x_pos[x] < a)
+				x++;
+			if (x < m->nx && m->x_pos[x] == a)
+			{
+				xmin[all.n] = m->x_xmin[x];
+				xmax[all.n] = m->x_xmax[x];
+			}
+			else
+			{
+				xmin[all.n] = GBT_XMIN_FROZEN;
+				xmax[all.n] = InvalidTransactionId;
+			}
 			copy_entry(&all, all.n++, &m->base, a++);
+		}
 		else
+		{
+			xmin[all.n] = m->ins_xmin[b];
+			xmax[all.n] = m->ins_xmax[b];
 			copy_entry(&all, all.n++, &m->ins, b++);
+		}
 	}
-	merged = gbt_mirror_build(&m->columns, &all, gbt_mirror_device(m), err, errlen);
+	merged = mirror_build(&m->columns, &all, xmin, xmax, m->captured,
+						  gbt_mirror_device(m), err, errlen);
 	gbt_entries_free(&all);
+	pfree(xmin);
+	pfree(xmax);
 	return merged;
 }
 
@@ -493,42 +964,84 @@ gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 	return o;
 }
 
+/* The values of entry i of e, as gbt_agg_add_entry() takes them. */
+static const int64 *
+entry_vals(const GbtEntries *e, int64 i, int64 *vals)
+{
+	int			c;
+
+	for (c = 0; c < e->ncols; c++)
+		vals[c] = e->vals[c][i];
+	return vals;
+}
+
 /*
- * Aggregate the live entries in the key ranges [lo[i], hi[i]] (sorted,
- * disjoint) that were applied before log position log_bound: those on heap
- * blocks set in visible[] into out, the others into unsure (at most
- * unsure_cap; out->nunsure counts them all).
+ * Aggregate the entries in the key ranges [lo[i], hi[i]] (sorted,
+ * disjoint) that the query's snapshot sees (view), among those applied
+ * before log position log_bound; those the mirror cannot decide go to
+ * unsure (at most unsure_cap; out->nunsure counts them all).  The engine
+ * aggregates the plain entries, visible to every snapshot: all of them
+ * when the mirror's stamps can be trusted, else those on all-visible
+ * blocks.  The stamped ones and the delta are decided here, entry by entry.
  */
 bool
 gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
-					 const uint8 *visible, int64 nvisible, uint64 log_bound,
+					 GbtSnapView *view, uint64 log_bound,
 					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
 					 char *err, Size errlen)
 {
 	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1), MCXT_ALLOC_HUGE);
-	gbt_agg_input in;
-	GbtAggResult part;
-	GbtEntries	d;
+	bool		trusted = m->captured && view->stamps;
+	int64		vals[GBT_MAX_COLS];
 	int64		r,
-				i,
-				c;
+				i;
 
 	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
 		return false;
 
-	/* The tree's entries. */
-	if (m->ops->aggregate(m->engine, m->removed, m->removed_version,
+	/* The tree's plain entries. */
+	if (m->ops->aggregate(m->engine, m->hidden, m->hidden_version,
 						  (const int64_t *) start, (const int64_t *) end, nranges,
-						  visible, nvisible, out, (int64_t *) upos, unsure_cap,
-						  err, errlen) != 0)
+						  trusted ? m->allvis : view->visible,
+						  trusted ? m->nallvis : view->nvisible,
+						  out, (int64_t *) upos, unsure_cap, err, errlen) != 0)
 		return false;
 	for (i = 0; i < Min(out->nunsure, unsure_cap); i++)
 		copy_entry(unsure, unsure->n++, &m->base, upos[i]);
 
-	/* The delta's, logged before log_bound, gathered into arrays of their own. */
-	gbt_entries_init(&d, m->columns.ncols, 16);
+	/* Stamps of a mirror that may have missed deletes decide nothing alone. */
+	view->stamps = trusted;
+
+	/* The tree's stamped entries. */
+	for (r = 0; r < nranges && m->nx > 0; r++)
+	{
+		int64		x;
+
+		if (end[r] <= start[r])
+			continue;
+		x = x_lower(m, start[r]);
+		for (; x < m->nx && m->x_pos[x] < end[r]; x++)
+		{
+			int64		p = m->x_pos[x];
+			GbtVerdict	v;
+
+			if (IS_REMOVED(m, p))
+				continue;
+			v = gbt_snapview_decide(view, m->x_xmin[x], m->x_xmax[x], m->blocks[p]);
+			if (v == GBT_TAKE)
+				gbt_agg_add_entry(out, &m->columns, entry_vals(&m->base, p, vals), m->base.nulls[p]);
+			else if (v == GBT_UNSURE)
+			{
+				if (unsure->n < unsure_cap)
+					copy_entry(unsure, unsure->n++, &m->base, p);
+				out->nunsure++;
+			}
+		}
+	}
+
+	/* The delta's, logged before log_bound. */
 	for (r = 0; r < nranges && m->ins.n > 0; r++)
 	{
 		int64		from = key_bound(m->ins.keys, m->ins.n, lo[r], false);
@@ -536,41 +1049,22 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 
 		for (i = from; i < to; i++)
 		{
+			GbtVerdict	v;
+
 			if (m->ins_pos[i] >= log_bound)
 				continue;
-			if (d.n == d.cap)
-				gbt_entries_grow(&d, d.cap * 2);
-			copy_entry(&d, d.n++, &m->ins, i);
+			v = gbt_snapview_decide(view, m->ins_xmin[i], m->ins_xmax[i],
+									ItemPointerGetBlockNumberNoCheck(&m->ins.tids[i]));
+			if (v == GBT_TAKE)
+				gbt_agg_add_entry(out, &m->columns, entry_vals(&m->ins, i, vals), m->ins.nulls[i]);
+			else if (v == GBT_UNSURE)
+			{
+				if (unsure->n < unsure_cap)
+					copy_entry(unsure, unsure->n++, &m->ins, i);
+				out->nunsure++;
+			}
 		}
 	}
-	if (d.n > 0)
-	{
-		uint32	   *blocks = palloc(sizeof(uint32) * d.n);
-		uint8	   *nulls[GBT_MAX_COLS];
-		int64		zero = 0;
-		int64		room = Max(unsure_cap - unsure->n, 0);
-
-		for (i = 0; i < d.n; i++)
-			blocks[i] = ItemPointerGetBlockNumberNoCheck(&d.tids[i]);
-		agg_input(&in, m, d.n);
-		in.blocks = blocks;
-		for (c = 0; c < m->columns.ncols; c++)
-		{
-			nulls[c] = palloc0(d.n / 8 + 1);
-			for (i = 0; i < d.n; i++)
-				if (d.nulls[i] & (1 << c) || m->columns.type[c] == GBT_COL_NONE)
-					nulls[c][i >> 3] |= 1 << (i & 7);
-			in.cols[c] = d.vals[c];
-			in.nulls[c] = nulls[c];
-		}
-		if (gbt_vagg_cpu(&in, (const int64_t *) &zero, (const int64_t *) &d.n, 1,
-						 visible, nvisible, &part, (int64_t *) upos, room, err, errlen) != 0)
-			return false;
-		gbt_agg_combine(out, &part, &m->columns);
-		for (i = 0; i < Min(part.nunsure, room); i++)
-			copy_entry(unsure, unsure->n++, &d, upos[i]);
-	}
-	gbt_entries_free(&d);
 	return true;
 }
 

@@ -13,16 +13,22 @@
 #include "storage/itemptr.h"
 
 #include "entries.h"
+#include "shmem.h"
+#include "snapview.h"
 
 typedef struct GbtMirror GbtMirror;
 
 /*
  * Build from entries sorted by (key, TID), on device: a CUDA device number,
- * or -1 for the CPU twin.  Returns NULL with a message in err on failure
- * (out of device memory, or a device asked for in a build without CUDA).
+ * or -1 for the CPU twin.  An entry flagged GBT_ENTRY_XMIN_UNKNOWN is
+ * decided by the visibility map, the others are visible to every snapshot
+ * until deleted; captured says that every delete since the export reaches
+ * the mirror (capture.c), else the visibility map decides for all.  Returns
+ * NULL with a message in err on failure (out of device memory, or a device
+ * asked for in a build without CUDA).
  */
 extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
-								   int device, char *err, Size errlen);
+								   bool captured, int device, char *err, Size errlen);
 extern const GbtColumns *gbt_mirror_columns(const GbtMirror *m);
 extern void gbt_mirror_free(GbtMirror *m);
 extern int64 gbt_mirror_entries(const GbtMirror *m);	/* live entries */
@@ -32,12 +38,20 @@ extern bool gbt_mirror_on_gpu(const GbtMirror *m);
 extern int	gbt_mirror_device(const GbtMirror *m);
 
 /*
- * Add entries (any order; same columns as the mirror), with the change-log
- * position each came from (pos may be NULL: 0).  An entry whose TID the
- * mirror already holds under the same key is not added again: exports and
- * the change log overlap.  Returns how many were added.
+ * Apply n change-log entries (same columns as the mirror), logged at pos[]:
+ * inserts with their inserting transaction, deletions of entries by theirs.
+ * An inserted entry whose TID the mirror already holds under the same key
+ * is not added again: exports and the change log overlap.
  */
-extern int64 gbt_mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos);
+extern void gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos,
+							 int64 n);
+
+/*
+ * Settle the stamps that every snapshot agrees on, given a horizon older
+ * than every snapshot's xmin (mirror.c); how many entries still have stamps.
+ */
+extern void gbt_mirror_settle(GbtMirror *m, TransactionId horizon);
+extern int64 gbt_mirror_stamped(const GbtMirror *m);
 
 /* Remove every entry whose TID is in dead[] (sorted).  Returns how many. */
 extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead);
@@ -75,9 +89,8 @@ extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
 							 GbtEntries *out);
 
 extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi,
-								 int64 nranges, const uint8 *visible, int64 nvisible,
-								 uint64 log_bound, gbt_agg_result *out,
-								 GbtEntries *unsure, int64 unsure_cap,
+								 int64 nranges, GbtSnapView *view, uint64 log_bound,
+								 gbt_agg_result *out, GbtEntries *unsure, int64 unsure_cap,
 								 char *err, Size errlen);
 
 /*

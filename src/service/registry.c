@@ -10,6 +10,7 @@
 
 #include "miscadmin.h"
 #include "storage/lwlock.h"
+#include "storage/procarray.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -198,20 +199,6 @@ gbt_current_mirror(const GbtMirrorKey *key, uint64 generation)
 	return sm != NULL && sm->generation >= generation ? sm : NULL;
 }
 
-/* Append log entry le, logged at position p, to e and pos[]. */
-void
-gbt_add_logged(GbtEntries *e, uint64 *pos, const GbtLogEntry *le, uint64 p)
-{
-	int			c;
-
-	e->keys[e->n] = le->ikey;
-	e->tids[e->n] = le->tid;
-	for (c = 0; c < e->ncols; c++)
-		e->vals[c][e->n] = le->vals[c];
-	e->nulls[e->n] = le->nulls;
-	pos[e->n++] = p;
-}
-
 /* Forget the captured entries (keeping what the capture is for). */
 static void
 capture_free(BuildCapture *bc)
@@ -270,6 +257,8 @@ gbt_apply_log(void)
 	uint64		to;
 	int64		n;
 	GbtLogEntry *copy;
+	GbtLogEntry *mine;
+	uint64	   *pos;
 	int			i;
 
 	LWLockAcquire(log->lock, LW_SHARED);
@@ -320,33 +309,28 @@ gbt_apply_log(void)
 	}
 
 	/* Each mirror takes its entries. */
+	mine = palloc_extended(sizeof(GbtLogEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
+	pos = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < GBT_MAX_MIRRORS && n > 0; i++)
 	{
 		ServiceMirror *sm = &gbt_mirrors[i];
-		GbtEntries	e;
-		uint64	   *pos;
 		int64		j;
+		int64		nmine = 0;
 
 		if (!sm->in_use)
 			continue;
-		gbt_entries_init(&e, gbt_mirror_columns(sm->mirror)->ncols, 16);
-		pos = palloc(sizeof(uint64) * e.cap);
 		for (j = 0; j < n; j++)
 		{
 			if (memcmp(&copy[j].key, &sm->key, sizeof(GbtMirrorKey)) != 0)
 				continue;
-			if (e.n == e.cap)
-			{
-				gbt_entries_grow(&e, e.cap * 2);
-				pos = repalloc(pos, sizeof(uint64) * e.cap);
-			}
-			gbt_add_logged(&e, pos, &copy[j], from + j);
+			mine[nmine] = copy[j];
+			pos[nmine++] = from + j;
 		}
-		if (e.n > 0)
-			gbt_mirror_insert(sm->mirror, &e, pos);
-		gbt_entries_free(&e);
-		pfree(pos);
+		if (nmine > 0)
+			gbt_mirror_apply(sm->mirror, mine, pos, nmine);
 	}
+	pfree(mine);
+	pfree(pos);
 	pfree(copy);
 
 	LWLockAcquire(log->lock, LW_EXCLUSIVE);
@@ -359,10 +343,24 @@ gbt_apply_log(void)
  * can never be used again.  Fold large deltas into new trees.  Evict the
  * least recently used mirrors while all exceed the memory limit.
  */
+#define GBT_SETTLE_INTERVAL_MS 100
+
+/*
+ * Older than the xmin of every snapshot that can still run, in any
+ * database: the shared horizon, computed once per round.
+ */
+static TransactionId
+settle_horizon(TransactionId known)
+{
+	return TransactionIdIsValid(known) ? known :
+		GetOldestNonRemovableTransactionId(NULL);
+}
+
 void
 gbt_maintain_mirrors(void)
 {
 	int			i;
+	TransactionId horizon = InvalidTransactionId;
 
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
@@ -377,6 +375,15 @@ gbt_maintain_mirrors(void)
 		{
 			gbt_drop_mirror(sm);
 			continue;
+		}
+		/* A pass costs one look at each stamped entry: not every round. */
+		if (gbt_mirror_stamped(sm->mirror) > 0 &&
+			TimestampDifferenceExceeds(sm->last_settled, GetCurrentTimestamp(),
+									   GBT_SETTLE_INTERVAL_MS) &&
+			TransactionIdIsValid(horizon = settle_horizon(horizon)))
+		{
+			gbt_mirror_settle(sm->mirror, horizon);
+			sm->last_settled = GetCurrentTimestamp();
 		}
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;

@@ -62,7 +62,8 @@ handle_build(GbtRequest *req, int slotno)
 
 	INSTR_TIME_SET_CURRENT(start);
 	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.nentries, GBT_REQUEST_DATA(req));
-	m = gbt_mirror_build(&req->body.build.columns, &entries, device, err, sizeof(err));
+	m = gbt_mirror_build(&req->body.build.columns, &entries, req->body.build.captured,
+						 device, err, sizeof(err));
 	if (m == NULL)
 	{
 		reply(req, GBT_REPLY_ERROR, err);
@@ -88,19 +89,7 @@ handle_build(GbtRequest *req, int slotno)
 		return;
 	}
 	if (bc->n > 0)
-	{
-		GbtEntries	logged;
-		uint64	   *logged_pos;
-		int64		i;
-
-		gbt_entries_init(&logged, req->body.build.columns.ncols, bc->n);
-		logged_pos = palloc_extended(sizeof(uint64) * logged.cap, MCXT_ALLOC_HUGE);
-		for (i = 0; i < bc->n; i++)
-			gbt_add_logged(&logged, logged_pos, &bc->entries[i], bc->pos[i]);
-		gbt_mirror_insert(m, &logged, logged_pos);
-		gbt_entries_free(&logged);
-		pfree(logged_pos);
-	}
+		gbt_mirror_apply(m, bc->entries, bc->pos, bc->n);
 	gbt_capture_reset(bc);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
@@ -174,27 +163,43 @@ static void
 handle_agg(GbtRequest *req)
 {
 	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+	GbtAggRequest *agg = &req->body.agg;
 	uint64	   *lo = (uint64 *) GBT_REQUEST_DATA(req);
-	uint64	   *hi = lo + req->body.agg.nranges;
-	uint8	   *visible = (uint8 *) (hi + req->body.agg.nranges);
+	uint64	   *hi = lo + agg->nranges;
+	uint8	   *visible = (uint8 *) (hi + agg->nranges);
+	TransactionId *xids = gbt_agg_request_xids(req);
+	SnapshotData snap = {0};
+	GbtSnapView view;
 	GbtEntries	unsure;
 	char		err[GBT_ERRMSG_LEN];
+	bool		ok;
 	instr_time	t0,
 				t1;
 
-	if (sm == NULL || sm->id != req->body.agg.mirror_id)
+	if (sm == NULL || sm->id != agg->mirror_id)
 	{
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
-	gbt_entries_unflatten(&unsure, GBT_MAX_COLS, req->body.agg.unsure_cap,
-						  GBT_REQUEST_DATA(req) +
-						  MAXALIGN(2 * sizeof(uint64) * req->body.agg.nranges + (req->body.agg.nvisible + 7) / 8));
+	gbt_entries_unflatten(&unsure, GBT_MAX_COLS, agg->unsure_cap, gbt_agg_reply_unsure(req));
 	unsure.n = 0;
+
+	snap.snapshot_type = SNAPSHOT_MVCC;
+	snap.xmin = agg->xmin;
+	snap.xmax = agg->xmax;
+	snap.xip = xids;
+	snap.xcnt = agg->xcnt;
+	snap.subxip = xids + agg->xcnt;
+	snap.subxcnt = agg->subxcnt;
+	snap.suboverflowed = agg->suboverflowed;
+	snap.takenDuringRecovery = agg->recovery;
+	gbt_snapview_init(&view, &snap, agg->topxid, agg->stamps, visible, agg->nvisible);
+
 	INSTR_TIME_SET_CURRENT(t0);
-	if (!gbt_mirror_aggregate(sm->mirror, lo, hi, req->body.agg.nranges, visible, req->body.agg.nvisible,
-							  req->body.agg.log_bound, &req->body.agg.agg, &unsure, req->body.agg.unsure_cap,
-							  err, sizeof(err)))
+	ok = gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nranges, &view, agg->log_bound,
+							  &agg->agg, &unsure, agg->unsure_cap, err, sizeof(err));
+	gbt_snapview_free(&view);
+	if (!ok)
 	{
 		reply(req, GBT_REPLY_ERROR, err);
 		return;
@@ -204,7 +209,7 @@ handle_agg(GbtRequest *req)
 	req->hdr.nresults = unsure.n;
 	req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
-	req->body.agg.columns = *gbt_mirror_columns(sm->mirror);
+	agg->columns = *gbt_mirror_columns(sm->mirror);
 	sm->hits++;
 	sm->last_used = GetCurrentTimestamp();
 	reply(req, GBT_REPLY_OK, NULL);

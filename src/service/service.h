@@ -26,6 +26,7 @@ typedef struct ServiceMirror
 	uint64		db_generation;	/* its database's, bumped by DROP DATABASE */
 	GbtMirror  *mirror;
 	TimestampTz last_used;
+	TimestampTz last_settled;	/* its stamps, by gbt_mirror_settle() */
 	double		build_ms;
 	uint64		hits;
 } ServiceMirror;
@@ -75,7 +76,6 @@ extern void gbt_drop_mirror(ServiceMirror *sm);
 extern ServiceMirror *gbt_find_mirror(const GbtMirrorKey *key);
 extern ServiceMirror *gbt_current_mirror(const GbtMirrorKey *key, uint64 generation);
 extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes);
-extern void gbt_add_logged(GbtEntries *e, uint64 *pos, const GbtLogEntry *le, uint64 p);
 extern void gbt_capture_reset(BuildCapture *bc);
 extern void gbt_apply_log(void);
 extern void gbt_maintain_mirrors(void);

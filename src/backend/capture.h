@@ -1,0 +1,17 @@
+/*
+ * capture.h
+ *	  The trigger that brings deletes and updates to the mirrors (capture.c).
+ */
+#ifndef GPUBTREE_CAPTURE_H
+#define GPUBTREE_CAPTURE_H
+
+#include "postgres.h"
+
+#include "nodes/nodes.h"
+#include "utils/relcache.h"
+
+extern void gbt_capture_install(Oid relid, Oid schema);
+extern bool gbt_capture_active(Relation heap, Relation index);
+extern void gbt_capture_after_utility(Node *stmt);
+
+#endif							/* GPUBTREE_CAPTURE_H */

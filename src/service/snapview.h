@@ -1,0 +1,81 @@
+/*
+ * snapview.h
+ *	  An entry's visibility stamps, decided against a query's snapshot in the
+ *	  service (snapview.c).
+ *
+ * Each mirror entry carries an xmin, the (sub)transaction that inserted its
+ * row, and an xmax, the one that deleted it (or updated it other than by
+ * HOT), both as the heap tuple has them, from the change log.  Two xmin
+ * values are not transactions: GBT_XMIN_FROZEN, inserted before every
+ * snapshot that can still run, and GBT_XMIN_UNKNOWN, an entry whose
+ * inserter the export could not tell (its block was not all-visible): the
+ * visibility map decides for it, as in an index-only scan.  No xmax:
+ * InvalidTransactionId.  32-bit IDs suffice: the service settles every
+ * stamp older than the oldest snapshot's xmin (gbt_mirror_settle()), so
+ * none it keeps is more than 2^31 transactions old.
+ */
+#ifndef GPUBTREE_SNAPVIEW_H
+#define GPUBTREE_SNAPVIEW_H
+
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "utils/snapshot.h"
+
+#define GBT_XMIN_UNKNOWN BootstrapTransactionId
+#define GBT_XMIN_FROZEN FrozenTransactionId
+
+typedef enum GbtVerdict
+{
+	GBT_SKIP,					/* the snapshot does not see the row */
+	GBT_TAKE,					/* it does */
+	GBT_UNSURE					/* the heap must tell */
+} GbtVerdict;
+
+/* Answers per transaction ID, computed once per query or settling pass. */
+typedef struct GbtXidCache
+{
+	TransactionId *keys;		/* open addressing; 0: empty */
+	uint8	   *values;
+	int			mask;
+	int			used;
+} GbtXidCache;
+
+/* A query's snapshot as the service sees it. */
+typedef struct GbtSnapView
+{
+	SnapshotData snap;
+	TransactionId topxid;		/* the querying transaction's, if it has one */
+	bool		stamps;			/* false: every entry by the visibility map */
+	const uint8 *visible;		/* bit per heap block: all-visible */
+	int64		nvisible;
+	GbtXidCache cache;			/* xid -> GbtVerdict of its inserts */
+} GbtSnapView;
+
+extern void gbt_snapview_init(GbtSnapView *v, const SnapshotData *snap,
+							  TransactionId topxid, bool stamps,
+							  const uint8 *visible, int64 nvisible);
+extern GbtVerdict gbt_snapview_decide(GbtSnapView *v, TransactionId xmin,
+									  TransactionId xmax, BlockNumber block);
+extern void gbt_snapview_free(GbtSnapView *v);
+
+/* What became of a transaction, for settling stamps against a horizon. */
+typedef enum GbtXidOutcome
+{
+	GBT_XID_NONE,				/* no transaction: frozen, unknown or no xmax */
+	GBT_XID_OPEN,				/* some snapshot may still not see it */
+	GBT_XID_COMMITTED,			/* committed before every snapshot */
+	GBT_XID_ABORTED				/* aborted (or crashed) */
+} GbtXidOutcome;
+
+typedef struct GbtXidFate
+{
+	TransactionId horizon;		/* older than every snapshot's xmin */
+	GbtXidCache cache;			/* xid -> GbtXidOutcome */
+} GbtXidFate;
+
+extern void gbt_xid_fate_init(GbtXidFate *f, TransactionId horizon);
+extern GbtXidOutcome gbt_xid_fate(GbtXidFate *f, TransactionId xid);
+extern void gbt_xid_fate_free(GbtXidFate *f);
+
+#endif							/* GPUBTREE_SNAPVIEW_H */
