@@ -282,7 +282,7 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (es->verbose)
 			ExplainPropertyText("Engine", s->answer.on_gpu ? "GPU" : "CPU engine", es);
 		ExplainPropertyInteger("Key Ranges", NULL, s->nranges, es);
-		ExplainPropertyInteger("Entries on All-Visible Pages", NULL,
+		ExplainPropertyInteger("Entries Decided by the Mirror", NULL,
 							   s->answer.r.count - s->answer.checked_visible -
 							   s->null_entries, es);
 		ExplainPropertyInteger("Entries Checked in Heap", NULL, s->answer.checked, es);

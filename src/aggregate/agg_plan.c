@@ -45,6 +45,7 @@
 #include "agg_final.h"
 #include "agg_node.h"
 #include "backend.h"
+#include "capture.h"
 #include "keytypes.h"
 #include "miscadmin.h"
 #include "scankeys.h"
@@ -351,6 +352,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	ListCell   *lc;
 	CustomPath *cpath;
 	double		unsure_rows;
+	double		unsure_frac;
+	Relation	heap;
 	bool		key_not_null = false;
 	bool		null_keys;
 	Cost		null_cost = 0;
@@ -424,12 +427,21 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 	/*
 	 * The fixed cost (so that a small range, or min/max through the index's
-	 * ends, stays with PostgreSQL), plus a heap visit for each row of the
-	 * mirror on a page that is not all-visible, plus the scan for NULL keys.
+	 * ends, stays with PostgreSQL), plus a heap visit for each entry the
+	 * mirror cannot decide, plus the scan for NULL keys.  Without the
+	 * capture trigger, that is each entry on a page that is not all-visible;
+	 * with it, the mirror decides what others changed, and only the entries
+	 * its export could not tell (at most 1/64 of them, export.c) and our own
+	 * changes are left.
 	 */
 	if (null_keys)
 		null_cost = null_keys_cost(root, index, tableoid, &nullfrac);
-	unsure_rows = input_rel->rows * (1.0 - nullfrac) * (1.0 - input_rel->allvisfrac);
+	unsure_frac = 1.0 - input_rel->allvisfrac;
+	heap = table_open(tableoid, NoLock);
+	if (index->indexkeys[0] != 0 && gbt_capture_enabled(heap))
+		unsure_frac = Min(unsure_frac, 1.0 / 64);
+	table_close(heap, NoLock);
+	unsure_rows = input_rel->rows * (1.0 - nullfrac) * unsure_frac;
 	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +
 		unsure_rows * gbt_agg_unsure_cost() + null_cost;
 	cpath->path.total_cost = cpath->path.startup_cost;

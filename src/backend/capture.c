@@ -108,14 +108,20 @@ find_capture_trigger(Relation heap)
 	return NULL;
 }
 
+/* Does the table's capture trigger fire? */
 bool
-gbt_capture_active(Relation heap, Relation index)
+gbt_capture_enabled(Relation heap)
 {
 	const Trigger *t = find_capture_trigger(heap);
 
 	return t != NULL && t->tgenabled != TRIGGER_DISABLED &&
-		heap->rd_rel->relam == HEAP_TABLE_AM_OID &&
-		index->rd_index->indkey.values[0] != 0;
+		heap->rd_rel->relam == HEAP_TABLE_AM_OID;
+}
+
+bool
+gbt_capture_active(Relation heap, Relation index)
+{
+	return gbt_capture_enabled(heap) && index->rd_index->indkey.values[0] != 0;
 }
 
 /* The table's gpubtree indexes whose deletes are captured. */
@@ -249,6 +255,33 @@ install_on(Relation heap, Oid funcoid)
 	CommandCounterIncrement();
 }
 
+/* The capture trigger's function, in the extension's schema. */
+static Oid
+capture_function(Oid schema)
+{
+	return LookupFuncName(list_make2(makeString(get_namespace_name(schema)),
+									 makeString(CAPTURE_TRIGGER)),
+						  0, NULL, true);
+}
+
+/*
+ * At ambuild: the table gets the trigger if it has none yet.  CREATE INDEX
+ * has made it already (below); this covers the indexes PostgreSQL makes by
+ * itself, on a partition created or attached under a partitioned index,
+ * whose locks are strong enough already.
+ */
+void
+gbt_capture_ensure(Relation heap, Relation index)
+{
+	Oid			funcoid;
+
+	/* Our functions share a schema: the access method handler's. */
+	if (heap->rd_rel->relkind != RELKIND_RELATION || find_capture_trigger(heap) != NULL ||
+		!OidIsValid(funcoid = capture_function(get_func_namespace(index->rd_amhandler))))
+		return;
+	install_on(heap, funcoid);
+}
+
 /*
  * Before CREATE INDEX ... USING gpubtree on relid (the event trigger in
  * ddl_check.c): the trigger on the table, or on each partition of a
@@ -268,9 +301,7 @@ gbt_capture_install(Oid relid, Oid schema)
 	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
 		!pg_class_ownercheck(relid, GetUserId()))
 		return;
-	funcoid = LookupFuncName(list_make2(makeString(get_namespace_name(schema)),
-										makeString(CAPTURE_TRIGGER)),
-							 0, NULL, true);
+	funcoid = capture_function(schema);
 	if (!OidIsValid(funcoid))
 		return;
 	rels = find_all_inheritors(relid, ShareRowExclusiveLock, NULL);

@@ -11,6 +11,8 @@
 #include "utils/relcache.h"
 
 extern void gbt_capture_install(Oid relid, Oid schema);
+extern void gbt_capture_ensure(Relation heap, Relation index);
+extern bool gbt_capture_enabled(Relation heap);
 extern bool gbt_capture_active(Relation heap, Relation index);
 extern void gbt_capture_after_utility(Node *stmt);
 

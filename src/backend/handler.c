@@ -23,6 +23,7 @@
 #include "catalog/pg_class.h"
 #include "backend.h"
 #include "build.h"
+#include "capture.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "resync.h"
@@ -91,6 +92,7 @@ gpubtree_build(Relation heap, Relation index, IndexInfo *indexInfo)
 							 RelationGetRelationName(index),
 							 indexInfo->ii_ParallelWorkers)));
 
+	gbt_capture_ensure(heap, index);
 	set_index_relam(RelationGetRelid(index), BTREE_AM_OID);
 	result = btbuild(heap, index, indexInfo);
 	set_index_relam(RelationGetRelid(index), gpubtree_am);

@@ -12,7 +12,7 @@ answer() { $PSQL -c "$1"; }
 # answered QUERY: what answered the query on gpubtree.
 answered() {
 	$PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $1" |
-		grep -E 'Answered by|Service:|Mirror:' | sed 's/^ *//' | head -2 | paste -sd ';' -
+		grep -E 'Answered by|Service:|Mirror:|Checked in Heap' | sed 's/^ *//' | head -3 | paste -sd ';' -
 }
 # wait_mirror: seconds until g_k's mirror is current (at most 10 min).  A
 # table small enough that the planner keeps btree's plans never asks for a

@@ -9,6 +9,8 @@
 #   agg [LOG2_ROWS]          test/bench/agg.sh (default 24)
 #   defaults [LOG2_ROWS...]  test/bench/defaults.sh (default 24)
 #   arrays [LOG2_ROWS [LOG2_KEYS]]  test/bench/bound_arrays.sh (default 24 20)
+#   mvcc [LOG2_ROWS]         test/bench/mvcc.sh (default 24; PHASES, WRITE_S,
+#                            READS, COMMIT_S pass through)
 #   commit-latency           test/bench/commit_latency.sh, variants a-d
 #                            (NOPRELOAD=1), PGCONF="gpubtree.engine = gpu";
 #                            its other variables (ROWS, DURATION, CLIENTS,
@@ -25,7 +27,7 @@
 #
 #   run(command="test/gpu/run.sh agg 26", carry=[".gpu"], timeout_s=600)
 #
-# bench, agg, defaults, arrays and commit-latency build and install gpubtree against
+# bench, agg, defaults, arrays, mvcc and commit-latency build and install gpubtree against
 # the bundle first (test/gpu/setup_pg_bundle.sh), from GBT_BENCH_SRC when set
 # (a source folder, e.g. a `git archive` of a commit with the commit id in
 # its .commit file, so that a run measures a known commit) or else the
@@ -48,7 +50,7 @@ START=$SECONDS
 ROOT=$PWD
 NAME=${1:-}
 case "$NAME" in
-bench | agg | defaults | arrays | commit-latency | harmonia | suite) shift ;;
+bench | agg | defaults | arrays | mvcc | commit-latency | harmonia | suite) shift ;;
 *)
 	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
@@ -126,6 +128,11 @@ arrays)
 	timeout "$(left)" test/bench/bound_arrays.sh "${@:-24}" | tee "$R/arrays.md"
 	rc=$?
 	REPORT=$R/arrays.md
+	;;
+mvcc)
+	timeout "$(left)" test/bench/mvcc.sh "${1:-24}" | tee "$R/mvcc.md"
+	rc=$?
+	REPORT=$R/mvcc.md
 	;;
 commit-latency)
 	GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
