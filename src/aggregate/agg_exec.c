@@ -2,22 +2,25 @@
  * agg_exec.c
  *	  Range aggregates answered by the GPU service, exact under MVCC.
  *
- * The service aggregates the mirror's entries that lie on heap blocks the
- * visibility map marks all-visible: their tuples are visible to every
- * snapshot, ours included, and the mirror holds exactly one entry per such
- * tuple (shmem.h's invariant, and VACUUM's sweep before TID reuse).  The
- * other entries come back here and are checked against the heap with our
- * snapshot, like an index-only scan does.
+ * The service decides which of the mirror's entries our snapshot sees
+ * (src/service/snapview.h): each entry carries the transactions that
+ * inserted and deleted its row, from the change log, and we send our
+ * snapshot with the request.  Entries it cannot decide come back here and
+ * are checked against the heap with our snapshot, like an index-only scan
+ * does: our own transaction's changes (command IDs decide those), and
+ * entries whose inserter the mirror's export could not tell, or all of them
+ * when deletes may have gone unrecorded (no capture trigger, capture.c),
+ * unless the visibility map vouches for their block.
  *
- * Order matters, as in an index-only scan, which reads the visibility map
- * after the index entry: a heap insert clears the page's all-visible bit
- * before its index entry exists.  So we first ask the service which mirror
- * it will use (AGG_PREPARE): every entry in it by then was inserted into the
- * heap before the answer.  Then we read the visibility map, and ask for the
- * aggregate over the entries that were in the mirror at AGG_PREPARE only;
- * later ones belong to transactions our snapshot cannot see (it was taken
- * before AGG_PREPARE was sent, and a commit writes its entries to the change
- * log before it becomes visible).
+ * Order matters for those, as in an index-only scan, which reads the
+ * visibility map after the index entry: a heap insert clears the page's
+ * all-visible bit before its index entry exists.  So we first ask the
+ * service which mirror it will use (AGG_PREPARE): every entry in it by then
+ * was inserted into the heap before the answer.  Then we read the
+ * visibility map, and ask for the aggregate over the entries that were in
+ * the mirror at AGG_PREPARE only; later ones belong to transactions our
+ * snapshot cannot see (it was taken before AGG_PREPARE was sent, and a
+ * commit writes its entries to the change log before it becomes visible).
  */
 #include "postgres.h"
 

@@ -15,7 +15,13 @@
  *    start of every round, before it answers any scan, so a scan whose
  *    snapshot sees a commit sees that commit's entries.  Entries of
  *    transactions that later abort are harmless extras: bitmap heap scans
- *    recheck visibility, and pages holding them are not all-visible.
+ *    recheck visibility, and the mirror stamps each entry with the
+ *    (sub)transaction that inserted it, so an aggregate's snapshot decides.
+ *  - Deletes.  The capture trigger (capture.c) adds a deletion of (key,
+ *    root TID) by the deleting (sub)transaction to the same batch, for rows
+ *    deleted or updated other than by HOT; it reaches the log the same way
+ *    and stamps the entry's xmax.  A snapshot that sees a commit sees its
+ *    deletions too; entries of deleters that abort stay visible.
  *  - Builds.  A backend exporting an index registers the log position it
  *    started at; the service keeps what is logged for the index from there
  *    (in its own memory, up to four logs' worth, or the build is refused)
