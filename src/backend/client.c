@@ -251,16 +251,19 @@ gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo, const uint64 *hi,
 
 bool
 gbt_call_dump(GbtCall *call, Relation index, uint64 generation, int64 offset,
-			  int64 nitems, int ncols)
+			  int64 nitems, int ncols, bool verdicts)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_DUMP, index, generation, 0,
-								 gbt_entries_flat_size(ncols, nitems));
+								 gbt_entries_flat_size(ncols, nitems) +
+								 (verdicts ? nitems : 0));
 
 	if (req == NULL)
 		return false;
 	req->body.dump.offset = offset;
 	req->body.dump.nitems = nitems;
 	req->body.dump.ncols = ncols;
+	req->body.dump.verdicts = verdicts;
+	req->body.dump.topxid = GetTopTransactionIdIfAny();
 	return request_send(call->seg);
 }
 
@@ -324,6 +327,19 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	xids = gbt_agg_request_xids(req);
 	memcpy(xids, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
 	memcpy(xids + snapshot->xcnt, snapshot->subxip, sizeof(TransactionId) * snapshot->subxcnt);
+	return request_send(call->seg);
+}
+
+bool
+gbt_call_vouch(GbtCall *call, Relation index, const uint8 *visible, int64 nvisible)
+{
+	GbtRequest *req = call_begin(call, GBT_REQ_VOUCH, index, current_generation(index),
+								 (nvisible + 7) / 8, 0);
+
+	if (req == NULL)
+		return false;
+	req->body.vouch.nvisible = nvisible;
+	memcpy(GBT_REQUEST_DATA(req), visible, (nvisible + 7) / 8);
 	return request_send(call->seg);
 }
 

@@ -183,16 +183,14 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
  * read after the entries, as an index-only scan reads it after the index:
  * a block all-visible now holds only rows every snapshot sees, and a row
  * deleted from now on is logged by the capture trigger after our export
- * registered.  With most entries unknown (a table not vacuumed since it was
- * loaded), false: the mirror decides them all by the map instead.
+ * registered.
  */
-static bool
+static void
 flag_unknown(Relation heap, GbtEntries *e)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
 	int64		nvisible;
 	uint8	   *visible = gbt_read_visibility(heap, nblocks, &nvisible);
-	int64		unknown = 0;
 	int64		i;
 
 	for (i = 0; i < e->n; i++)
@@ -200,17 +198,9 @@ flag_unknown(Relation heap, GbtEntries *e)
 		BlockNumber b = ItemPointerGetBlockNumber(&e->tids[i]);
 
 		if (b >= nblocks || !(visible[b >> 3] & (1 << (b & 7))))
-		{
 			e->nulls[i] |= GBT_ENTRY_XMIN_UNKNOWN;
-			unknown++;
-		}
 	}
 	pfree(visible);
-	if (unknown <= e->n / 64)
-		return true;
-	for (i = 0; i < e->n; i++)
-		e->nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
-	return false;
 }
 
 /*
@@ -253,7 +243,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 		captured = gbt_capture_active(heap, index);
 		gbt_export_index(heap, index, keytype, &cols, &entries, progress, progress_arg);
 		if (captured)
-			captured = flag_unknown(heap, &entries);
+			flag_unknown(heap, &entries);
 		table_close(heap, NoLock);
 
 		answered = gbt_call_build(&call, index, generation, log_start, service_pid,

@@ -134,7 +134,12 @@ gpubtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 static IndexBulkDeleteResult *
 gpubtree_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	return btvacuumcleanup(info, stats);
+	stats = btvacuumcleanup(info, stats);
+
+	/* After the heap pass: the visibility map is as VACUUM left it. */
+	if (!info->analyze_only)
+		gbt_vouch_mirror(info->index);
+	return stats;
 }
 
 /*

@@ -5,24 +5,29 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/table.h"
+#include "storage/bufmgr.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "capture.h"
 #include "client.h"
 #include "keytypes.h"
 #include "resync.h"
 #include "vacuum.h"
+#include "visibility.h"
 
 /*
  * Read the service's current mirror of the index, in chunks of raw
  * positions, passing each chunk's live entries to fn (keys and TIDs only
- * with tids_only: what VACUUM's sweep needs).  Fails (with *status)
+ * with tids_only: what VACUUM's sweep needs; with verdicts, whether a
+ * snapshot taken now sees each entry's row, by its stamps).  Fails (with *status)
  * when there is no current mirror, or when it changed layout meanwhile (a
  * merge or rebuild); *mirror_id names the mirror read.
  */
 bool
-gbt_dump_mirror(Relation index, bool tids_only, GbtDumpFn fn, void *arg,
+gbt_dump_mirror(Relation index, bool tids_only, bool verdicts, GbtDumpFn fn, void *arg,
 				uint64 *mirror_id, GbtReplyStatus *status)
 {
 	const int64 chunk = 1 << 20;
@@ -39,7 +44,7 @@ gbt_dump_mirror(Relation index, bool tids_only, GbtDumpFn fn, void *arg,
 		GbtCall		call;
 		bool		same;
 
-		if (!gbt_call_dump(&call, index, generation, offset, chunk, ncols))
+		if (!gbt_call_dump(&call, index, generation, offset, chunk, ncols, verdicts))
 		{
 			gbt_call_end(&call);
 			return false;
@@ -55,7 +60,8 @@ gbt_dump_mirror(Relation index, bool tids_only, GbtDumpFn fn, void *arg,
 			gbt_entries_unflatten(&e, ncols, chunk, GBT_REQUEST_DATA(call.req));
 			e.n = call.req->hdr.nresults;
 			e.ncols = Min(ncols, call.req->body.dump.columns.ncols);
-			fn(&e, &call.req->body.dump.columns, arg);
+			fn(&e, &call.req->body.dump.columns,
+			   verdicts ? gbt_dump_reply_verdicts(call.req) : NULL, arg);
 		}
 		gbt_call_end(&call);
 		if (*status != GBT_REPLY_OK)
@@ -80,7 +86,7 @@ typedef struct SweepState
 } SweepState;
 
 static void
-sweep_chunk(const GbtEntries *e, const GbtColumns *cols, void *arg)
+sweep_chunk(const GbtEntries *e, const GbtColumns *cols, const uint8 *verdicts, void *arg)
 {
 	SweepState *st = arg;
 	int64		i;
@@ -96,6 +102,39 @@ sweep_chunk(const GbtEntries *e, const GbtColumns *cols, void *arg)
 		}
 		st->dead[st->ndead++] = e->tids[i];
 	}
+}
+
+/*
+ * At the end of a VACUUM (its index cleanup, after the heap pass has set
+ * the visibility map): tell the mirror which heap blocks are all-visible
+ * now, so that entries whose inserter it did not know (exported from
+ * pages that were not all-visible) become plain entries, decided without
+ * the heap.  Only while the capture trigger fires: the mirror's other
+ * entries are right only if every delete reached it.
+ */
+void
+gbt_vouch_mirror(Relation index)
+{
+	Relation	heap;
+	BlockNumber nblocks;
+	int64		nvisible;
+	uint8	   *visible;
+	GbtCall		call;
+
+	if (gbt_shared == NULL || !gbt_service_running() ||
+		!index->rd_index->indisvalid || !OidIsValid(gbt_mirror_key_type(index)))
+		return;
+	/* VACUUM holds a lock on the table. */
+	heap = table_open(index->rd_index->indrelid, NoLock);
+	if (gbt_capture_active(heap, index))
+	{
+		nblocks = RelationGetNumberOfBlocks(heap);
+		visible = gbt_read_visibility(heap, nblocks, &nvisible);
+		(void) gbt_call_vouch(&call, index, visible, nblocks);
+		gbt_call_end(&call);
+		pfree(visible);
+	}
+	table_close(heap, NoLock);
 }
 
 static int
@@ -140,7 +179,7 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 	st.maxdead = 1024;
 	st.ndead = 0;
 	st.dead = palloc_extended(sizeof(ItemPointerData) * st.maxdead, MCXT_ALLOC_HUGE);
-	if (gbt_dump_mirror(index, true, sweep_chunk, &st, &mirror_id, &status))
+	if (gbt_dump_mirror(index, true, false, sweep_chunk, &st, &mirror_id, &status))
 	{
 		GbtCall		call;
 

@@ -12,7 +12,12 @@
  *	- "not in the index": a mirror entry the index lacks whose heap tuple is
  *	  not surely dead.  Entries of dead tuples are allowed: nbtree removes
  *	  some by itself (LP_DEAD and bottom-up deletion), and VACUUM's sweep
- *	  takes them out of the mirror before their TIDs can be reused.
+ *	  takes them out of the mirror before their TIDs can be reused;
+ *	- "stamps say visible, the heap does not" and "stamps say not visible,
+ *	  the heap does": an entry whose visibility stamps (src/service/
+ *	  snapview.h) the service decides otherwise than the heap, for a
+ *	  snapshot taken now.  Our own transaction's changes and entries the
+ *	  stamps leave to the visibility map are not checked.
  * No rows means the mirror is right.  Without a current mirror, one row
  * says so: scans never use a mirror that is not current.  Like amcheck's
  * parent check, it holds a ShareLock on the table, so that no write happens
@@ -34,6 +39,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
+#include "executor/tuptable.h"
 
 #include "backend.h"
 #include "export.h"
@@ -49,6 +55,7 @@ typedef struct Entry
 	uint64		key;
 	ItemPointerData tid;
 	uint8		nulls;
+	uint8		verdict;		/* GbtVerdict (mirror entries) */
 	int64		vals[GBT_MAX_COLS];
 } Entry;
 
@@ -79,7 +86,7 @@ take(Entry *to, const GbtEntries *e, int64 i, const GbtColumns *cols)
 }
 
 static void
-collect(const GbtEntries *e, const GbtColumns *cols, void *arg)
+collect(const GbtEntries *e, const GbtColumns *cols, const uint8 *verdicts, void *arg)
 {
 	Collected  *c = arg;
 	int64		i;
@@ -90,7 +97,10 @@ collect(const GbtEntries *e, const GbtColumns *cols, void *arg)
 		c->e = repalloc_huge(c->e, sizeof(Entry) * c->cap);
 	}
 	for (i = 0; i < e->n; i++)
-		take(&c->e[c->n++], e, i, cols);
+	{
+		take(&c->e[c->n], e, i, cols);
+		c->e[c->n++].verdict = verdicts[i];
+	}
 }
 
 static int
@@ -114,6 +124,41 @@ put(ReturnSetInfo *rsinfo, const char *problem, ItemPointer tid)
 	values[0] = CStringGetTextDatum(problem);
 	values[1] = tid ? PointerGetDatum(tid) : (Datum) 0;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * The stamps' verdicts against the heap, entry by entry (in TID order, so
+ * that each heap page is read once).  Under our ShareLock every other
+ * writer of the table has ended, so "now" is our snapshot.
+ */
+static void
+check_stamps(ReturnSetInfo *rsinfo, Relation heap, const Entry *e, int64 n,
+			 Snapshot snapshot)
+{
+	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	int64		i;
+
+	for (i = 0; i < n; i++)
+	{
+		ItemPointerData tid = e[i].tid;
+		bool		call_again = false;
+		bool		all_dead = false;
+		bool		visible;
+
+		if (e[i].verdict == GBT_UNSURE)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		visible = table_index_fetch_tuple(fetch, &tid, snapshot, slot,
+										  &call_again, &all_dead);
+		ExecClearTuple(slot);
+		if (visible && e[i].verdict == GBT_SKIP)
+			put(rsinfo, "stamps say not visible, the heap does", (ItemPointer) &e[i].tid);
+		else if (!visible && e[i].verdict == GBT_TAKE)
+			put(rsinfo, "stamps say visible, the heap does not", (ItemPointer) &e[i].tid);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
 }
 
 /*
@@ -174,7 +219,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	m.cap = 1024;
 	m.n = 0;
 	m.e = palloc_extended(sizeof(Entry) * m.cap, MCXT_ALLOC_HUGE);
-	if (!gbt_dump_mirror(index, false, collect, &m, &mirror_id, &status))
+	if (!gbt_dump_mirror(index, false, true, collect, &m, &mirror_id, &status))
 	{
 		put(rsinfo, status == GBT_REPLY_NO_MIRROR ? "no current mirror" :
 			"no GPU service answered", NULL);
@@ -221,6 +266,8 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 			j++;
 		}
 	}
+
+	check_stamps(rsinfo, heap, m.e, m.n, snapshot);
 
 	UnregisterSnapshot(snapshot);
 	table_close(heap, ShareLock);

@@ -38,7 +38,8 @@ typedef enum GbtRequestKind
 	GBT_REQ_DUMP,				/* return entries [offset, offset + nitems) */
 	GBT_REQ_REMOVE,				/* VACUUM: remove entries with these TIDs */
 	GBT_REQ_AGG_PREPARE,		/* name the mirror an aggregate will read */
-	GBT_REQ_AGG					/* aggregate these ranges of that mirror */
+	GBT_REQ_AGG,				/* aggregate these ranges of that mirror */
+	GBT_REQ_VOUCH				/* after VACUUM: these heap blocks are all-visible */
 } GbtRequestKind;
 
 typedef enum GbtReplyStatus
@@ -108,16 +109,32 @@ typedef struct GbtScanRequest
 } GbtScanRequest;
 
 /*
+ * Whether a snapshot sees an entry's row, as the service decides from the
+ * entry's visibility stamps (src/service/snapview.h).
+ */
+typedef enum GbtVerdict
+{
+	GBT_SKIP,					/* the snapshot does not see the row */
+	GBT_TAKE,					/* it does */
+	GBT_UNSURE					/* the heap must tell */
+} GbtVerdict;
+
+/*
  * DUMP: the answer is the mirror's live entries among raw positions
  * [offset, offset + nitems), in entries.h's flat layout for ncols columns
  * (GBT_MAX_COLS, or 0 for keys and TIDs alone); total says how many raw
- * positions there are, and mirror_id identifies the mirror's layout.
+ * positions there are, and mirror_id identifies the mirror's layout.  With
+ * verdicts, a GbtVerdict byte per entry follows (gbt_dump_reply_verdicts()):
+ * whether a snapshot taken now sees the entry's row, by its stamps (the
+ * asking transaction's own changes are unsure).
  */
 typedef struct GbtDumpRequest
 {
 	int64		offset;
 	int64		nitems;
 	int			ncols;
+	bool		verdicts;		/* and each entry's GbtVerdict, as of now */
+	TransactionId topxid;		/* the asking transaction, if it has an ID */
 	/* the reply */
 	uint64		mirror_id;
 	int64		total;
@@ -179,6 +196,17 @@ typedef struct GbtAggRequest
 	GbtColumns	columns;
 } GbtAggRequest;
 
+/*
+ * VOUCH: nvisible bits of the visibility map follow, read at the end of a
+ * VACUUM of the table (its cleanup), while the capture trigger fires.  The
+ * entries on all-visible blocks whose inserter the mirror did not know are
+ * visible to every snapshot (mirror.c: gbt_mirror_vouch()).
+ */
+typedef struct GbtVouchRequest
+{
+	int64		nvisible;
+} GbtVouchRequest;
+
 typedef struct GbtRequest
 {
 	GbtRequestHeader hdr;
@@ -190,6 +218,7 @@ typedef struct GbtRequest
 		GbtRemoveRequest remove;
 		GbtAggPrepareRequest agg_prepare;
 		GbtAggRequest agg;
+		GbtVouchRequest vouch;
 	}			body;
 } GbtRequest;
 
@@ -201,6 +230,14 @@ gbt_scan_reply_tids(GbtRequest *req)
 {
 	return (ItemPointerData *)
 		(GBT_REQUEST_DATA(req) + MAXALIGN(2 * sizeof(uint64) * req->body.scan.nranges));
+}
+
+/* Where a DUMP's verdicts start: after its entries. */
+static inline uint8 *
+gbt_dump_reply_verdicts(GbtRequest *req)
+{
+	return (uint8 *) GBT_REQUEST_DATA(req) +
+		gbt_entries_flat_size(req->body.dump.ncols, req->body.dump.nitems);
 }
 
 /* Bytes of an AGG request's data: its ranges, visibility bits and snapshot. */

@@ -55,6 +55,7 @@ struct GbtMirror
 	 * their stamps in ins_xmin/ins_xmax.
 	 */
 	bool		captured;		/* every delete since the export reaches us */
+	bool		vm_mode;		/* too many unknown inserters: the map decides */
 	int64		nx;
 	int64		xcap;
 	int64	   *x_pos;			/* ascending */
@@ -223,7 +224,18 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 	m->ins_xmax = palloc(sizeof(TransactionId) * m->ins.cap);
 	MemoryContextSwitchTo(old);
 
-	/* The stamped entries. */
+	/*
+	 * The stamped entries.  With many inserters unknown (an export from a
+	 * table not vacuumed since it was loaded), the mirror decides by the
+	 * visibility map instead of listing them all, until a VACUUM vouches
+	 * for their blocks (gbt_mirror_vouch()).
+	 */
+	for (i = 0; i < n; i++)
+		if (xmin != NULL ? xmin[i] == GBT_XMIN_UNKNOWN :
+			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) != 0)
+			nstamped++;
+	m->vm_mode = !captured || nstamped > n / 64;
+	nstamped = 0;
 	spos = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
 	sxmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
 	sxmax = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
@@ -233,6 +245,8 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
 		TransactionId mx = xmax != NULL ? xmax[i] : InvalidTransactionId;
 
+		if (m->vm_mode && mn == GBT_XMIN_UNKNOWN)
+			mn = GBT_XMIN_FROZEN;
 		if (mn == GBT_XMIN_FROZEN && !TransactionIdIsValid(mx))
 			continue;
 		spos[nstamped] = i;
@@ -833,6 +847,83 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
 	gbt_xid_fate_free(&fate);
 }
 
+/*
+ * After a VACUUM, with the capture trigger firing: visible[] has a bit per
+ * heap block that is all-visible now (nvisible blocks).  Every row on such
+ * a block is visible to every snapshot, and an entry that points there
+ * (VACUUM swept the dead ones out first) is as if frozen: its inserter no
+ * longer matters.  An entry's xmax stays; a delete from now on is logged.
+ * A mirror that decided by the map leaves it when few entries are left
+ * unknown.
+ */
+void
+gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
+{
+#define BLOCK_VISIBLE(b) ((int64) (b) < nvisible && (visible[(b) >> 3] & (1 << ((b) & 7))))
+	int64		i,
+				x;
+
+	if (!m->captured)
+		return;
+	if (m->vm_mode)
+	{
+		int64		nunknown = 0;
+		int64	   *pos;
+		TransactionId *xmin;
+		TransactionId *xmax;
+
+		for (i = 0, x = 0; i < m->base.n; i++)
+		{
+			while (x < m->nx && m->x_pos[x] < i)
+				x++;
+			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
+				!BLOCK_VISIBLE(m->blocks[i]))
+				nunknown++;
+		}
+		if (nunknown > m->base.n / 64)
+			return;
+		pos = palloc_extended(sizeof(int64) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
+		xmin = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
+		xmax = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
+		nunknown = 0;
+		for (i = 0, x = 0; i < m->base.n; i++)
+		{
+			while (x < m->nx && m->x_pos[x] < i)
+				x++;
+			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
+				!BLOCK_VISIBLE(m->blocks[i]))
+			{
+				pos[nunknown] = i;
+				xmin[nunknown] = GBT_XMIN_UNKNOWN;
+				xmax[nunknown++] = InvalidTransactionId;
+			}
+		}
+		x_add(m, nunknown, pos, xmin, xmax);
+		pfree(pos);
+		pfree(xmin);
+		pfree(xmax);
+		m->vm_mode = false;
+		return;
+	}
+	if (m->nx > 0)
+	{
+		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+
+		for (x = 0; x < m->nx; x++)
+		{
+			keep[x] = true;
+			if (m->x_xmin[x] == GBT_XMIN_UNKNOWN && BLOCK_VISIBLE(m->blocks[m->x_pos[x]]))
+			{
+				m->x_xmin[x] = GBT_XMIN_FROZEN;
+				keep[x] = TransactionIdIsValid(m->x_xmax[x]);
+			}
+		}
+		x_compact(m, keep);
+		pfree(keep);
+	}
+#undef BLOCK_VISIBLE
+}
+
 /* Stamped base entries and delta entries whose fate is still open. */
 int64
 gbt_mirror_stamped(const GbtMirror *m)
@@ -993,7 +1084,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1), MCXT_ALLOC_HUGE);
-	bool		trusted = m->captured && view->stamps;
+	bool		trusted = m->captured && !m->vm_mode && view->stamps;
 	int64		vals[GBT_MAX_COLS];
 	int64		r,
 				i;
@@ -1076,20 +1167,47 @@ gbt_mirror_raw_size(const GbtMirror *m)
 
 /* Appends to out, whose arrays have room for to - from more entries. */
 int64
-gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out)
+gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
+				GbtSnapView *view, uint8 *verdicts)
 {
 	int64		n0 = out->n;
+	int64		x;
 	int64		i;
 
+	if (view != NULL)
+		view->stamps = view->stamps && m->captured && !m->vm_mode;
+	x = x_lower(m, Max(from, 0));
 	for (i = Max(from, 0); i < Min(to, m->base.n + m->ins.n); i++)
 	{
 		if (i < m->base.n)
 		{
-			if (!IS_REMOVED(m, i))
-				copy_entry(out, out->n++, &m->base, i);
+			TransactionId xmin = GBT_XMIN_FROZEN;
+			TransactionId xmax = InvalidTransactionId;
+
+			if (IS_REMOVED(m, i))
+				continue;
+			while (x < m->nx && m->x_pos[x] < i)
+				x++;
+			if (x < m->nx && m->x_pos[x] == i)
+			{
+				xmin = m->x_xmin[x];
+				xmax = m->x_xmax[x];
+			}
+			if (view != NULL)
+				verdicts[out->n - n0] =
+					gbt_snapview_decide(view, xmin, xmax, m->blocks[i]);
+			copy_entry(out, out->n++, &m->base, i);
 		}
 		else
-			copy_entry(out, out->n++, &m->ins, i - m->base.n);
+		{
+			int64		d = i - m->base.n;
+
+			if (view != NULL)
+				verdicts[out->n - n0] =
+					gbt_snapview_decide(view, m->ins_xmin[d], m->ins_xmax[d],
+										ItemPointerGetBlockNumberNoCheck(&m->ins.tids[d]));
+			copy_entry(out, out->n++, &m->ins, d);
+		}
 	}
 	return out->n - n0;
 }

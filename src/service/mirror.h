@@ -23,7 +23,8 @@ typedef struct GbtMirror GbtMirror;
  * or -1 for the CPU twin.  An entry flagged GBT_ENTRY_XMIN_UNKNOWN is
  * decided by the visibility map, the others are visible to every snapshot
  * until deleted; captured says that every delete since the export reaches
- * the mirror (capture.c), else the visibility map decides for all.  Returns
+ * the mirror (capture.c), else the visibility map decides for all, as it
+ * does while more than 1/64 of the entries are flagged.  Returns
  * NULL with a message in err on failure (out of device memory, or a device
  * asked for in a build without CUDA).
  */
@@ -51,6 +52,7 @@ extern void gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *
  * than every snapshot's xmin (mirror.c); how many entries still have stamps.
  */
 extern void gbt_mirror_settle(GbtMirror *m, TransactionId horizon);
+extern void gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible);
 extern int64 gbt_mirror_stamped(const GbtMirror *m);
 
 /* Remove every entry whose TID is in dead[] (sorted).  Returns how many. */
@@ -82,11 +84,12 @@ extern int64 gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 
 /*
  * Raw positions: the tree's entries, then the inserted ones.  Appends the
- * live entries among positions [from, to) to out; returns how many.
+ * live entries among positions [from, to) to out; returns how many.  With
+ * a view, also each one's verdict under it into verdicts[].
  */
 extern int64 gbt_mirror_raw_size(const GbtMirror *m);
 extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
-							 GbtEntries *out);
+							 GbtEntries *out, GbtSnapView *view, uint8 *verdicts);
 
 extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 								 int64 nranges, GbtSnapView *view, uint64 log_bound,

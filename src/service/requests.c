@@ -126,7 +126,8 @@ handle_dump(GbtRequest *req)
 	}
 	if (req->body.dump.ncols < 0 || req->body.dump.ncols > GBT_MAX_COLS ||
 		MAXALIGN(sizeof(GbtRequest)) +
-		gbt_entries_flat_size(req->body.dump.ncols, req->body.dump.nitems) > req->hdr.capacity)
+		gbt_entries_flat_size(req->body.dump.ncols, req->body.dump.nitems) +
+		(req->body.dump.verdicts ? req->body.dump.nitems : 0) > req->hdr.capacity)
 	{
 		reply(req, GBT_REPLY_ERROR, "bad DUMP request");
 		return;
@@ -134,10 +135,43 @@ handle_dump(GbtRequest *req)
 	gbt_entries_unflatten(&out, req->body.dump.ncols, req->body.dump.nitems,
 						  GBT_REQUEST_DATA(req));
 	out.n = 0;
-	req->hdr.nresults = gbt_mirror_read(sm->mirror, req->body.dump.offset, req->body.dump.offset + req->body.dump.nitems, &out);
+	if (req->body.dump.verdicts)
+	{
+		SnapshotData now = {0};
+		GbtSnapView view;
+
+		/* Every transaction that has ended, and none that runs. */
+		now.snapshot_type = SNAPSHOT_MVCC;
+		now.xmin = now.xmax = ReadNextTransactionId();
+		gbt_snapview_init(&view, &now, req->body.dump.topxid, true, NULL, 0);
+		req->hdr.nresults = gbt_mirror_read(sm->mirror, req->body.dump.offset,
+											req->body.dump.offset + req->body.dump.nitems,
+											&out, &view, gbt_dump_reply_verdicts(req));
+		gbt_snapview_free(&view);
+	}
+	else
+		req->hdr.nresults = gbt_mirror_read(sm->mirror, req->body.dump.offset,
+											req->body.dump.offset + req->body.dump.nitems,
+											&out, NULL, NULL);
 	req->body.dump.columns = *gbt_mirror_columns(sm->mirror);
 	req->body.dump.total = gbt_mirror_raw_size(sm->mirror);
 	req->body.dump.mirror_id = sm->id;
+	reply(req, GBT_REPLY_OK, NULL);
+}
+
+/* VOUCH: see protocol.h. */
+static void
+handle_vouch(GbtRequest *req)
+{
+	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+
+	if (sm == NULL)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return;
+	}
+	gbt_mirror_vouch(sm->mirror, (const uint8 *) GBT_REQUEST_DATA(req),
+					 req->body.vouch.nvisible);
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
@@ -398,6 +432,8 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 			handle_agg_prepare(req);
 		else if (req->hdr.kind == GBT_REQ_AGG)
 			handle_agg(req);
+		else if (req->hdr.kind == GBT_REQ_VOUCH)
+			handle_vouch(req);
 		else
 			continue;
 		done[i] = true;

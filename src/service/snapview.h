@@ -22,15 +22,10 @@
 #include "access/transam.h"
 #include "utils/snapshot.h"
 
+#include "protocol.h"
+
 #define GBT_XMIN_UNKNOWN BootstrapTransactionId
 #define GBT_XMIN_FROZEN FrozenTransactionId
-
-typedef enum GbtVerdict
-{
-	GBT_SKIP,					/* the snapshot does not see the row */
-	GBT_TAKE,					/* it does */
-	GBT_UNSURE					/* the heap must tell */
-} GbtVerdict;
 
 /* Answers per transaction ID, computed once per query or settling pass. */
 typedef struct GbtXidCache
