@@ -12,7 +12,8 @@
  * built with, and entries inserted or removed since then (with their TIDs,
  * columns and log positions, which the service needs) are kept and searched
  * here until a merge builds a new mirror.  If an engine call fails, the
- * request fails and the backend's scan is answered by nbtree.
+ * request fails and the backend's scan is answered by nbtree.  Which
+ * entries a snapshot sees is stamps.c's part.
  */
 #include "postgres.h"
 
@@ -21,71 +22,12 @@
 
 #include "agg_state.h"
 #include "engine.h"
-#include "mirror.h"
+#include "mirror_int.h"
 #include "snapview.h"
 
-/*
- * The engine holds base.keys (its own copy, on the device or in the CPU
- * twin) and borrows blocks, base.vals and colnulls, which stay unchanged.
- * Entries VACUUM removed from the tree are marked in removed[]; entries
- * inserted since the build sit in ins, in (key, TID) order, with the
- * change-log position they came from in ins_pos (0: from the export).  When
- * the delta grows, the service merges it into a new tree.
- */
-struct GbtMirror
-{
-	GbtColumns	columns;
-	GbtEntries	base;
-	uint32	   *blocks;			/* heap block of each base entry */
-	uint8	   *colnulls[GBT_MAX_COLS];	/* bit per base position: NULL value */
-	uint8	   *removed;		/* bit per base position; NULL: none yet */
-	int64		nremoved;
-	uint8	   *hidden;			/* removed, or stamped (below); NULL: none */
-	uint64		hidden_version; /* bumped when hidden[] changes */
-	GbtEntries	ins;
-	uint64	   *ins_pos;
-	const gbt_engine_ops *ops;
-	gbt_engine *engine;			/* NULL while the build has not succeeded */
-
-	/*
-	 * Visibility stamps (snapview.h).  Most base entries were inserted before
-	 * every snapshot and are not deleted: xmin frozen, no xmax.  The others,
-	 * "stamped", are listed here by position, hidden from the engine and
-	 * decided one by one against the query's snapshot.  Delta entries carry
-	 * their stamps in ins_xmin/ins_xmax.
-	 */
-	bool		captured;		/* every delete since the export reaches us */
-	bool		vm_mode;		/* too many unknown inserters: the map decides */
-	int64		nx;
-	int64		xcap;
-	int64	   *x_pos;			/* ascending */
-	TransactionId *x_xmin;
-	TransactionId *x_xmax;
-	TransactionId *ins_xmin;
-	TransactionId *ins_xmax;
-	uint8	   *allvis;			/* every heap block of the base: visible */
-	int64		nallvis;
-};
-
-#define IS_REMOVED(m, i) ((m)->removed != NULL && \
-						  ((m)->removed[(i) >> 3] & (1 << ((i) & 7))) != 0)
-
-static void set_bit(uint8 **bits, int64 n, int64 i);
-static void x_add(GbtMirror *m, int64 n, const int64 *pos,
-				  const TransactionId *xmin, const TransactionId *xmax);
-
-/* (key, TID) order, the order of nbtree's heapkeyspace indexes. */
-static inline int
-entry_cmp(uint64 ka, const ItemPointerData *ta, uint64 kb, const ItemPointerData *tb)
-{
-	if (ka != kb)
-		return ka < kb ? -1 : 1;
-	return ItemPointerCompare((ItemPointer) ta, (ItemPointer) tb);
-}
-
 /* Position of (key, tid) among e's entries (sorted), or -1. */
-static int64
-find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
+int64
+gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
 {
 	int64		lo = 0;
 	int64		hi = e->n;
@@ -94,12 +36,12 @@ find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
 	{
 		int64		mid = lo + (hi - lo) / 2;
 
-		if (entry_cmp(e->keys[mid], &e->tids[mid], key, tid) < 0)
+		if (gbt_entry_cmp(e->keys[mid], &e->tids[mid], key, tid) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < e->n && entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
+	return lo < e->n && gbt_entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
 }
 
 /* First position in keys[0..n) whose key is >= key (or > key if after). */
@@ -119,19 +61,6 @@ key_bound(const uint64 *keys, int64 n, uint64 key, bool after)
 			hi = mid;
 	}
 	return lo;
-}
-
-/* Copy entry i of src to position j of dst (same columns). */
-static inline void
-copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
-{
-	int			c;
-
-	dst->keys[j] = src->keys[i];
-	dst->tids[j] = src->tids[i];
-	for (c = 0; c < Min(src->ncols, dst->ncols); c++)
-		dst->vals[c][j] = src->vals[c][i];
-	dst->nulls[j] = src->nulls[i];
 }
 
 /* Base position i's NULL bits per column, from its entry's NULL mask. */
@@ -201,7 +130,7 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 	gbt_entries_init(&m->base, columns->ncols, n);
 	for (i = 0; i < n; i++)
 	{
-		copy_entry(&m->base, i, entries, i);
+		gbt_copy_entry(&m->base, i, entries, i);
 		m->base.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 	}
 	m->base.n = n;
@@ -253,7 +182,7 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 		sxmin[nstamped] = mn;
 		sxmax[nstamped++] = mx;
 	}
-	x_add(m, nstamped, spos, sxmin, sxmax);
+	gbt_stamps_add(m, nstamped, spos, sxmin, sxmax);
 	pfree(spos);
 	pfree(sxmin);
 	pfree(sxmax);
@@ -349,133 +278,12 @@ gbt_mirror_on_gpu(const GbtMirror *m)
 	return gbt_mirror_device(m) >= 0;
 }
 
-/* Set bit i of *bits (n bits, allocated zeroed on first use). */
-static void
-set_bit(uint8 **bits, int64 n, int64 i)
-{
-	if (*bits == NULL)
-		*bits = MemoryContextAllocExtended(TopMemoryContext, n / 8 + 1,
-										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	(*bits)[i >> 3] |= 1 << (i & 7);
-}
-
-/* The first stamped entry at or after base position pos. */
-static int64
-x_lower(const GbtMirror *m, int64 pos)
-{
-	int64		lo = 0;
-	int64		hi = m->nx;
-
-	while (lo < hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (m->x_pos[mid] < pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Where base position pos is among the stamped, or -1. */
-static int64
-x_find(const GbtMirror *m, int64 pos)
-{
-	int64		x = x_lower(m, pos);
-
-	return x < m->nx && m->x_pos[x] == pos ? x : -1;
-}
-
-/*
- * Merge n new stamped entries (ascending positions, none stamped yet) into
- * the stamped list, and hide them from the engine.
- */
-static void
-x_add(GbtMirror *m, int64 n, const int64 *pos, const TransactionId *xmin,
-	  const TransactionId *xmax)
-{
-	int64		a = m->nx - 1;
-	int64		b = n - 1;
-	int64		o = m->nx + n - 1;
-	int64		i;
-
-	if (n == 0)
-		return;
-	if (m->nx + n > m->xcap)
-	{
-		int64		cap = Max(m->xcap * 2, m->nx + n);
-
-		if (m->x_pos == NULL)
-		{
-			m->x_pos = MemoryContextAllocExtended(TopMemoryContext, sizeof(int64) * cap, MCXT_ALLOC_HUGE);
-			m->x_xmin = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
-			m->x_xmax = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
-		}
-		else
-		{
-			m->x_pos = repalloc_huge(m->x_pos, sizeof(int64) * cap);
-			m->x_xmin = repalloc_huge(m->x_xmin, sizeof(TransactionId) * cap);
-			m->x_xmax = repalloc_huge(m->x_xmax, sizeof(TransactionId) * cap);
-		}
-		m->xcap = cap;
-	}
-	/* Merge from the back, in place. */
-	for (; b >= 0; o--)
-	{
-		if (a >= 0 && m->x_pos[a] > pos[b])
-		{
-			m->x_pos[o] = m->x_pos[a];
-			m->x_xmin[o] = m->x_xmin[a];
-			m->x_xmax[o] = m->x_xmax[a--];
-		}
-		else
-		{
-			m->x_pos[o] = pos[b];
-			m->x_xmin[o] = xmin[b];
-			m->x_xmax[o] = xmax[b--];
-		}
-	}
-	m->nx += n;
-	for (i = 0; i < n; i++)
-		set_bit(&m->hidden, m->base.n, pos[i]);
-	m->hidden_version++;
-}
-
-/*
- * Drop the stamped entries for which keep[] is false; those not removed
- * become plain entries again, which the engine aggregates.
- */
-static void
-x_compact(GbtMirror *m, const bool *keep)
-{
-	int64		i,
-				o;
-
-	for (i = 0, o = 0; i < m->nx; i++)
-	{
-		int64		p = m->x_pos[i];
-
-		if (!keep[i])
-		{
-			if (!IS_REMOVED(m, p))
-				m->hidden[p >> 3] &= ~(1 << (p & 7));
-			m->hidden_version++;
-			continue;
-		}
-		m->x_pos[o] = p;
-		m->x_xmin[o] = m->x_xmin[i];
-		m->x_xmax[o++] = m->x_xmax[i];
-	}
-	m->nx = o;
-}
-
 /* Base entry i is gone for every snapshot. */
-static void
-remove_base(GbtMirror *m, int64 i)
+void
+gbt_mirror_remove_entry(GbtMirror *m, int64 i)
 {
-	set_bit(&m->removed, m->base.n, i);
-	set_bit(&m->hidden, m->base.n, i);
+	gbt_set_bit(&m->removed, m->base.n, i);
+	gbt_set_bit(&m->hidden, m->base.n, i);
 	m->nremoved++;
 	m->hidden_version++;
 }
@@ -536,17 +344,17 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		int64		k = order[i];
 		int64		at;
 
-		if (i > 0 && entry_cmp(e->keys[order[i - 1]], &e->tids[order[i - 1]],
+		if (i > 0 && gbt_entry_cmp(e->keys[order[i - 1]], &e->tids[order[i - 1]],
 							   e->keys[k], &e->tids[k]) == 0)
 			continue;
 		/*
 		 * A removed tree entry whose TID is back under the same key goes to
 		 * the delta like any new entry, with its log position.
 		 */
-		at = find_entry(&m->base, e->keys[k], &e->tids[k]);
+		at = gbt_mirror_find_entry(&m->base, e->keys[k], &e->tids[k]);
 		if (at >= 0 && !IS_REMOVED(m, at))
 			continue;
-		if (find_entry(&m->ins, e->keys[k], &e->tids[k]) >= 0)
+		if (gbt_mirror_find_entry(&m->ins, e->keys[k], &e->tids[k]) >= 0)
 			continue;
 		fresh[nfresh++] = k;
 	}
@@ -559,13 +367,13 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		for (a = 0, b = 0, o = 0; a < m->ins.n || b < nfresh; o++)
 		{
 			if (b >= nfresh ||
-				(a < m->ins.n && entry_cmp(m->ins.keys[a], &m->ins.tids[a],
+				(a < m->ins.n && gbt_entry_cmp(m->ins.keys[a], &m->ins.tids[a],
 										   e->keys[fresh[b]], &e->tids[fresh[b]]) < 0))
 			{
 				merged_pos[o] = m->ins_pos[a];
 				merged_xmin[o] = m->ins_xmin[a];
 				merged_xmax[o] = m->ins_xmax[a];
-				copy_entry(&merged, o, &m->ins, a++);
+				gbt_copy_entry(&merged, o, &m->ins, a++);
 			}
 			else
 			{
@@ -573,7 +381,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 				merged_xmin[o] = xmin ? xmin[fresh[b]] : GBT_XMIN_UNKNOWN;
 				merged_xmax[o] = InvalidTransactionId;
 				merged.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
-				copy_entry(&merged, o, e, fresh[b++]);
+				gbt_copy_entry(&merged, o, e, fresh[b++]);
 				merged.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 			}
 		}
@@ -584,76 +392,6 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 	pfree(order);
 	pfree(fresh);
 	return added;
-}
-
-/* (position, batch index) pairs. */
-static int
-cmp_int64_pair(const void *a, const void *b)
-{
-	const int64 *x = a;
-	const int64 *y = b;
-
-	if (x[0] != y[0])
-		return x[0] < y[0] ? -1 : 1;
-	return x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0;
-}
-
-/*
- * Deletions, in log order: the entry (key, tid), wherever it is, gets xid
- * as its xmax; a later deletion of the same entry (after its deleter
- * aborted) replaces an earlier one.  An entry that is not there (a row a
- * partial index leaves out, or one VACUUM's sweep took first) is nothing to
- * do.
- */
-static void
-mirror_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
-{
-	int64	   *fresh = palloc_extended(sizeof(int64) * 2 * n, MCXT_ALLOC_HUGE);
-	int64		nfresh = 0;
-	int64		i,
-				o;
-
-	for (i = 0; i < n; i++)
-	{
-		int64		at = find_entry(&m->base, le[i].ikey, &le[i].tid);
-		int64		x;
-
-		if (at >= 0 && !IS_REMOVED(m, at))
-		{
-			if ((x = x_find(m, at)) >= 0)
-				m->x_xmax[x] = le[i].xid;
-			else
-			{
-				fresh[2 * nfresh] = at;
-				fresh[2 * nfresh + 1] = i;
-				nfresh++;
-			}
-			continue;
-		}
-		if ((at = find_entry(&m->ins, le[i].ikey, &le[i].tid)) >= 0)
-			m->ins_xmax[at] = le[i].xid;
-	}
-	if (nfresh > 0)
-	{
-		int64	   *pos = palloc_extended(sizeof(int64) * nfresh, MCXT_ALLOC_HUGE);
-		TransactionId *xmin = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
-		TransactionId *xmax = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
-
-		qsort(fresh, nfresh, 2 * sizeof(int64), cmp_int64_pair);
-		for (i = 0, o = 0; i < nfresh; i++)
-		{
-			if (i + 1 < nfresh && fresh[2 * (i + 1)] == fresh[2 * i])
-				continue;
-			pos[o] = fresh[2 * i];
-			xmin[o] = GBT_XMIN_FROZEN;
-			xmax[o++] = le[fresh[2 * i + 1]].xid;
-		}
-		x_add(m, o, pos, xmin, xmax);
-		pfree(pos);
-		pfree(xmin);
-		pfree(xmax);
-	}
-	pfree(fresh);
 }
 
 void
@@ -687,7 +425,7 @@ gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n
 	if (e.n > 0)
 		mirror_insert(m, &e, epos, exmin);
 	if (ndel > 0)
-		mirror_delete(m, del, ndel);
+		gbt_stamps_delete(m, del, ndel);
 	gbt_entries_free(&e);
 	pfree(epos);
 	pfree(exmin);
@@ -753,7 +491,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 	{
 		if (IS_REMOVED(m, i) || !dead_tids_has(&d, &m->base.tids[i]))
 			continue;
-		remove_base(m, i);
+		gbt_mirror_remove_entry(m, i);
 		removed++;
 	}
 	if (removed > 0 && m->nx > 0)
@@ -762,7 +500,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 
 		for (i = 0; i < m->nx; i++)
 			keep[i] = !IS_REMOVED(m, m->x_pos[i]);
-		x_compact(m, keep);
+		gbt_stamps_compact(m, keep);
 		pfree(keep);
 	}
 	for (i = 0, o = 0; i < m->ins.n; i++)
@@ -775,160 +513,11 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 		m->ins_pos[o] = m->ins_pos[i];
 		m->ins_xmin[o] = m->ins_xmin[i];
 		m->ins_xmax[o] = m->ins_xmax[i];
-		copy_entry(&m->ins, o++, &m->ins, i);
+		gbt_copy_entry(&m->ins, o++, &m->ins, i);
 	}
 	m->ins.n = o;
 	pfree(d.first);
 	return removed;
-}
-
-/*
- * Stamps every snapshot now agrees on, settled (snapview.h's contract for
- * horizon): an insert committed before it is frozen, a deletion committed
- * before it removes the entry, and either one aborted is as if it never
- * happened.  What stays are stamps of transactions some snapshot may still
- * see either way, so the mirror never holds a transaction ID older than the
- * horizon, which keeps it clear of wraparound.
- */
-void
-gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
-{
-	GbtXidFate	fate;
-	int64		i,
-				o;
-
-	gbt_xid_fate_init(&fate, horizon);
-	if (m->nx > 0)
-	{
-		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
-		bool		changed = false;
-
-		for (i = 0; i < m->nx; i++)
-		{
-			int64		p = m->x_pos[i];
-			GbtXidOutcome xmin = gbt_xid_fate(&fate, m->x_xmin[i]);
-			GbtXidOutcome xmax = gbt_xid_fate(&fate, m->x_xmax[i]);
-
-			keep[i] = true;
-			if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
-			{
-				remove_base(m, p);
-				keep[i] = false;
-				changed = true;
-				continue;
-			}
-			if (xmax == GBT_XID_ABORTED)
-				m->x_xmax[i] = InvalidTransactionId;
-			if (xmin == GBT_XID_COMMITTED)
-				m->x_xmin[i] = GBT_XMIN_FROZEN;
-			if (m->x_xmin[i] == GBT_XMIN_FROZEN && !TransactionIdIsValid(m->x_xmax[i]))
-			{
-				keep[i] = false;
-				changed = true;
-			}
-		}
-		if (changed)
-			x_compact(m, keep);
-		pfree(keep);
-	}
-	for (i = 0, o = 0; i < m->ins.n; i++)
-	{
-		GbtXidOutcome xmin = gbt_xid_fate(&fate, m->ins_xmin[i]);
-		GbtXidOutcome xmax = gbt_xid_fate(&fate, m->ins_xmax[i]);
-
-		if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
-			continue;
-		m->ins_pos[o] = m->ins_pos[i];
-		m->ins_xmin[o] = xmin == GBT_XID_COMMITTED ? GBT_XMIN_FROZEN : m->ins_xmin[i];
-		m->ins_xmax[o] = xmax == GBT_XID_ABORTED ? InvalidTransactionId : m->ins_xmax[i];
-		copy_entry(&m->ins, o++, &m->ins, i);
-	}
-	m->ins.n = o;
-	gbt_xid_fate_free(&fate);
-}
-
-/*
- * After a VACUUM, with the capture trigger firing: visible[] has a bit per
- * heap block that is all-visible now (nvisible blocks).  Every row on such
- * a block is visible to every snapshot, and an entry that points there
- * (VACUUM swept the dead ones out first) is as if frozen: its inserter no
- * longer matters.  An entry's xmax stays; a delete from now on is logged.
- * A mirror that decided by the map leaves it when few entries are left
- * unknown.
- */
-void
-gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
-{
-#define BLOCK_VISIBLE(b) ((int64) (b) < nvisible && (visible[(b) >> 3] & (1 << ((b) & 7))))
-	int64		i,
-				x;
-
-	if (!m->captured)
-		return;
-	if (m->vm_mode)
-	{
-		int64		nunknown = 0;
-		int64	   *pos;
-		TransactionId *xmin;
-		TransactionId *xmax;
-
-		for (i = 0, x = 0; i < m->base.n; i++)
-		{
-			while (x < m->nx && m->x_pos[x] < i)
-				x++;
-			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
-				!BLOCK_VISIBLE(m->blocks[i]))
-				nunknown++;
-		}
-		if (nunknown > m->base.n / 64)
-			return;
-		pos = palloc_extended(sizeof(int64) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
-		xmin = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
-		xmax = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
-		nunknown = 0;
-		for (i = 0, x = 0; i < m->base.n; i++)
-		{
-			while (x < m->nx && m->x_pos[x] < i)
-				x++;
-			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
-				!BLOCK_VISIBLE(m->blocks[i]))
-			{
-				pos[nunknown] = i;
-				xmin[nunknown] = GBT_XMIN_UNKNOWN;
-				xmax[nunknown++] = InvalidTransactionId;
-			}
-		}
-		x_add(m, nunknown, pos, xmin, xmax);
-		pfree(pos);
-		pfree(xmin);
-		pfree(xmax);
-		m->vm_mode = false;
-		return;
-	}
-	if (m->nx > 0)
-	{
-		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
-
-		for (x = 0; x < m->nx; x++)
-		{
-			keep[x] = true;
-			if (m->x_xmin[x] == GBT_XMIN_UNKNOWN && BLOCK_VISIBLE(m->blocks[m->x_pos[x]]))
-			{
-				m->x_xmin[x] = GBT_XMIN_FROZEN;
-				keep[x] = TransactionIdIsValid(m->x_xmax[x]);
-			}
-		}
-		x_compact(m, keep);
-		pfree(keep);
-	}
-#undef BLOCK_VISIBLE
-}
-
-/* Stamped base entries and delta entries whose fate is still open. */
-int64
-gbt_mirror_stamped(const GbtMirror *m)
-{
-	return m->nx + m->ins.n;
 }
 
 bool
@@ -968,7 +557,7 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 			continue;
 		}
 		if (b >= m->ins.n ||
-			(a < m->base.n && entry_cmp(m->base.keys[a], &m->base.tids[a],
+			(a < m->base.n && gbt_entry_cmp(m->base.keys[a], &m->base.tids[a],
 										m->ins.keys[b], &m->ins.tids[b]) < 0))
 		{
 			while (x < m->nx && m->x_pos[x] < a)
@@ -983,13 +572,13 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 				xmin[all.n] = GBT_XMIN_FROZEN;
 				xmax[all.n] = InvalidTransactionId;
 			}
-			copy_entry(&all, all.n++, &m->base, a++);
+			gbt_copy_entry(&all, all.n++, &m->base, a++);
 		}
 		else
 		{
 			xmin[all.n] = m->ins_xmin[b];
 			xmax[all.n] = m->ins_xmax[b];
-			copy_entry(&all, all.n++, &m->ins, b++);
+			gbt_copy_entry(&all, all.n++, &m->ins, b++);
 		}
 	}
 	merged = mirror_build(&m->columns, &all, xmin, xmax, m->captured,
@@ -1100,7 +689,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 						  out, (int64_t *) upos, unsure_cap, err, errlen) != 0)
 		return false;
 	for (i = 0; i < Min(out->nunsure, unsure_cap); i++)
-		copy_entry(unsure, unsure->n++, &m->base, upos[i]);
+		gbt_copy_entry(unsure, unsure->n++, &m->base, upos[i]);
 
 	/* Stamps of a mirror that may have missed deletes decide nothing alone. */
 	view->stamps = trusted;
@@ -1112,7 +701,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 
 		if (end[r] <= start[r])
 			continue;
-		x = x_lower(m, start[r]);
+		x = gbt_stamps_lower(m, start[r]);
 		for (; x < m->nx && m->x_pos[x] < end[r]; x++)
 		{
 			int64		p = m->x_pos[x];
@@ -1126,7 +715,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			else if (v == GBT_UNSURE)
 			{
 				if (unsure->n < unsure_cap)
-					copy_entry(unsure, unsure->n++, &m->base, p);
+					gbt_copy_entry(unsure, unsure->n++, &m->base, p);
 				out->nunsure++;
 			}
 		}
@@ -1151,7 +740,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			else if (v == GBT_UNSURE)
 			{
 				if (unsure->n < unsure_cap)
-					copy_entry(unsure, unsure->n++, &m->ins, i);
+					gbt_copy_entry(unsure, unsure->n++, &m->ins, i);
 				out->nunsure++;
 			}
 		}
@@ -1176,7 +765,7 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 
 	if (view != NULL)
 		view->stamps = view->stamps && m->captured && !m->vm_mode;
-	x = x_lower(m, Max(from, 0));
+	x = gbt_stamps_lower(m, Max(from, 0));
 	for (i = Max(from, 0); i < Min(to, m->base.n + m->ins.n); i++)
 	{
 		if (i < m->base.n)
@@ -1196,7 +785,7 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 			if (view != NULL)
 				verdicts[out->n - n0] =
 					gbt_snapview_decide(view, xmin, xmax, m->blocks[i]);
-			copy_entry(out, out->n++, &m->base, i);
+			gbt_copy_entry(out, out->n++, &m->base, i);
 		}
 		else
 		{
@@ -1206,7 +795,7 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 				verdicts[out->n - n0] =
 					gbt_snapview_decide(view, m->ins_xmin[d], m->ins_xmax[d],
 										ItemPointerGetBlockNumberNoCheck(&m->ins.tids[d]));
-			copy_entry(out, out->n++, &m->ins, d);
+			gbt_copy_entry(out, out->n++, &m->ins, d);
 		}
 	}
 	return out->n - n0;

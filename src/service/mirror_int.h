@@ -1,0 +1,102 @@
+/*
+ * mirror_int.h
+ *	  A mirror's insides, shared by mirror.c (the entries and the engine) and
+ *	  stamps.c (their visibility stamps).
+ */
+#ifndef GPUBTREE_MIRROR_INT_H
+#define GPUBTREE_MIRROR_INT_H
+
+#include "engine.h"
+#include "mirror.h"
+
+/*
+ * The engine holds base.keys (its own copy, on the device or in the CPU
+ * twin) and borrows blocks, base.vals and colnulls, which stay unchanged.
+ * Entries VACUUM removed from the tree are marked in removed[]; entries
+ * inserted since the build sit in ins, in (key, TID) order, with the
+ * change-log position they came from in ins_pos (0: from the export).  When
+ * the delta grows, the service merges it into a new tree.
+ */
+struct GbtMirror
+{
+	GbtColumns	columns;
+	GbtEntries	base;
+	uint32	   *blocks;			/* heap block of each base entry */
+	uint8	   *colnulls[GBT_MAX_COLS];	/* bit per base position: NULL value */
+	uint8	   *removed;		/* bit per base position; NULL: none yet */
+	int64		nremoved;
+	uint8	   *hidden;			/* removed, or stamped (below); NULL: none */
+	uint64		hidden_version; /* bumped when hidden[] changes */
+	GbtEntries	ins;
+	uint64	   *ins_pos;
+	const gbt_engine_ops *ops;
+	gbt_engine *engine;			/* NULL while the build has not succeeded */
+
+	/*
+	 * Visibility stamps (snapview.h).  Most base entries were inserted before
+	 * every snapshot and are not deleted: xmin frozen, no xmax.  The others,
+	 * "stamped", are listed here by position, hidden from the engine and
+	 * decided one by one against the query's snapshot.  Delta entries carry
+	 * their stamps in ins_xmin/ins_xmax.
+	 */
+	bool		captured;		/* every delete since the export reaches us */
+	bool		vm_mode;		/* too many unknown inserters: the map decides */
+	int64		nx;
+	int64		xcap;
+	int64	   *x_pos;			/* ascending */
+	TransactionId *x_xmin;
+	TransactionId *x_xmax;
+	TransactionId *ins_xmin;
+	TransactionId *ins_xmax;
+	uint8	   *allvis;			/* every heap block of the base: visible */
+	int64		nallvis;
+};
+
+#define IS_REMOVED(m, i) ((m)->removed != NULL && \
+						  ((m)->removed[(i) >> 3] & (1 << ((i) & 7))) != 0)
+
+/* (key, TID) order, the order of nbtree's heapkeyspace indexes. */
+static inline int
+gbt_entry_cmp(uint64 ka, const ItemPointerData *ta, uint64 kb, const ItemPointerData *tb)
+{
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) ta, (ItemPointer) tb);
+}
+
+/* Copy entry i of src to position j of dst (same columns). */
+static inline void
+gbt_copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
+{
+	int			c;
+
+	dst->keys[j] = src->keys[i];
+	dst->tids[j] = src->tids[i];
+	for (c = 0; c < Min(src->ncols, dst->ncols); c++)
+		dst->vals[c][j] = src->vals[c][i];
+	dst->nulls[j] = src->nulls[i];
+}
+
+/* Set bit i of *bits (n bits, allocated zeroed on first use). */
+static inline void
+gbt_set_bit(uint8 **bits, int64 n, int64 i)
+{
+	if (*bits == NULL)
+		*bits = MemoryContextAllocExtended(TopMemoryContext, n / 8 + 1,
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	(*bits)[i >> 3] |= 1 << (i & 7);
+}
+
+/* mirror.c */
+extern int64 gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid);
+extern void gbt_mirror_remove_entry(GbtMirror *m, int64 i);
+
+/* stamps.c: the stamped base entries, by position */
+extern int64 gbt_stamps_lower(const GbtMirror *m, int64 pos);
+extern int64 gbt_stamps_find(const GbtMirror *m, int64 pos);
+extern void gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos,
+						   const TransactionId *xmin, const TransactionId *xmax);
+extern void gbt_stamps_compact(GbtMirror *m, const bool *keep);
+extern void gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n);
+
+#endif							/* GPUBTREE_MIRROR_INT_H */

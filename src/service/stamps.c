@@ -1,0 +1,345 @@
+/*
+ * stamps.c
+ *	  A mirror's visibility stamps (snapview.h): the stamped entries of its
+ *	  tree, listed by position and hidden from the engine; deletions from
+ *	  the change log; settling against the oldest snapshot; and VACUUM's
+ *	  word on all-visible blocks.
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "utils/memutils.h"
+
+#include "mirror_int.h"
+#include "snapview.h"
+
+/* The first stamped entry at or after base position pos. */
+int64
+gbt_stamps_lower(const GbtMirror *m, int64 pos)
+{
+	int64		lo = 0;
+	int64		hi = m->nx;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (m->x_pos[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where base position pos is among the stamped, or -1. */
+int64
+gbt_stamps_find(const GbtMirror *m, int64 pos)
+{
+	int64		x = gbt_stamps_lower(m, pos);
+
+	return x < m->nx && m->x_pos[x] == pos ? x : -1;
+}
+
+/*
+ * Merge n new stamped entries (ascending positions, none stamped yet) into
+ * the stamped list, and hide them from the engine.
+ */
+void
+gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos, const TransactionId *xmin,
+	  const TransactionId *xmax)
+{
+	int64		a = m->nx - 1;
+	int64		b = n - 1;
+	int64		o = m->nx + n - 1;
+	int64		i;
+
+	if (n == 0)
+		return;
+	if (m->nx + n > m->xcap)
+	{
+		int64		cap = Max(m->xcap * 2, m->nx + n);
+
+		if (m->x_pos == NULL)
+		{
+			m->x_pos = MemoryContextAllocExtended(TopMemoryContext, sizeof(int64) * cap, MCXT_ALLOC_HUGE);
+			m->x_xmin = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
+			m->x_xmax = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
+		}
+		else
+		{
+			m->x_pos = repalloc_huge(m->x_pos, sizeof(int64) * cap);
+			m->x_xmin = repalloc_huge(m->x_xmin, sizeof(TransactionId) * cap);
+			m->x_xmax = repalloc_huge(m->x_xmax, sizeof(TransactionId) * cap);
+		}
+		m->xcap = cap;
+	}
+	/* Merge from the back, in place. */
+	for (; b >= 0; o--)
+	{
+		if (a >= 0 && m->x_pos[a] > pos[b])
+		{
+			m->x_pos[o] = m->x_pos[a];
+			m->x_xmin[o] = m->x_xmin[a];
+			m->x_xmax[o] = m->x_xmax[a--];
+		}
+		else
+		{
+			m->x_pos[o] = pos[b];
+			m->x_xmin[o] = xmin[b];
+			m->x_xmax[o] = xmax[b--];
+		}
+	}
+	m->nx += n;
+	for (i = 0; i < n; i++)
+		gbt_set_bit(&m->hidden, m->base.n, pos[i]);
+	m->hidden_version++;
+}
+
+/*
+ * Drop the stamped entries for which keep[] is false; those not removed
+ * become plain entries again, which the engine aggregates.
+ */
+void
+gbt_stamps_compact(GbtMirror *m, const bool *keep)
+{
+	int64		i,
+				o;
+
+	for (i = 0, o = 0; i < m->nx; i++)
+	{
+		int64		p = m->x_pos[i];
+
+		if (!keep[i])
+		{
+			if (!IS_REMOVED(m, p))
+				m->hidden[p >> 3] &= ~(1 << (p & 7));
+			m->hidden_version++;
+			continue;
+		}
+		m->x_pos[o] = p;
+		m->x_xmin[o] = m->x_xmin[i];
+		m->x_xmax[o++] = m->x_xmax[i];
+	}
+	m->nx = o;
+}
+
+/* (position, batch index) pairs. */
+static int
+cmp_int64_pair(const void *a, const void *b)
+{
+	const int64 *x = a;
+	const int64 *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0;
+}
+
+/*
+ * Deletions, in log order: the entry (key, tid), wherever it is, gets xid
+ * as its xmax; a later deletion of the same entry (after its deleter
+ * aborted) replaces an earlier one.  An entry that is not there (a row a
+ * partial index leaves out, or one VACUUM's sweep took first) is nothing to
+ * do.
+ */
+void
+gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
+{
+	int64	   *fresh = palloc_extended(sizeof(int64) * 2 * n, MCXT_ALLOC_HUGE);
+	int64		nfresh = 0;
+	int64		i,
+				o;
+
+	for (i = 0; i < n; i++)
+	{
+		int64		at = gbt_mirror_find_entry(&m->base, le[i].ikey, &le[i].tid);
+		int64		x;
+
+		if (at >= 0 && !IS_REMOVED(m, at))
+		{
+			if ((x = gbt_stamps_find(m, at)) >= 0)
+				m->x_xmax[x] = le[i].xid;
+			else
+			{
+				fresh[2 * nfresh] = at;
+				fresh[2 * nfresh + 1] = i;
+				nfresh++;
+			}
+			continue;
+		}
+		if ((at = gbt_mirror_find_entry(&m->ins, le[i].ikey, &le[i].tid)) >= 0)
+			m->ins_xmax[at] = le[i].xid;
+	}
+	if (nfresh > 0)
+	{
+		int64	   *pos = palloc_extended(sizeof(int64) * nfresh, MCXT_ALLOC_HUGE);
+		TransactionId *xmin = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
+		TransactionId *xmax = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
+
+		qsort(fresh, nfresh, 2 * sizeof(int64), cmp_int64_pair);
+		for (i = 0, o = 0; i < nfresh; i++)
+		{
+			if (i + 1 < nfresh && fresh[2 * (i + 1)] == fresh[2 * i])
+				continue;
+			pos[o] = fresh[2 * i];
+			xmin[o] = GBT_XMIN_FROZEN;
+			xmax[o++] = le[fresh[2 * i + 1]].xid;
+		}
+		gbt_stamps_add(m, o, pos, xmin, xmax);
+		pfree(pos);
+		pfree(xmin);
+		pfree(xmax);
+	}
+	pfree(fresh);
+}
+
+/*
+ * Stamps every snapshot now agrees on, settled (snapview.h's contract for
+ * horizon): an insert committed before it is frozen, a deletion committed
+ * before it removes the entry, and either one aborted is as if it never
+ * happened.  What stays are stamps of transactions some snapshot may still
+ * see either way, so the mirror never holds a transaction ID older than the
+ * horizon, which keeps it clear of wraparound.
+ */
+void
+gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
+{
+	GbtXidFate	fate;
+	int64		i,
+				o;
+
+	gbt_xid_fate_init(&fate, horizon);
+	if (m->nx > 0)
+	{
+		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+		bool		changed = false;
+
+		for (i = 0; i < m->nx; i++)
+		{
+			int64		p = m->x_pos[i];
+			GbtXidOutcome xmin = gbt_xid_fate(&fate, m->x_xmin[i]);
+			GbtXidOutcome xmax = gbt_xid_fate(&fate, m->x_xmax[i]);
+
+			keep[i] = true;
+			if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
+			{
+				gbt_mirror_remove_entry(m, p);
+				keep[i] = false;
+				changed = true;
+				continue;
+			}
+			if (xmax == GBT_XID_ABORTED)
+				m->x_xmax[i] = InvalidTransactionId;
+			if (xmin == GBT_XID_COMMITTED)
+				m->x_xmin[i] = GBT_XMIN_FROZEN;
+			if (m->x_xmin[i] == GBT_XMIN_FROZEN && !TransactionIdIsValid(m->x_xmax[i]))
+			{
+				keep[i] = false;
+				changed = true;
+			}
+		}
+		if (changed)
+			gbt_stamps_compact(m, keep);
+		pfree(keep);
+	}
+	for (i = 0, o = 0; i < m->ins.n; i++)
+	{
+		GbtXidOutcome xmin = gbt_xid_fate(&fate, m->ins_xmin[i]);
+		GbtXidOutcome xmax = gbt_xid_fate(&fate, m->ins_xmax[i]);
+
+		if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
+			continue;
+		m->ins_pos[o] = m->ins_pos[i];
+		m->ins_xmin[o] = xmin == GBT_XID_COMMITTED ? GBT_XMIN_FROZEN : m->ins_xmin[i];
+		m->ins_xmax[o] = xmax == GBT_XID_ABORTED ? InvalidTransactionId : m->ins_xmax[i];
+		gbt_copy_entry(&m->ins, o++, &m->ins, i);
+	}
+	m->ins.n = o;
+	gbt_xid_fate_free(&fate);
+}
+
+/*
+ * After a VACUUM, with the capture trigger firing: visible[] has a bit per
+ * heap block that is all-visible now (nvisible blocks).  Every row on such
+ * a block is visible to every snapshot, and an entry that points there
+ * (VACUUM swept the dead ones out first) is as if frozen: its inserter no
+ * longer matters.  An entry's xmax stays; a delete from now on is logged.
+ * A mirror that decided by the map leaves it when few entries are left
+ * unknown.
+ */
+void
+gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
+{
+#define BLOCK_VISIBLE(b) ((int64) (b) < nvisible && (visible[(b) >> 3] & (1 << ((b) & 7))))
+	int64		i,
+				x;
+
+	if (!m->captured)
+		return;
+	if (m->vm_mode)
+	{
+		int64		nunknown = 0;
+		int64	   *pos;
+		TransactionId *xmin;
+		TransactionId *xmax;
+
+		for (i = 0, x = 0; i < m->base.n; i++)
+		{
+			while (x < m->nx && m->x_pos[x] < i)
+				x++;
+			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
+				!BLOCK_VISIBLE(m->blocks[i]))
+				nunknown++;
+		}
+		if (nunknown > m->base.n / 64)
+			return;
+		pos = palloc_extended(sizeof(int64) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
+		xmin = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
+		xmax = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
+		nunknown = 0;
+		for (i = 0, x = 0; i < m->base.n; i++)
+		{
+			while (x < m->nx && m->x_pos[x] < i)
+				x++;
+			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
+				!BLOCK_VISIBLE(m->blocks[i]))
+			{
+				pos[nunknown] = i;
+				xmin[nunknown] = GBT_XMIN_UNKNOWN;
+				xmax[nunknown++] = InvalidTransactionId;
+			}
+		}
+		gbt_stamps_add(m, nunknown, pos, xmin, xmax);
+		pfree(pos);
+		pfree(xmin);
+		pfree(xmax);
+		m->vm_mode = false;
+		return;
+	}
+	if (m->nx > 0)
+	{
+		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+
+		for (x = 0; x < m->nx; x++)
+		{
+			keep[x] = true;
+			if (m->x_xmin[x] == GBT_XMIN_UNKNOWN && BLOCK_VISIBLE(m->blocks[m->x_pos[x]]))
+			{
+				m->x_xmin[x] = GBT_XMIN_FROZEN;
+				keep[x] = TransactionIdIsValid(m->x_xmax[x]);
+			}
+		}
+		gbt_stamps_compact(m, keep);
+		pfree(keep);
+	}
+#undef BLOCK_VISIBLE
+}
+
+/* Stamped base entries and delta entries whose fate is still open. */
+int64
+gbt_mirror_stamped(const GbtMirror *m)
+{
+	return m->nx + m->ins.n;
+}
+
