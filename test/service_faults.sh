@@ -95,6 +95,47 @@ check "each one reported as a statement timeout" "$n_other" 0
 check "answer after the timeouts" "$(q g)" "$expected"
 $PSQL -c "DROP TABLE gb" >/dev/null
 
+# 2c. A cancel while a commit waits for room in the change log (also what a
+#     statement timeout that fires as the statement ends becomes, its timer
+#     cleared before the commit): the wait stops with a WARNING, the commit
+#     goes on, and the mirror of what it changed is made unusable, as when
+#     the wait times out.  The service is stopped (SIGSTOP) so that the log
+#     fills: committed transactions of 32000 rows each (under an eighth of
+#     the mirror, so logged) fill it to its last 144 entries, and a
+#     transaction of 1000 rows finds no room at its commit.
+reload "gpubtree.batch_window = 0"
+$PSQL -c "CREATE TABLE gc (k int8, v int8)" 	-c "INSERT INTO gc SELECT g, g FROM generate_series(1, 300000) g" 	-c "CREATE INDEX gc_k ON gc USING gpubtree (k)" -c "VACUUM ANALYZE gc" >/dev/null
+for _ in $(seq 1 120); do
+	[ "$($PSQL -c "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 'gc_k'::regclass AND current")" = 1 ] && break
+	$PSQL -c "SELECT gpubtree_count('gc_k', 0, 1)" >/dev/null
+	sleep 0.5
+done
+logsize=$($PSQL -c "SHOW gpubtree.change_log_size")
+service=$(stat pid)
+kill -STOP "$service"
+for i in $(seq 0 7); do
+	$PSQL -c "INSERT INTO gc SELECT 1000000 + $i * 32000 + g, 1 FROM generate_series(1, 32000) g" >/dev/null
+done
+$PSQL -c "INSERT INTO gc SELECT 2000000 + g, 1 FROM generate_series(1, $((logsize - 256000 - 144))) g" >/dev/null
+$PGBIN/psql -X -At -c "BEGIN" -c "INSERT INTO gc SELECT 3000000 + g, 1 FROM generate_series(1, 1000) g" 	-c "COMMIT" >"$DIR/commit_cancel.out" 2>&1 &
+committer=$!
+cancelled=f
+for _ in $(seq 1 40); do
+	sleep 0.1
+	[ "$($PSQL -c "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query = 'COMMIT' AND state = 'active' AND wait_event = 'Extension'")" = 1 ] &&
+		cancelled=t && break
+done
+wait $committer
+kill -CONT "$service"
+check "cancel at commit: the commit was waiting for room" "$cancelled" t
+check "cancel at commit: a WARNING, no error" 	"$(grep -c 'WARNING:  canceling the wait for room in the gpubtree change log' "$DIR/commit_cancel.out"):$(grep -c ERROR "$DIR/commit_cancel.out")" "1:0"
+check "cancel at commit: committed" "$($PSQL -c "SELECT count(*) FROM gc WHERE k > 3000000")" 1000
+check "cancel at commit: the answer is btree's" \
+	"$($PSQL -c "SELECT gpubtree_count('gc_k', 0, 4000000)")" \
+	"$($PSQL -c "SET gpubtree.device = off" -c "SELECT gpubtree_count('gc_k', 0, 4000000)")"
+$PSQL -c "DROP TABLE gc" >/dev/null
+reload "gpubtree.batch_window = 100000"	# section 4's slow service
+
 # 3. A backend terminated while it waits for the service.
 $PSQL -c "SET enable_seqscan = off" -c "SET enable_indexscan = off" \
 	-c "SELECT count(*) FROM g WHERE k BETWEEN 5 AND 50000" >/dev/null 2>&1 &

@@ -234,7 +234,6 @@ static void
 install_on(Relation heap, Oid funcoid)
 {
 	CreateTrigStmt *stmt;
-	ObjectAddress trig;
 
 	if (heap->rd_rel->relkind != RELKIND_RELATION ||
 		heap->rd_rel->relam != HEAP_TABLE_AM_OID ||
@@ -246,12 +245,9 @@ install_on(Relation heap, Oid funcoid)
 	stmt->row = true;
 	stmt->timing = TRIGGER_TYPE_AFTER;
 	stmt->events = TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
-	trig = CreateTrigger(stmt, NULL, RelationGetRelid(heap), InvalidOid, InvalidOid,
-						 InvalidOid, funcoid, InvalidOid, NULL, true, false);
-	CommandCounterIncrement();
-	/* Internal triggers are named with their OID appended. */
-	EnableDisableTrigger(heap, psprintf("%s_%u", CAPTURE_TRIGGER, trig.objectId),
-						 TRIGGER_FIRES_ALWAYS, false, ShareRowExclusiveLock);
+	(void) CreateTriggerFiringOn(stmt, NULL, RelationGetRelid(heap), InvalidOid,
+								 InvalidOid, InvalidOid, funcoid, InvalidOid, NULL,
+								 true, false, TRIGGER_FIRES_ALWAYS);
 	CommandCounterIncrement();
 }
 

@@ -445,18 +445,37 @@ gbt_log_write(const GbtLogEntry *entries, int n, GbtEpochCheck epoch_ok)
 /*
  * The log was full: wake the service, which applies it at once when idle
  * and at the start of every round, and wait a moment for it.  False when
- * no service runs (then nothing waits for room).
+ * no service runs (then nothing waits for room), or when a cancel stopped
+ * the wait of a commit.  A commit is not cancelled halfway (its statement
+ * has ended, and a statement timeout that fired as it ended would be
+ * reported as a user's cancel, its timer being gone by then): as with
+ * synchronous replication, the wait stops with a WARNING and the commit
+ * goes on; the caller then makes the mirrors unusable, as after a timeout.
  */
 bool
-gbt_wait_for_log_room(void)
+gbt_wait_for_log_room(bool committing)
 {
 	if (!gbt_service_running())
 		return false;
 	gbt_wake_service();
+	if (committing)
+		HOLD_CANCEL_INTERRUPTS();
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 1L, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
+	if (committing)
+	{
+		RESUME_CANCEL_INTERRUPTS();
+		if (QueryCancelPending)
+		{
+			QueryCancelPending = false;
+			ereport(WARNING,
+					(errmsg("canceling the wait for room in the gpubtree change log"),
+					 errdetail("The transaction commits; the GPU mirrors of the indexes it changed are rebuilt.")));
+			return false;
+		}
+	}
 	return true;
 }
 

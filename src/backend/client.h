@@ -64,7 +64,7 @@ typedef enum GbtLogWrite
 typedef bool (*GbtEpochCheck) (const GbtMirrorKey *key);
 extern GbtLogWrite gbt_log_write(const GbtLogEntry *entries, int n,
 								 GbtEpochCheck epoch_ok);
-extern bool gbt_wait_for_log_room(void);
+extern bool gbt_wait_for_log_room(bool committing);
 extern bool gbt_register_build(const GbtMirrorKey *key, uint64 *start,
 							   int *service_pid);
 extern void gbt_unregister_build(void);

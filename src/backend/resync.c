@@ -47,7 +47,7 @@ typedef struct PendingIndex
 	Oid			heaprelid;
 	uint64		epoch;			/* its VACUUM epoch when entries were batched */
 	bool		epoch_set;		/* it has entries in the batch */
-	int64		logged;			/* entries batched or written */
+	int64		logged;			/* inserted entries batched or written */
 	int64		log_max;		/* beyond this many, invalidate instead */
 	bool		invalidate;		/* too many: invalidate instead of logging */
 	bool		dirty;			/* inserted since the last invalidation */
@@ -212,9 +212,12 @@ recheck_batch(void)
 	pfree(kept_before);
 }
 
-/* Write the batch to the log; if it does not fit, invalidate its indexes. */
+/*
+ * Write the batch to the log; if it does not fit, invalidate its indexes.
+ * committing: at pre-commit (see gbt_wait_for_log_room()).
+ */
 static void
-write_batch(void)
+write_batch(bool committing)
 {
 	GbtLogWrite result;
 	TimestampTz deadline;
@@ -232,7 +235,7 @@ write_batch(void)
 			continue;
 		}
 		/* Full: the service frees room as it applies the log. */
-		if (GetCurrentTimestamp() >= deadline || !gbt_wait_for_log_room())
+		if (GetCurrentTimestamp() >= deadline || !gbt_wait_for_log_room(committing))
 			break;
 	}
 	if (result == GBT_LOG_FULL)
@@ -265,7 +268,12 @@ batch_entry(const GbtMirrorKey *key, Oid heaprelid, GbtLogKind kind)
 	pi = pending_for(key->indexrelid);
 	pi->heaprelid = heaprelid;
 	pi->dirty = true;
-	if (pi->invalidate || ++pi->logged > pi->log_max)
+
+	/*
+	 * Only inserts count toward the limit: a deletion carries no values and
+	 * costs the service a search, where a rebuild would read the whole index.
+	 */
+	if (pi->invalidate || (kind == GBT_LOG_INSERT && ++pi->logged > pi->log_max))
 	{
 		pi->invalidate = true;
 		return NULL;
@@ -273,7 +281,7 @@ batch_entry(const GbtMirrorKey *key, Oid heaprelid, GbtLogKind kind)
 
 	/* A batch always fits into an empty log. */
 	if (nbatch == Min(GBT_BATCH_SIZE, gbt_shared->log.size / 4))
-		write_batch();
+		write_batch(false);
 	if (!pi->epoch_set)
 	{
 		/* Before the row can die, so a sweep that may free it moves it. */
@@ -342,18 +350,24 @@ gbt_resync_delete(const GbtMirrorKey *key, Oid heaprelid, uint64 ikey,
  * Make everything this transaction inserted so far reach the mirrors: write
  * the batch, and invalidate the indexes it stopped logging for.
  */
-void
-gbt_resync_flush(void)
+static void
+flush(bool committing)
 {
 	int			i;
 
-	write_batch();
+	write_batch(committing);
 	for (i = 0; i < npending; i++)
 		if (pending[i].invalidate && pending[i].dirty)
 		{
 			gbt_invalidate(MyDatabaseId, pending[i].indexrelid);
 			pending[i].dirty = false;
 		}
+}
+
+void
+gbt_resync_flush(void)
+{
+	flush(false);
 }
 
 static void
@@ -364,7 +378,7 @@ resync_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			gbt_resync_flush();
+			flush(true);
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:

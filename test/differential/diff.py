@@ -26,8 +26,30 @@ seed; at least one check must have been answered by the service.  After the
 writers stop: t_g = t_b, every plan shape, gpubtree_verify(), amcheck.  A
 seed fixes each session's SQL, not how the sessions interleave.
 
+--mvcc: update- and delete-heavy, on one table m with the gpubtree indexes
+(k) INCLUDE (v, i) and UNIQUE (id) and a column w in no index: random
+transactions (updates of the INCLUDE columns, of the key, HOT updates,
+deletes, inserts, DELETE + INSERT of the same keys, ON CONFLICT upserts,
+MERGE; committed, rolled back, savepoints rolled back to) at random
+isolation levels, first one session at a time (--mvcc-rounds rounds, each
+followed by 4 checks), then --writers sessions for --seconds while checks
+run.  A check is one transaction at READ COMMITTED, REPEATABLE READ or
+SERIALIZABLE, some with their own uncommitted changes (some in savepoints,
+rolled back to or released): count, sum, avg, min, max over a random range
+through the GpubtreeAggregate node, against the same query with
+gpubtree.device = off and by a sequential scan in the same transaction (at
+READ COMMITTED no writer can commit in between: see MVCC_GATE).  A
+REPEATABLE READ snapshot held by a session of its own is checked at the
+start, during and after the writes, and its answers must never change.
+At least half of all checks must have been answered by the service; the
+summary counts those, and those whose node checked entries in the heap
+(MVCC_DEBUG=1 lists them on stderr).  Checks discarded after a
+serialization failure or deadlock are counted; other writer errors fail the
+seed.  Afterwards: checks without writers, gpubtree_verify(), amcheck.
+
 usage: diff.py SEED [--rounds N] [--queries N]
        diff.py SEED --concurrent [--writers 3] [--seconds 30] [--checks N] [--verify-every 5]
+       diff.py SEED --mvcc [--writers 2] [--seconds 20] [--mvcc-rounds 30] [--mvcc-rows 5000]
 Environment: PGBIN (psql's directory), GPUBTREE_DEVICE (gpubtree.device: auto
 or off; the engine is the cluster's gpubtree.engine).
 """
@@ -302,21 +324,59 @@ EXPECTED_ERRORS = re.compile(r"could not serialize access|deadlock detected|curr
 PSQL_WRITER = [x for x in PSQL if x not in ("-v", "ON_ERROR_STOP=1")]
 
 
-class Writer(threading.Thread):
+class PsqlWriter(threading.Thread):
+    """A writer session in psql: next_sql() until told to stop, each
+    statement batch acknowledged before the next."""
+
+    def __init__(self, n, settings, errfile):
+        threading.Thread.__init__(self, daemon=True)
+        self.n = n
+        self.settings = settings
+        self.errfile = errfile
+        self.stop = threading.Event()
+        self.txns = 0
+        self.died = None
+
+    def next_sql(self):
+        raise NotImplementedError
+
+    def run(self):
+        p = subprocess.Popen(PSQL_WRITER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=self.errfile, text=True, bufsize=1)
+        p.stdin.write("\\set SHOW_CONTEXT never\n%s\n" % self.settings)
+        try:
+            while not self.stop.is_set():
+                sql = self.next_sql()
+                self.txns += 1
+                p.stdin.write("\\warn @@txn %d.%d\n%s\n\\echo @@done\n" % (self.n, self.txns, sql))
+                p.stdin.flush()
+                while True:
+                    line = p.stdout.readline()
+                    if line == "":
+                        self.died = "writer %d: psql ended (server crash?)" % self.n
+                        return
+                    if line.strip() == "@@done":
+                        break
+        except (BrokenPipeError, OSError) as e:
+            self.died = "writer %d: %s" % (self.n, e)
+        finally:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            p.wait()
+
+
+class Writer(PsqlWriter):
     """One session: random twin transactions (committed, rolled back, with
     savepoints rolled back to), some with bitmap scans forced (so that
     UPDATE and DELETE find their rows through the GPU service), and now and
     then VACUUM, until told to stop."""
 
     def __init__(self, n, seed, base_id, settings, errfile):
-        threading.Thread.__init__(self, daemon=True)
-        self.n = n
+        PsqlWriter.__init__(self, n, settings, errfile)
         self.gen = Gen(random.Random(seed * 7919 + n + 1), base_id)
-        self.settings = settings
-        self.errfile = errfile
-        self.stop = threading.Event()
-        self.txns = self.vacuums = self.forced = self.rollbacks = 0
-        self.died = None
+        self.vacuums = self.forced = self.rollbacks = 0
 
     def twin(self, txn):
         lines = txn.split("\n")
@@ -336,35 +396,11 @@ class Writer(threading.Thread):
             self.rollbacks += 1
         return "\n".join(out)
 
-    def run(self):
-        p = subprocess.Popen(PSQL_WRITER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=self.errfile, text=True, bufsize=1)
-        p.stdin.write("\\set SHOW_CONTEXT never\n%s\n" % self.settings)
-        try:
-            while not self.stop.is_set():
-                if self.gen.chance(0.04):
-                    sql = self.gen.r.choice(["VACUUM t_g; VACUUM t_b;", "VACUUM ANALYZE t_g; VACUUM ANALYZE t_b;"])
-                    self.vacuums += 1
-                else:
-                    sql = self.twin(self.gen.transaction())
-                self.txns += 1
-                p.stdin.write("\\warn @@txn %d.%d\n%s\n\\echo @@done\n" % (self.n, self.txns, sql))
-                p.stdin.flush()
-                while True:
-                    line = p.stdout.readline()
-                    if line == "":
-                        self.died = "writer %d: psql ended (server crash?)" % self.n
-                        return
-                    if line.strip() == "@@done":
-                        break
-        except (BrokenPipeError, OSError) as e:
-            self.died = "writer %d: %s" % (self.n, e)
-        finally:
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
-            p.wait()
+    def next_sql(self):
+        if self.gen.chance(0.04):
+            self.vacuums += 1
+            return self.gen.r.choice(["VACUUM t_g; VACUUM t_b;", "VACUUM ANALYZE t_g; VACUUM ANALYZE t_b;"])
+        return self.twin(self.gen.transaction())
 
 
 def checks_sql(qs):
@@ -402,13 +438,14 @@ def service_use(explain_json):
     return served, fallbacks, aggs, bitmap
 
 
-def verify_mirrors():
-    """gpubtree_verify() of every t_g index with a current mirror: (mirrors checked, problems)."""
+def verify_mirrors(prefix="t_g_"):
+    """gpubtree_verify() of every index named prefix... with a current mirror: (mirrors checked, problems)."""
+    like = prefix.replace("_", "\\_") + "%"
     out = psql("SELECT i.relname || '|' || coalesce(v.problem, '') || '|' || coalesce(v.tid::text, '') "
                "FROM pg_class i CROSS JOIN LATERAL gpubtree_verify(i.oid) v "
-               "WHERE i.oid IN (SELECT index FROM gpubtree_mirrors() WHERE current) AND i.relname LIKE 't_g_%';"
+               "WHERE i.oid IN (SELECT index FROM gpubtree_mirrors() WHERE current) AND i.relname LIKE '%s';"
                "SELECT '#' || count(*) FROM gpubtree_mirrors() m JOIN pg_class i ON i.oid = m.index "
-               "WHERE m.current AND i.relname LIKE 't_g_%';")
+               "WHERE m.current AND i.relname LIKE '%s';" % (like, like))
     checked, problems = 0, []
     for line in out.splitlines():
         if line.startswith("#"):
@@ -524,22 +561,459 @@ def concurrent(args, gen, common):
     return failures, summary
 
 
+# ---- MVCC mode ---------------------------------------------------------------
+# Update- and delete-heavy rounds on one table m, with the gpubtree indexes
+# (k) INCLUDE (v, i) and UNIQUE (id), and a column w in no index (updates of
+# only w are HOT: fillfactor 70).  Each check is one transaction at READ
+# COMMITTED, REPEATABLE READ or SERIALIZABLE, maybe with its own uncommitted
+# changes (in savepoints too): a range aggregate through the
+# GpubtreeAggregate node (the other scans disabled, under EXPLAIN ANALYZE as
+# CREATE TEMP TABLE AS: the answer compared is the one whose plan says what
+# answered it), then the same query with gpubtree.device = off (the ordinary
+# plan) and by a sequential scan; all three must be equal.  Under READ
+# COMMITTED each statement takes a new snapshot: the check holds an advisory
+# lock in exclusive mode, and every writer takes it in shared mode just
+# before COMMIT, so that no writer commits between the three queries while
+# writers may still be under way (uncommitted) during them.  A REPEATABLE
+# READ snapshot held by its own session is checked at the start, again and
+# again while writers commit, and at the end: its answers must not change.
+
+MVCC_GATE = 4242
+MVCC_COLUMNS = "id int8, k int8, v int8, i int4, w int4"
+MVCC_INDEXES = ["CREATE UNIQUE INDEX m_id ON m USING gpubtree (id);",
+                "CREATE INDEX m_k ON m USING gpubtree (k) INCLUDE (v, i);"]
+NODE_LOCAL = LOCAL_OFF  # only the node's plan: the scans below it disabled
+ORDINARY_LOCAL = ("SET LOCAL enable_seqscan=on; SET LOCAL enable_indexscan=on; SET LOCAL enable_indexonlyscan=on; "
+                  "SET LOCAL enable_bitmapscan=on; SET LOCAL gpubtree.device=off;")
+SEQ_LOCAL = LOCAL_OFF + "SET LOCAL enable_seqscan=on; SET LOCAL gpubtree.enable_aggregate=off;"
+ISOLATION = ["READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"]
+ISO_SHORT = {"READ COMMITTED": "RC", "REPEATABLE READ": "RR", "SERIALIZABLE": "SER"}
+MVCC_ERRORS = re.compile(r"could not serialize access|deadlock detected|current transaction is aborted")
+
+
+class MvccGen:
+    """Random SQL on m: updates of the INCLUDE columns, of the key, HOT
+    updates, deletes, inserts, DELETE + INSERT of the same keys, ON CONFLICT
+    upserts and MERGE.  New rows take ids from the sequence m_ids, so that
+    only ON CONFLICT inserts a chosen id (the speculative insertion makes
+    that safe between sessions)."""
+
+    def __init__(self, rng, nrows):
+        self.r = rng
+        self.nrows = nrows
+
+    def chance(self, p):
+        return self.r.random() < p
+
+    def span(self, width):
+        lo = self.r.randint(-20, 1000)
+        return lo, lo + self.r.randint(0, width)
+
+    def v(self):
+        return "NULL" if self.chance(0.05) else str(self.r.randint(-500, 500))
+
+    def rows(self, n, ids=None):
+        return ", ".join("(%s, %d, %s, %d, 0)" % (
+            "nextval('m_ids')" if ids is None else ids[j], self.r.randint(0, 999), self.v(), self.r.randint(0, 96))
+            for j in range(n))
+
+    def dml(self):
+        c = self.r.random()
+        if c < 0.16:  # INCLUDE columns
+            return "UPDATE m SET v = v + %d, i = i + 1 WHERE k BETWEEN %d AND %d;" % ((self.r.randint(-9, 9),) + self.span(40))
+        if c < 0.22:
+            m = self.r.randint(7, 50)
+            return "UPDATE m SET v = %s WHERE id %% %d = %d;" % (self.v(), m, self.r.randrange(m))
+        if c < 0.34:  # the key
+            return "UPDATE m SET k = k + %d WHERE k BETWEEN %d AND %d;" % ((self.r.choice([-7, -1, 1, 3, 50, 400]),) + self.span(30))
+        if c < 0.38:
+            m = self.r.randint(20, 80)
+            return self.r.choice(["UPDATE m SET k = NULL WHERE id %% %d = %d;" % (m, self.r.randrange(m)),
+                                  "UPDATE m SET k = id %% 1000 WHERE k IS NULL AND id %% 3 = %d;" % self.r.randrange(3)])
+        if c < 0.48:  # HOT: w is in no index
+            return "UPDATE m SET w = w + 1 WHERE k BETWEEN %d AND %d;" % self.span(60)
+        if c < 0.60:
+            return self.r.choice(["DELETE FROM m WHERE k BETWEEN %d AND %d;" % self.span(12),
+                                  "DELETE FROM m WHERE id %% %d = %d;" % (lambda m: (m, self.r.randrange(m)))(self.r.randint(15, 80))])
+        if c < 0.72:
+            if self.chance(0.5):
+                return "INSERT INTO m VALUES %s;" % self.rows(self.r.randint(1, 30))
+            return ("INSERT INTO m SELECT nextval('m_ids'), (g * %d + %d) %% 1000, CASE WHEN g %% 17 = 0 THEN NULL "
+                    "ELSE g %% 1000 - 500 END, g %% 97, 0 FROM generate_series(1, %d) g;") % (
+                self.r.choice([7, 13, 31]), self.r.randint(0, 999), self.r.randint(20, 300))
+        if c < 0.80:  # DELETE + INSERT of the same keys (and values), new ids
+            lo, hi = self.span(10)
+            return ("WITH d AS (DELETE FROM m WHERE k BETWEEN %d AND %d RETURNING k, v, i, w) "
+                    "INSERT INTO m SELECT nextval('m_ids'), k, v %s, i, w FROM d;") % (lo, hi, self.r.choice(["", "+ 1"]))
+        if c < 0.90:
+            ids = [str(self.r.randint(1, self.nrows)) for _ in range(self.r.randint(1, 15))]
+            ids = sorted(set(ids), key=int)
+            return ("INSERT INTO m VALUES %s ON CONFLICT (id) DO UPDATE SET %s;" % (
+                self.rows(len(ids), ids), self.r.choice(["v = m.v + 1", "k = EXCLUDED.k, v = m.v - 1", "i = EXCLUDED.i"])))
+        src = ", ".join("(%d, %d, %d)" % (self.r.randint(1, self.nrows), self.r.randint(0, 999), self.r.randint(-50, 50))
+                        for _ in range(self.r.randint(1, 12)))
+        return ("MERGE INTO m USING (SELECT DISTINCT ON (id) * FROM (VALUES %s) s0(id, k, v)) s ON m.id = s.id "
+                "WHEN MATCHED AND s.v %% 4 = 0 THEN DELETE "
+                "WHEN MATCHED AND s.v %% 4 = 1 THEN UPDATE SET k = s.k "
+                "WHEN MATCHED THEN UPDATE SET v = m.v + s.v "
+                "WHEN NOT MATCHED THEN INSERT VALUES (nextval('m_ids'), s.k, s.v, 0, 0);") % src
+
+    def transaction(self):
+        """(statements without BEGIN/COMMIT, how it ends: 'commit' or 'rollback', savepoints rolled back)"""
+        body = [self.dml() for _ in range(self.r.randint(1, 4))]
+        c = self.r.random()
+        if c < 0.55:
+            return body, "commit", 0
+        if c < 0.7:
+            return body, "rollback", 0
+        undone = [self.dml() for _ in range(self.r.randint(1, 3))]
+        if c < 0.85:
+            return [body[0], "SAVEPOINT a;"] + undone + ["ROLLBACK TO SAVEPOINT a;"] + body[1:], "commit", 1
+        # nested: b rolled back inside a, a released
+        return ([body[0], "SAVEPOINT a;", undone[0], "SAVEPOINT b;"] + undone[1:] + body[1:] +
+                ["ROLLBACK TO SAVEPOINT b;", "RELEASE SAVEPOINT a;"], "commit", 1)
+
+    def own_changes(self, anywhere):
+        """The checking transaction's own changes, never committed.  anywhere:
+        any rows (no concurrent writers); otherwise only rows with id < 0,
+        which the check inserts itself, so that it never waits for a writer."""
+        if anywhere:
+            stmts = [self.dml() for _ in range(self.r.randint(1, 3))]
+        else:
+            n = self.r.randint(1, 200)
+            stmts = ["INSERT INTO m SELECT -g, (g * %d + %d) %% 1000, g %% 1000 - 500, g %% 97, 0 FROM generate_series(1, %d) g;" % (
+                self.r.choice([7, 13, 31]), self.r.randint(0, 999), n),
+                     "UPDATE m SET v = v + 1, k = k + %d WHERE id < 0 AND id %% 3 = 0;" % self.r.randint(-5, 5),
+                     "DELETE FROM m WHERE id < 0 AND id % 5 = 0;",
+                     "UPDATE m SET w = w + 1 WHERE id < 0 AND id % 7 = 0;"][:self.r.randint(1, 4)]
+        c = self.r.random()
+        if c < 0.5:
+            return " ".join(stmts)
+        if c < 0.7:  # rolled back: the check must not see these
+            return "SAVEPOINT own; %s ROLLBACK TO SAVEPOINT own;" % " ".join(stmts)
+        if c < 0.85:
+            return "SAVEPOINT own; %s RELEASE SAVEPOINT own;" % " ".join(stmts)
+        if len(stmts) == 1:
+            return "SAVEPOINT own; %s ROLLBACK TO SAVEPOINT own; %s" % (stmts[0], stmts[0])
+        return "%s SAVEPOINT own; %s ROLLBACK TO SAVEPOINT own;" % (stmts[0], " ".join(stmts[1:]))
+
+    def query(self):
+        lo, hi = self.span(self.r.choice([20, 150, 500]))
+        a = self.r.randint(1, self.nrows)
+        keys = ",".join(str(self.r.randint(-5, 1005)) for _ in range(self.r.randint(3, 60)))
+        return mvcc_aliased(self.r.choice([
+            "SELECT count(*), count(v), sum(v), avg(v), min(v), max(v) FROM m WHERE k BETWEEN %d AND %d" % (lo, hi),
+            "SELECT count(*), sum(i), avg(i), min(i), max(i), sum(k), min(k), max(k) FROM m WHERE k >= %d" % lo,
+            "SELECT count(*), count(v), sum(v), min(v), max(v) FROM m WHERE k < %d" % hi,
+            "SELECT count(*), sum(v), max(i) FROM m WHERE k > %d AND k <= %d" % (lo, hi),
+            "SELECT count(*), count(k), count(v), sum(v), avg(v), min(v), max(v), sum(i) FROM m",
+            "SELECT count(*), min(id), max(id), sum(id) FROM m WHERE id BETWEEN %d AND %d" % (a, a + self.r.randint(0, 3000)),
+            "SELECT count(*), count(v), sum(v), min(v), max(v) FROM m WHERE k = ANY ('{%s}'::int8[])" % keys,
+        ]))
+
+
+def mvcc_aliased(q):
+    """Names for the output columns (CREATE TABLE AS needs them distinct)."""
+    head, rest = q[len("SELECT "):].split(" FROM ", 1)
+    return "SELECT %s FROM %s" % (", ".join("%s AS c%d" % (e, n) for n, e in enumerate(head.split(", "))), rest)
+
+
+def mvcc_check_sql(q, begin, own, end):
+    """One check: the node's answer and plan, the ordinary plan's, a seqscan's.
+    begin/end: BEGIN ... / ROLLBACK, or SAVEPOINT / ROLLBACK TO in a held
+    transaction (SET LOCAL and the temporary table end with either)."""
+    return "\n".join([begin, own, NODE_LOCAL, "\\echo @@",
+                      "EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+                      "CREATE TEMP TABLE gbt_check ON COMMIT DROP AS %s;" % q,
+                      "\\echo @@", "TABLE gbt_check;",
+                      ORDINARY_LOCAL, "\\echo @@", q + ";",
+                      SEQ_LOCAL, "\\echo @@", q + ";", end])
+
+
+def mvcc_begin(iso):
+    s = "BEGIN ISOLATION LEVEL %s;" % iso
+    if iso == "READ COMMITTED":  # no writer commits until this check ends
+        s += " DO $$BEGIN PERFORM pg_advisory_xact_lock(%d); END$$;" % MVCC_GATE
+    return s
+
+
+def agg_plan_info(explain_json):
+    """(answered by the service?, entries checked in heap) of the GpubtreeAggregate node."""
+    answered, checked = False, 0
+    stack = list(json.loads(explain_json))
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if x.get("Custom Plan Provider") == "GpubtreeAggregate" and x.get("Answered by") == "GPU service":
+                answered = True
+                checked += x.get("Entries Checked in Heap", 0)
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return answered, checked
+
+
+class MvccStats:
+    def __init__(self):
+        self.checks = self.served = self.heap = self.own = self.own_served = self.own_heap = self.discarded = 0
+        self.by_iso = {v: 0 for v in ISO_SHORT.values()}
+
+    def add(self, parts, qs, label, failures):
+        """parts: 4 per check.  Returns the node's answers."""
+        answers = []
+        for n, (q, iso, own) in enumerate(qs):
+            plan, got, ordinary, seq = parts[4 * n: 4 * n + 4]
+            served, heap = agg_plan_info(plan)
+            self.checks += 1
+            self.by_iso[iso] += 1
+            self.served += served
+            self.heap += heap > 0
+            if heap and os.environ.get("MVCC_DEBUG"):
+                sys.stderr.write("heap %d: %s %s own=[%s] %s\n" % (heap, label, iso, own, q))
+            if own:
+                self.own += 1
+                self.own_served += served
+                self.own_heap += heap > 0
+            for other, what in ((ordinary, "gpubtree.device = off"), (seq, "a seqscan")):
+                if got != other:
+                    d = difflib.unified_diff(other.splitlines(), got.splitlines(), what, "the node (%s)" % (
+                        "answered by the service" if served else "not answered by the service"), lineterm="", n=1)
+                    failures.append("%s, %s%s: %s;\n    %s" % (label, iso, " with own changes [%s]" % own if own else "",
+                                                             q, "\n    ".join(list(d)[:12])))
+            answers.append(got)
+        return answers
+
+
+def psql_try(sql):
+    r = subprocess.run(PSQL, input=sql, capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def mvcc_checks(gen, common, n, stats, label, failures, own_anywhere, own_p=0.25):
+    qs = []
+    for _ in range(n):
+        iso = gen.r.choice(ISOLATION)
+        qs.append((gen.query(), ISO_SHORT[iso], gen.own_changes(own_anywhere) if gen.chance(own_p) else "", iso))
+    sql = common + "\n" + "\n".join(mvcc_check_sql(q, mvcc_begin(iso), own, "ROLLBACK;") for q, _, own, iso in qs)
+    rc, out, err = psql_try(sql)
+    if rc != 0:
+        if not own_anywhere and MVCC_ERRORS.search(err):
+            stats.discarded += n  # a serialization failure or deadlock: the batch is discarded
+            return
+        raise RuntimeError("%s: psql failed: %s" % (label, err.strip()[-1500:]))
+    parts = out.split("@@\n")[1:]
+    if len(parts) != 4 * n:
+        raise RuntimeError("%s: unexpected output of %d checks: %d parts" % (label, n, len(parts)))
+    stats.add(parts, [(q, iso, own) for q, iso, own, _ in qs], label, failures)
+
+
+class HeldSnapshot:
+    """A session that holds one REPEATABLE READ snapshot and checks a fixed
+    set of queries in it (each check in a savepoint rolled back to)."""
+
+    def __init__(self, common, qs):
+        self.qs = qs
+        self.first = None
+        self.rounds = 0
+        self.p = subprocess.Popen(PSQL, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, bufsize=1)
+        self.p.stdin.write(common + "\nBEGIN ISOLATION LEVEL REPEATABLE READ;\n")
+
+    def check(self, stats, label, failures):
+        sql = "\n".join(mvcc_check_sql(q, "SAVEPOINT held;", "", "ROLLBACK TO SAVEPOINT held;") for q in self.qs)
+        self.p.stdin.write(sql + "\n\\echo @@@end\n")
+        self.p.stdin.flush()
+        lines = []
+        while True:
+            line = self.p.stdout.readline()
+            if line == "":
+                raise RuntimeError("%s: the held snapshot's session ended: %s" % (label, self.p.stderr.read()[-1500:]))
+            if line == "@@@end\n":
+                break
+            lines.append(line)
+        parts = "".join(lines).split("@@\n")[1:]
+        if len(parts) != 4 * len(self.qs):
+            raise RuntimeError("%s: unexpected output of the held snapshot's checks" % label)
+        answers = stats.add(parts, [(q, "RR", "") for q in self.qs], label, failures)
+        if self.first is None:
+            self.first = answers
+        else:
+            for q, a, b in zip(self.qs, self.first, answers):
+                if a != b:
+                    failures.append("%s: the held snapshot's answer changed: %s: %r, then %r" % (label, q, a, b))
+        self.rounds += 1
+
+    def close(self):
+        self.p.stdin.write("COMMIT;\n")
+        self.p.stdin.close()
+        self.p.wait()
+
+
+class MvccWriter(PsqlWriter):
+    """One writer session: random transactions on m at random isolation
+    levels (committed through the gate, rolled back, savepoints rolled back
+    to), now and then VACUUM, until told to stop."""
+
+    def __init__(self, n, seed, nrows, common, errfile):
+        PsqlWriter.__init__(self, n, common, errfile)
+        self.gen = MvccGen(random.Random(seed * 7907 + n + 1), nrows)
+        self.vacuums = self.rollbacks = self.savepoints = 0
+
+    def next_sql(self):
+        if self.gen.chance(0.02):
+            self.vacuums += 1
+            return "VACUUM m;"
+        body, end, sp = self.gen.transaction()
+        self.rollbacks += end == "rollback"
+        self.savepoints += sp
+        return "\n".join(["BEGIN ISOLATION LEVEL %s;" % self.gen.r.choice(ISOLATION)] + body + [
+            "ROLLBACK;" if end == "rollback" else
+            "DO $$BEGIN PERFORM pg_advisory_xact_lock_shared(%d); END$$;\nCOMMIT;" % MVCC_GATE])
+
+
+def mvcc(args, common):
+    """Update- and delete-heavy rounds: serial, then with concurrent writers."""
+    rng = random.Random(args.seed)
+    nrows = args.mvcc_rows
+    gen = MvccGen(rng, nrows)
+    failures = []
+    psql("DROP TABLE IF EXISTS m; DROP SEQUENCE IF EXISTS m_ids; CREATE SEQUENCE m_ids;"
+         "CREATE TABLE m (%s) WITH (autovacuum_enabled = off, fillfactor = 70);%s"
+         "INSERT INTO m SELECT nextval('m_ids'), CASE WHEN g %% 41 = 0 THEN NULL ELSE (g * 7919) %% 1000 END, "
+         "CASE WHEN g %% 23 = 0 THEN NULL ELSE g %% 1000 - 500 END, g %% 97, 0 FROM generate_series(1, %d) g;"
+         "VACUUM ANALYZE m;" % (MVCC_COLUMNS, "".join(MVCC_INDEXES), nrows))
+    # Both mirrors built now, from all-visible pages, before the first changes.
+    psql(common + "BEGIN;" + NODE_LOCAL + "SELECT count(*) FROM m WHERE k >= 0; SELECT count(*) FROM m WHERE id > 0; COMMIT;")
+    stats = MvccStats()
+    held_stats = MvccStats()
+    held = HeldSnapshot(common, [gen.query() for _ in range(6)])
+    held.check(held_stats, "held snapshot, at the start", failures)
+
+    # Serial rounds: a few committed, rolled-back and savepoint transactions
+    # of other sessions, then checks (own changes may touch any row).
+    txns = rollbacks = savepoints = 0
+    t0 = time.time()
+    for rnd in range(args.mvcc_rounds):
+        sql = []
+        for _ in range(gen.r.randint(1, 3)):
+            body, end, sp = gen.transaction()
+            txns += 1
+            rollbacks += end == "rollback"
+            savepoints += sp
+            sql.append("\n".join(["BEGIN ISOLATION LEVEL %s;" % gen.r.choice(ISOLATION)] + body +
+                                 ["ROLLBACK;" if end == "rollback" else "COMMIT;"]))
+        psql("\n".join(sql))
+        mvcc_checks(gen, common, 4, stats, "serial round %d" % (rnd + 1), failures, own_anywhere=True)
+        if rnd % 10 == 9:
+            held.check(held_stats, "held snapshot, serial round %d" % (rnd + 1), failures)
+    serial_s = time.time() - t0
+
+    # Concurrent writers; the held snapshot stays the same.
+    errfiles = [tempfile.TemporaryFile("w+") for _ in range(args.writers)]
+    writers = [MvccWriter(n, args.seed, nrows, common, errfiles[n]) for n in range(args.writers)]
+    for w in writers:
+        w.start()
+    t0 = time.time()
+    last_held = t0
+    try:
+        while time.time() - t0 < args.seconds:
+            mvcc_checks(gen, common, 4, stats, "concurrent", failures, own_anywhere=False)
+            if time.time() - last_held > args.seconds / 4:
+                held.check(held_stats, "held snapshot, during the writes", failures)
+                last_held = time.time()
+            if any(w.died for w in writers):
+                break
+    finally:
+        for w in writers:
+            w.stop.set()
+        for w in writers:
+            w.join(60)
+    conc_s = time.time() - t0
+    held.check(held_stats, "held snapshot, after the writes", failures)
+    held.close()
+
+    errors, unexpected = 0, []
+    for w, f in zip(writers, errfiles):
+        if w.died:
+            failures.append(w.died)
+        f.seek(0)
+        txn, failed = "?", False
+        for line in f:
+            if line.startswith("@@txn"):
+                txn, failed = line.split()[1], False
+            elif "ERROR:" in line and not failed:
+                failed = True
+                if MVCC_ERRORS.search(line):
+                    errors += 1
+                else:
+                    unexpected.append("writer transaction %s: %s" % (txn, line.strip()))
+        f.close()
+    failures += unexpected[:5]
+
+    # Quiet again: checks at every level, the mirrors and the indexes.
+    for n in range(3):
+        mvcc_checks(gen, common, 6, stats, "after the writers", failures, own_anywhere=True)
+    c, problems = verify_mirrors("m_")
+    failures += ["gpubtree_verify after the writers: %s" % p for p in problems[:5]]
+    psql("CREATE EXTENSION IF NOT EXISTS amcheck; SELECT gpubtree_index_check('m_id', true, true);"
+         "SELECT gpubtree_index_check('m_k', true, true);")
+    total = stats.checks + held_stats.checks
+    served = stats.served + held_stats.served
+    device_off = os.environ.get("GPUBTREE_DEVICE") == "off"
+    if served * 2 < total and not device_off:
+        failures.append("only %d of %d checks were answered by the GPU service" % (served, total))
+    if held_stats.served == 0 and not device_off:
+        failures.append("no check of the held snapshot was answered by the GPU service")
+
+    kinds = {}
+    for f in failures:
+        m = re.match(r"([^,:]+)", f)
+        kinds[m.group(1)] = kinds.get(m.group(1), 0) + 1
+    rows = psql("SELECT count(*) FROM m").strip()
+    summary = ("mvcc: %d serial rounds (%d transactions, %d rolled back, %d with savepoints rolled back to; %.0f s), "
+               "%d writers for %.0f s (%d transactions, %d rolled back, %d with savepoints rolled back to, "
+               "%d write conflicts, %d VACUUMs); %d checks (%s; %d discarded after a serialization failure), "
+               "%d answered by the service, %d with heap checks (%d without own changes); %d with own changes: "
+               "%d answered by the service, %d with heap checks; held REPEATABLE READ snapshot: %d x %d checks, %d answered by the service, "
+               "%d with heap checks; %d mirrors verified; %s rows") % (
+        args.mvcc_rounds, txns, rollbacks, savepoints, serial_s, args.writers, conc_s, sum(w.txns for w in writers),
+        sum(w.rollbacks for w in writers), sum(w.savepoints for w in writers), errors, sum(w.vacuums for w in writers),
+        stats.checks, ", ".join("%s %d" % kv for kv in stats.by_iso.items()), stats.discarded, stats.served, stats.heap,
+        stats.heap - stats.own_heap, stats.own, stats.own_served, stats.own_heap, held.rounds, len(held.qs), held_stats.served, held_stats.heap,
+        c, rows)
+    if kinds:
+        summary += "; differences by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
+    return failures, summary
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("seed", type=int)
     ap.add_argument("--rounds", type=int, default=40, help="DML transactions per phase")
     ap.add_argument("--queries", type=int, default=60, help="queries per phase")
     ap.add_argument("--concurrent", action="store_true", help="checks under one snapshot while writers run")
-    ap.add_argument("--writers", type=int, default=3, help="concurrent mode: writer sessions")
+    ap.add_argument("--writers", type=int, default=None, help="concurrent mode: writer sessions (3; --mvcc: 2)")
     ap.add_argument("--checks", type=int, default=2000, help="concurrent mode: at most this many checks")
-    ap.add_argument("--seconds", type=float, default=30, help="concurrent mode: at most this long")
+    ap.add_argument("--seconds", type=float, default=None, help="concurrent mode: at most this long (30; --mvcc: 20)")
     ap.add_argument("--verify-every", type=float, default=5, help="concurrent mode: gpubtree_verify interval (s)")
+    ap.add_argument("--mvcc", action="store_true",
+                    help="update- and delete-heavy rounds, then concurrent writers (--writers, --seconds)")
+    ap.add_argument("--mvcc-rounds", type=int, default=30, help="mvcc mode: serial rounds")
+    ap.add_argument("--mvcc-rows", type=int, default=5000, help="mvcc mode: rows loaded")
     args = ap.parse_args()
+    if args.writers is None:
+        args.writers = 2 if args.mvcc else 3
+    if args.seconds is None:
+        args.seconds = 20 if args.mvcc else 30
     gen = Gen(random.Random(args.seed))
     # = ANY arrays go to the GPU service from this many elements on.
     common = "SET TimeZone = 'UTC'; SET gpubtree.min_gpu_batch = %d;" % gen.r.choice([1, 2, 5])
     if os.environ.get("GPUBTREE_DEVICE"):
         common += "SET gpubtree.device = %s;" % os.environ["GPUBTREE_DEVICE"]
+
+    if args.mvcc:
+        failures, summary = mvcc(args, common)
+        return report(args.seed, failures, summary)
 
     ddl = ["DROP TABLE IF EXISTS t_g, t_b;"]
     for t, am in (("t_g", "gpubtree"), ("t_b", "btree")):
