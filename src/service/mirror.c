@@ -25,6 +25,9 @@
 #include "mirror_int.h"
 #include "snapview.h"
 
+static void run_alloc(GbtRun *run, int ncols, int64 cap);
+static void run_free(GbtRun *run);
+
 /* Position of (key, tid) among e's entries (sorted), or -1. */
 int64
 gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
@@ -147,11 +150,9 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 		m->colnulls[i] = palloc_extended(n / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (i = 0; i < n; i++)
 		set_null_bits(m, i, entries->nulls[i]);
-	gbt_entries_init(&m->ins, columns->ncols, 16);
-	m->ins_pos = palloc(sizeof(uint64) * m->ins.cap);
-	m->ins_xmin = palloc(sizeof(TransactionId) * m->ins.cap);
-	m->ins_xmax = palloc(sizeof(TransactionId) * m->ins.cap);
 	MemoryContextSwitchTo(old);
+	for (i = 0; i < GBT_RUNS; i++)
+		run_alloc(&m->runs[i], columns->ncols, 16);
 
 	/*
 	 * The stamped entries.  With many inserters unknown (an export from a
@@ -214,10 +215,8 @@ gbt_mirror_free(GbtMirror *m)
 	if (m->engine != NULL)
 		m->ops->free(m->engine);
 	gbt_entries_free(&m->base);
-	gbt_entries_free(&m->ins);
-	pfree(m->ins_pos);
-	pfree(m->ins_xmin);
-	pfree(m->ins_xmax);
+	for (c = 0; c < GBT_RUNS; c++)
+		run_free(&m->runs[c]);
 	pfree(m->blocks);
 	pfree(m->allvis);
 	for (c = 0; c < m->columns.ncols; c++)
@@ -244,13 +243,13 @@ gbt_mirror_columns(const GbtMirror *m)
 int64
 gbt_mirror_entries(const GbtMirror *m)
 {
-	return m->base.n - m->nremoved + m->ins.n;
+	return m->base.n - m->nremoved + gbt_delta_n(m);
 }
 
 int64
 gbt_mirror_delta(const GbtMirror *m)
 {
-	return m->nremoved + m->ins.n;
+	return m->nremoved + gbt_delta_n(m);
 }
 
 /* Entries and the delta here, plus the tree (host or device). */
@@ -260,14 +259,14 @@ gbt_mirror_bytes(const GbtMirror *m)
 	int64		per_entry = sizeof(uint64) + sizeof(ItemPointerData) + 1 +
 		m->columns.ncols * sizeof(int64);
 	int64		bytes = m->base.n * (per_entry + sizeof(uint32) + m->columns.ncols / 8.0) +
-		m->ins.n * (per_entry + sizeof(uint64));
+		gbt_delta_n(m) * (per_entry + sizeof(uint64));
 
 	if (m->removed != NULL)
 		bytes += m->base.n / 8 + 1;
 	if (m->hidden != NULL)
 		bytes += m->base.n / 8 + 1;
 	bytes += m->xcap * (sizeof(int64) + 2 * sizeof(TransactionId)) +
-		m->ins.n * 2 * sizeof(TransactionId) + m->nallvis / 8;
+		gbt_delta_n(m) * 2 * sizeof(TransactionId) + m->nallvis / 8;
 	bytes += m->ops->bytes(m->engine);
 	return bytes;
 }
@@ -288,32 +287,80 @@ gbt_mirror_remove_entry(GbtMirror *m, int64 i)
 	m->hidden_version++;
 }
 
-/* Make room for cap delta entries. */
+/* A run with room for cap entries. */
 static void
-ins_alloc(GbtEntries *e, uint64 **pos, TransactionId **xmin, TransactionId **xmax,
-		  int ncols, int64 cap)
+run_alloc(GbtRun *run, int ncols, int64 cap)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-	gbt_entries_init(e, ncols, cap);
-	*pos = palloc_extended(sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
-	*xmin = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
-	*xmax = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	gbt_entries_init(&run->e, ncols, cap);
+	run->pos = palloc_extended(sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	run->xmin = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	run->xmax = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
 }
 
 static void
-ins_replace(GbtMirror *m, GbtEntries *e, uint64 *pos, TransactionId *xmin,
-			TransactionId *xmax)
+run_free(GbtRun *run)
 {
-	gbt_entries_free(&m->ins);
-	pfree(m->ins_pos);
-	pfree(m->ins_xmin);
-	pfree(m->ins_xmax);
-	m->ins = *e;
-	m->ins_pos = pos;
-	m->ins_xmin = xmin;
-	m->ins_xmax = xmax;
+	gbt_entries_free(&run->e);
+	pfree(run->pos);
+	pfree(run->xmin);
+	pfree(run->xmax);
+}
+
+/*
+ * Merge b's entries and e's entries fresh[0..nfresh) (sorted, new, inserted
+ * by xmin[] at pos[]) into a new run, which replaces *into.  b may be NULL.
+ */
+static void
+run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
+		  const int64 *fresh, int64 nfresh, const uint64 *pos, const TransactionId *xmin)
+{
+	GbtRun		merged;
+	const GbtRun *a = into;
+	int64		ia = 0,
+				ib = 0,
+				ie = 0,
+				o;
+	int64		nb = b ? b->e.n : 0;
+
+	run_alloc(&merged, m->columns.ncols, a->e.n + nb + nfresh);
+	for (o = 0; ia < a->e.n || ib < nb || ie < nfresh; o++)
+	{
+		const GbtRun *src = NULL;
+		int64		i = 0;
+
+		/* The smallest of the three heads. */
+		if (ia < a->e.n)
+			src = a, i = ia;
+		if (ib < nb && (src == NULL ||
+						gbt_entry_cmp(b->e.keys[ib], &b->e.tids[ib],
+									  src->e.keys[i], &src->e.tids[i]) < 0))
+			src = b, i = ib;
+		if (ie < nfresh && (src == NULL ||
+							gbt_entry_cmp(e->keys[fresh[ie]], &e->tids[fresh[ie]],
+										  src->e.keys[i], &src->e.tids[i]) < 0))
+		{
+			merged.pos[o] = pos ? pos[fresh[ie]] : 0;
+			merged.xmin[o] = xmin ? xmin[fresh[ie]] : GBT_XMIN_UNKNOWN;
+			merged.xmax[o] = InvalidTransactionId;
+			gbt_copy_entry(&merged.e, o, e, fresh[ie++]);
+			merged.e.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+			continue;
+		}
+		merged.pos[o] = src->pos[i];
+		merged.xmin[o] = src->xmin[i];
+		merged.xmax[o] = src->xmax[i];
+		gbt_copy_entry(&merged.e, o, &src->e, i);
+		if (src == a)
+			ia++;
+		else
+			ib++;
+	}
+	merged.e.n = o;
+	run_free(into);
+	*into = merged;
 }
 
 /*
@@ -328,15 +375,9 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 	int64	   *order = gbt_entries_order(e, 0, e->n, true);
 	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
 	int64		nfresh = 0;
-	int64		added = 0;
-	int64		i,
-				a,
-				b,
-				o;
-	GbtEntries	merged;
-	uint64	   *merged_pos;
-	TransactionId *merged_xmin;
-	TransactionId *merged_xmax;
+	int64		i;
+	GbtRun	   *large = &m->runs[GBT_RUN_LARGE];
+	GbtRun	   *small = &m->runs[GBT_RUN_SMALL];
 
 	/* Keep only what neither the tree nor the delta holds. */
 	for (i = 0; i < e->n; i++)
@@ -345,7 +386,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		int64		at;
 
 		if (i > 0 && gbt_entry_cmp(e->keys[order[i - 1]], &e->tids[order[i - 1]],
-							   e->keys[k], &e->tids[k]) == 0)
+								   e->keys[k], &e->tids[k]) == 0)
 			continue;
 		/*
 		 * A removed tree entry whose TID is back under the same key goes to
@@ -354,44 +395,25 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		at = gbt_mirror_find_entry(&m->base, e->keys[k], &e->tids[k]);
 		if (at >= 0 && !IS_REMOVED(m, at))
 			continue;
-		if (gbt_mirror_find_entry(&m->ins, e->keys[k], &e->tids[k]) >= 0)
+		if (gbt_mirror_find_entry(&large->e, e->keys[k], &e->tids[k]) >= 0 ||
+			gbt_mirror_find_entry(&small->e, e->keys[k], &e->tids[k]) >= 0)
 			continue;
 		fresh[nfresh++] = k;
 	}
 
 	if (nfresh > 0)
 	{
-		/* Merge the new entries into the sorted delta. */
-		ins_alloc(&merged, &merged_pos, &merged_xmin, &merged_xmax,
-				  m->columns.ncols, m->ins.n + nfresh);
-		for (a = 0, b = 0, o = 0; a < m->ins.n || b < nfresh; o++)
+		if (small->e.n + nfresh > Max(65536, large->e.n / 8))
 		{
-			if (b >= nfresh ||
-				(a < m->ins.n && gbt_entry_cmp(m->ins.keys[a], &m->ins.tids[a],
-										   e->keys[fresh[b]], &e->tids[fresh[b]]) < 0))
-			{
-				merged_pos[o] = m->ins_pos[a];
-				merged_xmin[o] = m->ins_xmin[a];
-				merged_xmax[o] = m->ins_xmax[a];
-				gbt_copy_entry(&merged, o, &m->ins, a++);
-			}
-			else
-			{
-				merged_pos[o] = pos ? pos[fresh[b]] : 0;
-				merged_xmin[o] = xmin ? xmin[fresh[b]] : GBT_XMIN_UNKNOWN;
-				merged_xmax[o] = InvalidTransactionId;
-				merged.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
-				gbt_copy_entry(&merged, o, e, fresh[b++]);
-				merged.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
-			}
+			run_merge(m, large, small, e, fresh, nfresh, pos, xmin);
+			small->e.n = 0;
 		}
-		merged.n = o;
-		ins_replace(m, &merged, merged_pos, merged_xmin, merged_xmax);
-		added += nfresh;
+		else
+			run_merge(m, small, NULL, e, fresh, nfresh, pos, xmin);
 	}
 	pfree(order);
 	pfree(fresh);
-	return added;
+	return nfresh;
 }
 
 void
@@ -480,8 +502,8 @@ int64
 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 {
 	int64		removed = 0;
-	int64		i,
-				o;
+	int64		i;
+	int			r;
 	DeadTids	d;
 
 	if (ndead == 0)
@@ -503,19 +525,19 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 		gbt_stamps_compact(m, keep);
 		pfree(keep);
 	}
-	for (i = 0, o = 0; i < m->ins.n; i++)
+	for (r = 0; r < GBT_RUNS; r++)
 	{
-		if (dead_tids_has(&d, &m->ins.tids[i]))
+		GbtRun	   *run = &m->runs[r];
+		bool	   *keep = palloc_extended(sizeof(bool) * Max(run->e.n, 1), MCXT_ALLOC_HUGE);
+
+		for (i = 0; i < run->e.n; i++)
 		{
-			removed++;
-			continue;
+			keep[i] = !dead_tids_has(&d, &run->e.tids[i]);
+			removed += !keep[i];
 		}
-		m->ins_pos[o] = m->ins_pos[i];
-		m->ins_xmin[o] = m->ins_xmin[i];
-		m->ins_xmax[o] = m->ins_xmax[i];
-		gbt_copy_entry(&m->ins, o++, &m->ins, i);
+		gbt_run_compact(run, keep);
+		pfree(keep);
 	}
-	m->ins.n = o;
 	pfree(d.first);
 	return removed;
 }
@@ -523,7 +545,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 bool
 gbt_mirror_wants_merge(const GbtMirror *m)
 {
-	return m->ins.n > Max(65536, m->base.n / 8) ||
+	return gbt_delta_n(m) > Max(65536, m->base.n / 8) ||
 		m->nremoved > Max(65536, m->base.n / 4);
 }
 
@@ -545,20 +567,26 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 				b = 0,
 				x = 0;
 	GbtMirror  *merged;
+	GbtRun		delta;
+
+	/* The delta in one run first. */
+	run_alloc(&delta, m->columns.ncols, 1);
+	run_merge((GbtMirror *) m, &delta, &m->runs[GBT_RUN_LARGE], NULL, NULL, 0, NULL, NULL);
+	run_merge((GbtMirror *) m, &delta, &m->runs[GBT_RUN_SMALL], NULL, NULL, 0, NULL, NULL);
 
 	gbt_entries_init(&all, m->columns.ncols, n);
 	xmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
 	xmax = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
-	while (a < m->base.n || b < m->ins.n)
+	while (a < m->base.n || b < delta.e.n)
 	{
 		if (a < m->base.n && IS_REMOVED(m, a))
 		{
 			a++;
 			continue;
 		}
-		if (b >= m->ins.n ||
+		if (b >= delta.e.n ||
 			(a < m->base.n && gbt_entry_cmp(m->base.keys[a], &m->base.tids[a],
-										m->ins.keys[b], &m->ins.tids[b]) < 0))
+											delta.e.keys[b], &delta.e.tids[b]) < 0))
 		{
 			while (x < m->nx && m->x_pos[x] < a)
 				x++;
@@ -574,11 +602,13 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 			}
 			gbt_copy_entry(&all, all.n++, &m->base, a++);
 		}
+		else if (delta.xmin[b] == GBT_XMIN_DEAD)
+			b++;
 		else
 		{
-			xmin[all.n] = m->ins_xmin[b];
-			xmax[all.n] = m->ins_xmax[b];
-			gbt_copy_entry(&all, all.n++, &m->ins, b++);
+			xmin[all.n] = delta.xmin[b];
+			xmax[all.n] = delta.xmax[b];
+			gbt_copy_entry(&all, all.n++, &delta.e, b++);
 		}
 	}
 	merged = mirror_build(&m->columns, &all, xmin, xmax, m->captured,
@@ -586,6 +616,7 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 	gbt_entries_free(&all);
 	pfree(xmin);
 	pfree(xmax);
+	run_free(&delta);
 	return merged;
 }
 
@@ -603,15 +634,16 @@ int64
 gbt_mirror_range_count(const GbtMirror *m, uint64 lo, uint64 hi,
 					   int64 start, int64 end)
 {
+	int			r;
 	int64		count = Max(end - start, 0);
 	int64		i;
 
 	if (m->nremoved > 0)
 		for (i = start; i < end; i++)
 			count -= IS_REMOVED(m, i);
-	if (m->ins.n > 0 && lo <= hi)
-		count += key_bound(m->ins.keys, m->ins.n, hi, true) -
-			key_bound(m->ins.keys, m->ins.n, lo, false);
+	for (r = 0; r < GBT_RUNS && lo <= hi; r++)
+		count += key_bound(m->runs[r].e.keys, m->runs[r].e.n, hi, true) -
+			key_bound(m->runs[r].e.keys, m->runs[r].e.n, lo, false);
 	return count;
 }
 
@@ -619,6 +651,7 @@ int64
 gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 					  int64 start, int64 end, ItemPointerData *out)
 {
+	int			r;
 	int64		o = 0;
 	int64		i;
 
@@ -632,13 +665,14 @@ gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 		for (i = start; i < end; i++)
 			if (!IS_REMOVED(m, i))
 				out[o++] = m->base.tids[i];
-	if (m->ins.n > 0 && lo <= hi)
+	for (r = 0; r < GBT_RUNS && lo <= hi; r++)
 	{
-		int64		from = key_bound(m->ins.keys, m->ins.n, lo, false);
-		int64		to = key_bound(m->ins.keys, m->ins.n, hi, true);
+		const GbtEntries *e = &m->runs[r].e;
+		int64		from = key_bound(e->keys, e->n, lo, false);
+		int64		to = key_bound(e->keys, e->n, hi, true);
 
 		if (to > from)
-			memcpy(out + o, m->ins.tids + from, sizeof(ItemPointerData) * (to - from));
+			memcpy(out + o, e->tids + from, sizeof(ItemPointerData) * (to - from));
 		o += Max(to - from, 0);
 	}
 	return o;
@@ -677,6 +711,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	int64		vals[GBT_MAX_COLS];
 	int64		r,
 				i;
+	int			d;
 
 	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
 		return false;
@@ -722,26 +757,32 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	}
 
 	/* The delta's, logged before log_bound. */
-	for (r = 0; r < nranges && m->ins.n > 0; r++)
+	for (d = 0; d < GBT_RUNS; d++)
 	{
-		int64		from = key_bound(m->ins.keys, m->ins.n, lo[r], false);
-		int64		to = key_bound(m->ins.keys, m->ins.n, hi[r], true);
+		const GbtRun *run = &m->runs[d];
 
-		for (i = from; i < to; i++)
+		for (r = 0; r < nranges && run->e.n > 0; r++)
 		{
-			GbtVerdict	v;
+			int64		from = key_bound(run->e.keys, run->e.n, lo[r], false);
+			int64		to = key_bound(run->e.keys, run->e.n, hi[r], true);
 
-			if (m->ins_pos[i] >= log_bound)
-				continue;
-			v = gbt_snapview_decide(view, m->ins_xmin[i], m->ins_xmax[i],
-									ItemPointerGetBlockNumberNoCheck(&m->ins.tids[i]));
-			if (v == GBT_TAKE)
-				gbt_agg_add_entry(out, &m->columns, entry_vals(&m->ins, i, vals), m->ins.nulls[i]);
-			else if (v == GBT_UNSURE)
+			for (i = from; i < to; i++)
 			{
-				if (unsure->n < unsure_cap)
-					gbt_copy_entry(unsure, unsure->n++, &m->ins, i);
-				out->nunsure++;
+				GbtVerdict	v;
+
+				if (run->pos[i] >= log_bound)
+					continue;
+				v = gbt_snapview_decide(view, run->xmin[i], run->xmax[i],
+										ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
+				if (v == GBT_TAKE)
+					gbt_agg_add_entry(out, &m->columns, entry_vals(&run->e, i, vals),
+									  run->e.nulls[i]);
+				else if (v == GBT_UNSURE)
+				{
+					if (unsure->n < unsure_cap)
+						gbt_copy_entry(unsure, unsure->n++, &run->e, i);
+					out->nunsure++;
+				}
 			}
 		}
 	}
@@ -751,7 +792,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 int64
 gbt_mirror_raw_size(const GbtMirror *m)
 {
-	return m->base.n + m->ins.n;
+	return m->base.n + gbt_delta_n(m);
 }
 
 /* Appends to out, whose arrays have room for to - from more entries. */
@@ -766,7 +807,7 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 	if (view != NULL)
 		view->stamps = view->stamps && m->captured && !m->vm_mode;
 	x = gbt_stamps_lower(m, Max(from, 0));
-	for (i = Max(from, 0); i < Min(to, m->base.n + m->ins.n); i++)
+	for (i = Max(from, 0); i < Min(to, m->base.n + gbt_delta_n(m)); i++)
 	{
 		if (i < m->base.n)
 		{
@@ -790,12 +831,26 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 		else
 		{
 			int64		d = i - m->base.n;
+			const GbtRun *run = &m->runs[GBT_RUN_SMALL];
 
+			/*
+			 * Raw positions past the tree: the small run, then the large.
+			 * A reader in chunks (VACUUM's sweep) must see every entry while
+			 * changes are applied between its chunks: inserts and a merge of
+			 * the small run into the large one move entries only towards
+			 * later positions, where the reader still finds them (some
+			 * twice).  Nothing else removes delta entries meanwhile.
+			 */
+			if (d >= run->e.n)
+			{
+				d -= run->e.n;
+				run = &m->runs[GBT_RUN_LARGE];
+			}
 			if (view != NULL)
 				verdicts[out->n - n0] =
-					gbt_snapview_decide(view, m->ins_xmin[d], m->ins_xmax[d],
-										ItemPointerGetBlockNumberNoCheck(&m->ins.tids[d]));
-			gbt_copy_entry(out, out->n++, &m->ins, d);
+					gbt_snapview_decide(view, run->xmin[d], run->xmax[d],
+										ItemPointerGetBlockNumberNoCheck(&run->e.tids[d]));
+			gbt_copy_entry(out, out->n++, &run->e, d);
 		}
 	}
 	return out->n - n0;

@@ -10,12 +10,33 @@
 #include "mirror.h"
 
 /*
+ * Entries inserted since the build, in (key, TID) order, with the change-log
+ * position each came from (0: from the export) and its stamps.
+ */
+typedef struct GbtRun
+{
+	GbtEntries	e;
+	uint64	   *pos;
+	TransactionId *xmin;
+	TransactionId *xmax;
+} GbtRun;
+
+/*
+ * The delta is two runs, disjoint: new entries are merged into the small
+ * one, which is merged into the large one when it reaches an eighth of it,
+ * so that a stream of changes costs each entry a few moves, not one move
+ * of the whole delta per batch.
+ */
+#define GBT_RUN_LARGE 0
+#define GBT_RUN_SMALL 1
+#define GBT_RUNS 2
+
+/*
  * The engine holds base.keys (its own copy, on the device or in the CPU
  * twin) and borrows blocks, base.vals and colnulls, which stay unchanged.
  * Entries VACUUM removed from the tree are marked in removed[]; entries
- * inserted since the build sit in ins, in (key, TID) order, with the
- * change-log position they came from in ins_pos (0: from the export).  When
- * the delta grows, the service merges it into a new tree.
+ * inserted since the build sit in the delta's runs.  When the delta grows,
+ * the service merges it into a new tree.
  */
 struct GbtMirror
 {
@@ -27,8 +48,7 @@ struct GbtMirror
 	int64		nremoved;
 	uint8	   *hidden;			/* removed, or stamped (below); NULL: none */
 	uint64		hidden_version; /* bumped when hidden[] changes */
-	GbtEntries	ins;
-	uint64	   *ins_pos;
+	GbtRun		runs[GBT_RUNS];
 	const gbt_engine_ops *ops;
 	gbt_engine *engine;			/* NULL while the build has not succeeded */
 
@@ -37,7 +57,7 @@ struct GbtMirror
 	 * every snapshot and are not deleted: xmin frozen, no xmax.  The others,
 	 * "stamped", are listed here by position, hidden from the engine and
 	 * decided one by one against the query's snapshot.  Delta entries carry
-	 * their stamps in ins_xmin/ins_xmax.
+	 * their stamps in their run.
 	 */
 	bool		captured;		/* every delete since the export reaches us */
 	bool		vm_mode;		/* too many unknown inserters: the map decides */
@@ -46,8 +66,6 @@ struct GbtMirror
 	int64	   *x_pos;			/* ascending */
 	TransactionId *x_xmin;
 	TransactionId *x_xmax;
-	TransactionId *ins_xmin;
-	TransactionId *ins_xmax;
 	uint8	   *allvis;			/* every heap block of the base: visible */
 	int64		nallvis;
 };
@@ -85,6 +103,32 @@ gbt_set_bit(uint8 **bits, int64 n, int64 i)
 		*bits = MemoryContextAllocExtended(TopMemoryContext, n / 8 + 1,
 										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	(*bits)[i >> 3] |= 1 << (i & 7);
+}
+
+/* Entries in the delta's runs. */
+static inline int64
+gbt_delta_n(const GbtMirror *m)
+{
+	return m->runs[GBT_RUN_LARGE].e.n + m->runs[GBT_RUN_SMALL].e.n;
+}
+
+/* Drop the run's entries for which keep[] is false. */
+static inline void
+gbt_run_compact(GbtRun *run, const bool *keep)
+{
+	int64		i,
+				o;
+
+	for (i = 0, o = 0; i < run->e.n; i++)
+	{
+		if (!keep[i])
+			continue;
+		run->pos[o] = run->pos[i];
+		run->xmin[o] = run->xmin[i];
+		run->xmax[o] = run->xmax[i];
+		gbt_copy_entry(&run->e, o++, &run->e, i);
+	}
+	run->e.n = o;
 }
 
 /* mirror.c */

@@ -135,6 +135,8 @@ gbt_snapview_decide(GbtSnapView *v, TransactionId xmin, TransactionId xmax,
 	bool		unsure = false;
 	GbtVerdict	d;
 
+	if (xmin == GBT_XMIN_DEAD)
+		return GBT_SKIP;
 	if (TransactionIdIsNormal(xmax))
 	{
 		d = xid_verdict(v, xmax);

@@ -5,9 +5,11 @@
  *
  * Each mirror entry carries an xmin, the (sub)transaction that inserted its
  * row, and an xmax, the one that deleted it (or updated it other than by
- * HOT), both as the heap tuple has them, from the change log.  Two xmin
- * values are not transactions: GBT_XMIN_FROZEN, inserted before every
- * snapshot that can still run, and GBT_XMIN_UNKNOWN, an entry whose
+ * HOT), both as the heap tuple has them, from the change log.  Three xmin
+ * values are not transactions: GBT_XMIN_DEAD, an entry no snapshot sees
+ * (settled, until VACUUM or a merge takes it out), GBT_XMIN_FROZEN,
+ * inserted before every snapshot that can still run, and
+ * GBT_XMIN_UNKNOWN, an entry whose
  * inserter the export could not tell (its block was not all-visible): the
  * visibility map decides for it, as in an index-only scan.  No xmax:
  * InvalidTransactionId.  32-bit IDs suffice: the service settles every
@@ -24,6 +26,7 @@
 
 #include "protocol.h"
 
+#define GBT_XMIN_DEAD InvalidTransactionId	/* settled: no snapshot sees it */
 #define GBT_XMIN_UNKNOWN BootstrapTransactionId
 #define GBT_XMIN_FROZEN FrozenTransactionId
 

@@ -150,6 +150,7 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 	int64		nfresh = 0;
 	int64		i,
 				o;
+	int			r;
 
 	for (i = 0; i < n; i++)
 	{
@@ -168,8 +169,9 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 			}
 			continue;
 		}
-		if ((at = gbt_mirror_find_entry(&m->ins, le[i].ikey, &le[i].tid)) >= 0)
-			m->ins_xmax[at] = le[i].xid;
+		for (r = 0; r < GBT_RUNS; r++)
+			if ((at = gbt_mirror_find_entry(&m->runs[r].e, le[i].ikey, &le[i].tid)) >= 0)
+				m->runs[r].xmax[at] = le[i].xid;
 	}
 	if (nfresh > 0)
 	{
@@ -206,8 +208,8 @@ void
 gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
 {
 	GbtXidFate	fate;
-	int64		i,
-				o;
+	int64		i;
+	int			r;
 
 	gbt_xid_fate_init(&fate, horizon);
 	if (m->nx > 0)
@@ -243,19 +245,31 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
 			gbt_stamps_compact(m, keep);
 		pfree(keep);
 	}
-	for (i = 0, o = 0; i < m->ins.n; i++)
+	/*
+	 * Delta entries stay where they are (see gbt_mirror_read()): dead ones
+	 * are marked so, for every snapshot, until VACUUM's sweep or a merge
+	 * takes them out.
+	 */
+	for (r = 0; r < GBT_RUNS; r++)
 	{
-		GbtXidOutcome xmin = gbt_xid_fate(&fate, m->ins_xmin[i]);
-		GbtXidOutcome xmax = gbt_xid_fate(&fate, m->ins_xmax[i]);
+		GbtRun	   *run = &m->runs[r];
 
-		if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
-			continue;
-		m->ins_pos[o] = m->ins_pos[i];
-		m->ins_xmin[o] = xmin == GBT_XID_COMMITTED ? GBT_XMIN_FROZEN : m->ins_xmin[i];
-		m->ins_xmax[o] = xmax == GBT_XID_ABORTED ? InvalidTransactionId : m->ins_xmax[i];
-		gbt_copy_entry(&m->ins, o++, &m->ins, i);
+		for (i = 0; i < run->e.n; i++)
+		{
+			GbtXidOutcome xmin = gbt_xid_fate(&fate, run->xmin[i]);
+			GbtXidOutcome xmax = gbt_xid_fate(&fate, run->xmax[i]);
+
+			if (xmin == GBT_XID_COMMITTED)
+				run->xmin[i] = GBT_XMIN_FROZEN;
+			if (xmax == GBT_XID_ABORTED)
+				run->xmax[i] = InvalidTransactionId;
+			if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
+			{
+				run->xmin[i] = GBT_XMIN_DEAD;
+				run->xmax[i] = InvalidTransactionId;
+			}
+		}
 	}
-	m->ins.n = o;
 	gbt_xid_fate_free(&fate);
 }
 
@@ -340,6 +354,6 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 int64
 gbt_mirror_stamped(const GbtMirror *m)
 {
-	return m->nx + m->ins.n;
+	return m->nx + gbt_delta_n(m);
 }
 
