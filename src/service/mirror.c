@@ -28,25 +28,6 @@
 static void run_alloc(GbtRun *run, int ncols, int64 cap);
 static void run_free(GbtRun *run);
 
-/* Position of (key, tid) among e's entries (sorted), or -1. */
-int64
-gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
-{
-	int64		lo = 0;
-	int64		hi = e->n;
-
-	while (lo < hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (gbt_entry_cmp(e->keys[mid], &e->tids[mid], key, tid) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < e->n && gbt_entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
-}
-
 /* First position in keys[0..n) whose key is >= key (or > key if after). */
 static int64
 key_bound(const uint64 *keys, int64 n, uint64 key, bool after)
@@ -275,16 +256,6 @@ bool
 gbt_mirror_on_gpu(const GbtMirror *m)
 {
 	return gbt_mirror_device(m) >= 0;
-}
-
-/* Base entry i is gone for every snapshot. */
-void
-gbt_mirror_remove_entry(GbtMirror *m, int64 i)
-{
-	gbt_set_bit(&m->removed, m->base.n, i);
-	gbt_set_bit(&m->hidden, m->base.n, i);
-	m->nremoved++;
-	m->hidden_version++;
 }
 
 /* A run with room for cap entries. */

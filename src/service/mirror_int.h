@@ -131,9 +131,34 @@ gbt_run_compact(GbtRun *run, const bool *keep)
 	run->e.n = o;
 }
 
-/* mirror.c */
-extern int64 gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid);
-extern void gbt_mirror_remove_entry(GbtMirror *m, int64 i);
+/* Position of (key, tid) among e's entries (sorted), or -1. */
+static inline int64
+gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
+{
+	int64		lo = 0;
+	int64		hi = e->n;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (gbt_entry_cmp(e->keys[mid], &e->tids[mid], key, tid) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < e->n && gbt_entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
+}
+
+/* Base entry i is gone for every snapshot. */
+static inline void
+gbt_mirror_remove_entry(GbtMirror *m, int64 i)
+{
+	gbt_set_bit(&m->removed, m->base.n, i);
+	gbt_set_bit(&m->hidden, m->base.n, i);
+	m->nremoved++;
+	m->hidden_version++;
+}
 
 /* stamps.c: the stamped base entries, by position */
 extern int64 gbt_stamps_lower(const GbtMirror *m, int64 pos);
