@@ -347,8 +347,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
 	int64		nfresh = 0;
 	int64		i;
-	GbtRun	   *large = &m->runs[GBT_RUN_LARGE];
-	GbtRun	   *small = &m->runs[GBT_RUN_SMALL];
+	int			r;
 
 	/* Keep only what neither the tree nor the delta holds. */
 	for (i = 0; i < e->n; i++)
@@ -366,21 +365,23 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		at = gbt_mirror_find_entry(&m->base, e->keys[k], &e->tids[k]);
 		if (at >= 0 && !IS_REMOVED(m, at))
 			continue;
-		if (gbt_mirror_find_entry(&large->e, e->keys[k], &e->tids[k]) >= 0 ||
-			gbt_mirror_find_entry(&small->e, e->keys[k], &e->tids[k]) >= 0)
-			continue;
-		fresh[nfresh++] = k;
+		for (r = 0; r < GBT_RUNS; r++)
+			if (gbt_mirror_find_entry(&m->runs[r].e, e->keys[k], &e->tids[k]) >= 0)
+				break;
+		if (r == GBT_RUNS)
+			fresh[nfresh++] = k;
 	}
 
 	if (nfresh > 0)
 	{
-		if (small->e.n + nfresh > Max(65536, large->e.n / 8))
-		{
-			run_merge(m, large, small, e, fresh, nfresh, pos, xmin);
-			small->e.n = 0;
-		}
-		else
-			run_merge(m, small, NULL, e, fresh, nfresh, pos, xmin);
+		/* Into the smallest run; each that outgrows its share, one up. */
+		run_merge(m, &m->runs[GBT_RUNS - 1], NULL, e, fresh, nfresh, pos, xmin);
+		for (r = GBT_RUNS - 1; r > 0; r--)
+			if (m->runs[r].e.n > Max(GBT_RUN_MIN, m->runs[r - 1].e.n / 8))
+			{
+				run_merge(m, &m->runs[r - 1], &m->runs[r], NULL, NULL, 0, NULL, NULL);
+				m->runs[r].e.n = 0;
+			}
 	}
 	pfree(order);
 	pfree(fresh);
@@ -542,8 +543,9 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 
 	/* The delta in one run first. */
 	run_alloc(&delta, m->columns.ncols, 1);
-	run_merge((GbtMirror *) m, &delta, &m->runs[GBT_RUN_LARGE], NULL, NULL, 0, NULL, NULL);
-	run_merge((GbtMirror *) m, &delta, &m->runs[GBT_RUN_SMALL], NULL, NULL, 0, NULL, NULL);
+	for (x = 0; x < GBT_RUNS; x++)
+		run_merge((GbtMirror *) m, &delta, &m->runs[x], NULL, NULL, 0, NULL, NULL);
+	x = 0;
 
 	gbt_entries_init(&all, m->columns.ncols, n);
 	xmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
@@ -771,6 +773,7 @@ int64
 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 				GbtSnapView *view, uint8 *verdicts)
 {
+	const GbtRun *run;
 	int64		n0 = out->n;
 	int64		x;
 	int64		i;
@@ -802,21 +805,20 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 		else
 		{
 			int64		d = i - m->base.n;
-			const GbtRun *run = &m->runs[GBT_RUN_SMALL];
+			int			r = GBT_RUNS - 1;
 
 			/*
-			 * Raw positions past the tree: the small run, then the large.
-			 * A reader in chunks (VACUUM's sweep) must see every entry while
-			 * changes are applied between its chunks: inserts and a merge of
-			 * the small run into the large one move entries only towards
-			 * later positions, where the reader still finds them (some
-			 * twice).  Nothing else removes delta entries meanwhile.
+			 * Raw positions past the tree: the runs from the smallest to the
+			 * largest.  A reader in chunks (VACUUM's sweep) must see every
+			 * entry while changes are applied between its chunks: inserts,
+			 * and merges of a run into the next larger one, move entries
+			 * only towards later positions, where the reader still finds
+			 * them (some twice).  Nothing else removes delta entries
+			 * meanwhile.
 			 */
-			if (d >= run->e.n)
-			{
-				d -= run->e.n;
-				run = &m->runs[GBT_RUN_LARGE];
-			}
+			while (r > 0 && d >= m->runs[r].e.n)
+				d -= m->runs[r--].e.n;
+			run = &m->runs[r];
 			if (view != NULL)
 				verdicts[out->n - n0] =
 					gbt_snapview_decide(view, run->xmin[d], run->xmax[d],

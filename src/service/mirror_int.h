@@ -22,14 +22,14 @@ typedef struct GbtRun
 } GbtRun;
 
 /*
- * The delta is two runs, disjoint: new entries are merged into the small
- * one, which is merged into the large one when it reaches an eighth of it,
- * so that a stream of changes costs each entry a few moves, not one move
- * of the whole delta per batch.
+ * The delta is runs of growing size, disjoint, runs[0] the largest: new
+ * entries are merged into the smallest, and a run is merged into the next
+ * larger one when it outgrows an eighth of it (or 65536 entries), so that
+ * a stream of changes costs each entry a few moves, not one move of the
+ * whole delta per batch.
  */
-#define GBT_RUN_LARGE 0
-#define GBT_RUN_SMALL 1
-#define GBT_RUNS 2
+#define GBT_RUNS 3
+#define GBT_RUN_MIN 65536
 
 /*
  * The engine holds base.keys (its own copy, on the device or in the CPU
@@ -109,7 +109,12 @@ gbt_set_bit(uint8 **bits, int64 n, int64 i)
 static inline int64
 gbt_delta_n(const GbtMirror *m)
 {
-	return m->runs[GBT_RUN_LARGE].e.n + m->runs[GBT_RUN_SMALL].e.n;
+	int64		n = 0;
+	int			r;
+
+	for (r = 0; r < GBT_RUNS; r++)
+		n += m->runs[r].e.n;
+	return n;
 }
 
 /* Drop the run's entries for which keep[] is false. */
