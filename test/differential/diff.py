@@ -403,6 +403,31 @@ class Writer(PsqlWriter):
         return self.twin(self.gen.transaction())
 
 
+def writer_errors(writers, errfiles, expected, failures):
+    """Count the writers' expected errors; a writer that died, or the first
+    unexpected error of a transaction (at most 5), is a failure."""
+    errors, unexpected = 0, []
+    for w, f in zip(writers, errfiles):
+        if w.died:
+            failures.append(w.died)
+        f.seek(0)
+        txn, failed = "?", False
+        for line in f:
+            if line.startswith("@@txn"):
+                txn, failed = line.split()[1], False
+            elif "ERROR:" in line and not failed:
+                # The first error of a transaction must be an expected one;
+                # what follows it in the same transaction is its consequence.
+                failed = True
+                if expected.search(line):
+                    errors += 1
+                else:
+                    unexpected.append("writer transaction %s: %s" % (txn, line.strip()))
+        f.close()
+    failures += unexpected[:5]
+    return errors
+
+
 def checks_sql(qs):
     sql = []
     for q in qs:
@@ -506,25 +531,7 @@ def concurrent(args, gen, common):
             w.join(60)
     elapsed = time.time() - t0
 
-    errors, unexpected = 0, []
-    for w, f in zip(writers, errfiles):
-        if w.died:
-            failures.append(w.died)
-        f.seek(0)
-        txn, failed = "?", False
-        for line in f:
-            if line.startswith("@@txn"):
-                txn, failed = line.split()[1], False
-            elif "ERROR:" in line and not failed:
-                # The first error of a transaction must be a write conflict;
-                # what follows it in the same transaction is its consequence.
-                failed = True
-                if EXPECTED_ERRORS.search(line):
-                    errors += 1
-                else:
-                    unexpected.append("writer transaction %s: %s" % (txn, line.strip()))
-        f.close()
-    failures += unexpected[:5]
+    errors = writer_errors(writers, errfiles, EXPECTED_ERRORS, failures)
 
     # Quiet again: the twins must be equal, every plan shape must agree, and
     # the mirrors and indexes must check out.
@@ -932,23 +939,7 @@ def mvcc(args, common):
     held.check(held_stats, "held snapshot, after the writes", failures)
     held.close()
 
-    errors, unexpected = 0, []
-    for w, f in zip(writers, errfiles):
-        if w.died:
-            failures.append(w.died)
-        f.seek(0)
-        txn, failed = "?", False
-        for line in f:
-            if line.startswith("@@txn"):
-                txn, failed = line.split()[1], False
-            elif "ERROR:" in line and not failed:
-                failed = True
-                if MVCC_ERRORS.search(line):
-                    errors += 1
-                else:
-                    unexpected.append("writer transaction %s: %s" % (txn, line.strip()))
-        f.close()
-    failures += unexpected[:5]
+    errors = writer_errors(writers, errfiles, MVCC_ERRORS, failures)
 
     # Quiet again: checks at every level, the mirrors and the indexes.
     for n in range(3):
