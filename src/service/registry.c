@@ -344,6 +344,7 @@ gbt_apply_log(void)
  * least recently used mirrors while all exceed the memory limit.
  */
 #define GBT_SETTLE_INTERVAL_MS 100
+#define GBT_SETTLE_IDLE_MS 1000
 
 /*
  * Older than the xmin of every snapshot that can still run, in any
@@ -354,6 +355,31 @@ settle_horizon(TransactionId known)
 {
 	return TransactionIdIsValid(known) ? known :
 		GetOldestNonRemovableTransactionId(NULL);
+}
+
+/*
+ * A settling pass looks at every stamped entry: worth it when the horizon
+ * moved (stamps fall behind it), and now and then for new stamps (aborted
+ * transactions, entries logged behind the horizon), but not every round
+ * while a long snapshot holds the horizon.
+ */
+static bool
+settle_due(ServiceMirror *sm, TransactionId *horizon)
+{
+	TimestampTz now;
+	int64		stamped = gbt_mirror_stamped(sm->mirror);
+
+	if (stamped == 0)
+		return false;
+	now = GetCurrentTimestamp();
+	if (!TimestampDifferenceExceeds(sm->last_settled, now, GBT_SETTLE_INTERVAL_MS))
+		return false;
+	*horizon = settle_horizon(*horizon);
+	if (!TransactionIdIsValid(*horizon))
+		return false;
+	return *horizon != sm->settled_horizon ||
+		(stamped != sm->settled_stamped &&
+		 TimestampDifferenceExceeds(sm->last_settled, now, GBT_SETTLE_IDLE_MS));
 }
 
 void
@@ -376,14 +402,12 @@ gbt_maintain_mirrors(void)
 			gbt_drop_mirror(sm);
 			continue;
 		}
-		/* A pass costs one look at each stamped entry: not every round. */
-		if (gbt_mirror_stamped(sm->mirror) > 0 &&
-			TimestampDifferenceExceeds(sm->last_settled, GetCurrentTimestamp(),
-									   GBT_SETTLE_INTERVAL_MS) &&
-			TransactionIdIsValid(horizon = settle_horizon(horizon)))
+		if (settle_due(sm, &horizon))
 		{
 			gbt_mirror_settle(sm->mirror, horizon);
 			sm->last_settled = GetCurrentTimestamp();
+			sm->settled_horizon = horizon;
+			sm->settled_stamped = gbt_mirror_stamped(sm->mirror);
 		}
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;
@@ -400,6 +424,8 @@ gbt_maintain_mirrors(void)
 		sm->mirror = merged;
 		sm->id = gbt_next_mirror_id++;
 	}
+	if (TransactionIdIsValid(horizon))
+		gbt_xid_outcomes_forget(horizon);
 
 	/* Deltas grow, and gpubtree.mirror_memory_limit may have been lowered. */
 	for (;;)

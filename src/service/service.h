@@ -27,6 +27,8 @@ typedef struct ServiceMirror
 	GbtMirror  *mirror;
 	TimestampTz last_used;
 	TimestampTz last_settled;	/* its stamps, by gbt_mirror_settle() */
+	TransactionId settled_horizon;	/* ... against this horizon */
+	int64		settled_stamped;	/* ... leaving this many stamped */
 	double		build_ms;
 	uint64		hits;
 } ServiceMirror;

@@ -14,6 +14,7 @@
 
 #include "access/subtrans.h"
 #include "access/transam.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "snapview.h"
@@ -79,6 +80,111 @@ cache_put(GbtXidCache *c, TransactionId xid, uint8 value)
 	c->values[slot] = value;
 }
 
+/*
+ * What the service learned of transactions' ends, kept across queries and
+ * settling passes: whether each one committed or aborted, once known, two
+ * bits per transaction ID from outcome_base on.  Both answers are final,
+ * so a query asks the commit log once per transaction, not once per query,
+ * and the answers are read from a table small enough for the CPU's caches
+ * instead of a shared buffer under a lock.  Transactions older than the
+ * settling horizon are forgotten (their stamps are settled); IDs beyond
+ * the table's reach are asked of the commit log each time.
+ */
+#define OUTCOME_UNKNOWN 0
+#define OUTCOME_COMMITTED 1
+#define OUTCOME_ABORTED 2
+#define OUTCOME_MAX_XIDS ((int64) 1 << 28)	/* 64 MB */
+
+static TransactionId outcome_base = InvalidTransactionId;
+static int64 outcome_nxids;		/* IDs the table covers (a multiple of 4) */
+static uint8 *outcome_bits;
+
+static inline int
+outcome_get(TransactionId xid)
+{
+	uint32		off = xid - outcome_base;
+
+	if (outcome_bits == NULL || !TransactionIdFollowsOrEquals(xid, outcome_base) ||
+		off >= outcome_nxids)
+		return OUTCOME_UNKNOWN;
+	return (outcome_bits[off >> 2] >> ((off & 3) * 2)) & 3;
+}
+
+static void
+outcome_set(TransactionId xid, int outcome)
+{
+	uint32		off;
+
+	if (outcome_bits == NULL)
+	{
+		outcome_base = xid & ~(TransactionId) 3;
+		if (!TransactionIdIsNormal(outcome_base))
+			outcome_base = FirstNormalTransactionId + 1;	/* 4 */
+		outcome_nxids = 65536;
+		outcome_bits = MemoryContextAllocZero(TopMemoryContext, outcome_nxids / 4);
+	}
+	if (!TransactionIdFollowsOrEquals(xid, outcome_base))
+		return;
+	off = xid - outcome_base;
+	if (off >= outcome_nxids)
+	{
+		int64		n = outcome_nxids;
+
+		while (n <= off && n < OUTCOME_MAX_XIDS)
+			n *= 2;
+		if (n <= off)
+			return;
+		outcome_bits = repalloc_huge(outcome_bits, n / 4);
+		memset(outcome_bits + outcome_nxids / 4, 0, (n - outcome_nxids) / 4);
+		outcome_nxids = n;
+	}
+	outcome_bits[off >> 2] |= outcome << ((off & 3) * 2);
+}
+
+/*
+ * Forget transactions older than horizon: no snapshot that can still run
+ * decides them otherwise than the settled stamps say.
+ */
+void
+gbt_xid_outcomes_forget(TransactionId horizon)
+{
+	uint32		drop;
+
+	if (outcome_bits == NULL || !TransactionIdFollows(horizon, outcome_base))
+		return;
+	drop = (horizon - outcome_base) & ~(uint32) 3;
+	/* Move the table only once a good part of it is behind the horizon. */
+	if (drop < outcome_nxids / 2)
+		return;
+	if (drop >= outcome_nxids)
+		memset(outcome_bits, 0, outcome_nxids / 4);
+	else
+	{
+		memmove(outcome_bits, outcome_bits + drop / 4, (outcome_nxids - drop) / 4);
+		memset(outcome_bits + (outcome_nxids - drop) / 4, 0, drop / 4);
+	}
+	outcome_base += drop;
+	if (!TransactionIdIsNormal(outcome_base))
+		outcome_base = FirstNormalTransactionId + 1;	/* wrapped: start anew */
+}
+
+/*
+ * Whether transaction xid, which has ended (no snapshot that could see it
+ * running asks), committed.
+ */
+static bool
+xid_ended_committed(TransactionId xid)
+{
+	int			outcome = outcome_get(xid);
+
+	if (outcome == OUTCOME_UNKNOWN)
+	{
+		outcome = TransactionIdDidCommit(xid) ? OUTCOME_COMMITTED : OUTCOME_ABORTED;
+		outcome_set(xid, outcome);
+	}
+	return outcome == OUTCOME_COMMITTED;
+}
+
 void
 gbt_snapview_init(GbtSnapView *v, const SnapshotData *snap, TransactionId topxid,
 				  bool stamps, const uint8 *visible, int64 nvisible)
@@ -97,28 +203,36 @@ gbt_snapview_free(GbtSnapView *v)
 	cache_free(&v->cache);
 }
 
-/* Whether the snapshot sees what transaction xid did. */
-static GbtVerdict
-xid_verdict(GbtSnapView *v, TransactionId xid)
+/*
+ * Whether the querying transaction or one of its subtransactions is xid:
+ * found through pg_subtrans once per ID and query.
+ */
+static bool
+xid_is_ours(GbtSnapView *v, TransactionId xid)
 {
 	int			slot;
-	GbtVerdict	verdict;
+	bool		ours;
 
+	if (!TransactionIdIsValid(v->topxid) || TransactionIdPrecedes(xid, v->topxid))
+		return false;
+	if (xid == v->topxid)
+		return true;
 	if (cache_slot(&v->cache, xid, &slot))
-		return (GbtVerdict) v->cache.values[slot];
-	if (TransactionIdIsValid(v->topxid) &&
-		(xid == v->topxid ||
-		 (TransactionIdFollows(xid, v->topxid) &&
-		  SubTransGetTopmostTransaction(xid) == v->topxid)))
-		verdict = GBT_UNSURE;	/* ours: command IDs decide */
-	else if (XidInMVCCSnapshot(xid, &v->snap))
-		verdict = GBT_SKIP;
-	else if (TransactionIdDidCommit(xid))
-		verdict = GBT_TAKE;
-	else
-		verdict = GBT_SKIP;		/* aborted, or crashed */
-	cache_put(&v->cache, xid, (uint8) verdict);
-	return verdict;
+		return v->cache.values[slot] != 0;
+	ours = SubTransGetTopmostTransaction(xid) == v->topxid;
+	cache_put(&v->cache, xid, (uint8) ours);
+	return ours;
+}
+
+/* Whether the snapshot sees what transaction xid did. */
+static inline GbtVerdict
+xid_verdict(GbtSnapView *v, TransactionId xid)
+{
+	if (xid_is_ours(v, xid))
+		return GBT_UNSURE;		/* command IDs decide */
+	if (XidInMVCCSnapshot(xid, &v->snap))
+		return GBT_SKIP;
+	return xid_ended_committed(xid) ? GBT_TAKE : GBT_SKIP;	/* or crashed */
 }
 
 static inline bool
@@ -129,8 +243,8 @@ block_visible(const GbtSnapView *v, BlockNumber block)
 }
 
 GbtVerdict
-gbt_snapview_decide(GbtSnapView *v, TransactionId xmin, TransactionId xmax,
-					BlockNumber block)
+gbt_snapview_decide_stamps(GbtSnapView *v, TransactionId xmin, TransactionId xmax,
+						   BlockNumber block)
 {
 	bool		unsure = false;
 	GbtVerdict	d;
@@ -161,40 +275,31 @@ gbt_snapview_decide(GbtSnapView *v, TransactionId xmin, TransactionId xmax,
 	return unsure ? GBT_UNSURE : GBT_TAKE;
 }
 
-void
-gbt_xid_fate_init(GbtXidFate *f, TransactionId horizon)
-{
-	f->horizon = horizon;
-	cache_init(&f->cache);
-}
-
-void
-gbt_xid_fate_free(GbtXidFate *f)
-{
-	cache_free(&f->cache);
-}
-
 /*
  * A transaction older than the horizon has ended before every snapshot that
  * can still run was taken: committed (every snapshot sees it) or not (none
  * does).  A younger one is settled only once known aborted.
  */
 GbtXidOutcome
-gbt_xid_fate(GbtXidFate *f, TransactionId xid)
+gbt_xid_fate(TransactionId xid, TransactionId horizon)
 {
-	int			slot;
-	GbtXidOutcome outcome;
+	int			outcome;
 
 	if (!TransactionIdIsNormal(xid))
 		return GBT_XID_NONE;
-	if (cache_slot(&f->cache, xid, &slot))
-		return (GbtXidOutcome) f->cache.values[slot];
-	if (TransactionIdPrecedes(xid, f->horizon))
-		outcome = TransactionIdDidCommit(xid) ? GBT_XID_COMMITTED : GBT_XID_ABORTED;
-	else if (TransactionIdDidAbort(xid))
-		outcome = GBT_XID_ABORTED;
-	else
-		outcome = GBT_XID_OPEN;
-	cache_put(&f->cache, xid, (uint8) outcome);
-	return outcome;
+	outcome = outcome_get(xid);
+	if (outcome == OUTCOME_UNKNOWN)
+	{
+		if (TransactionIdDidCommit(xid))
+			outcome = OUTCOME_COMMITTED;
+		else if (TransactionIdPrecedes(xid, horizon) || TransactionIdDidAbort(xid))
+			outcome = OUTCOME_ABORTED;	/* or crashed, before the horizon */
+		if (outcome != OUTCOME_UNKNOWN)
+			outcome_set(xid, outcome);
+	}
+	if (outcome == OUTCOME_ABORTED)
+		return GBT_XID_ABORTED;
+	if (outcome == OUTCOME_COMMITTED && TransactionIdPrecedes(xid, horizon))
+		return GBT_XID_COMMITTED;
+	return GBT_XID_OPEN;
 }

@@ -30,7 +30,7 @@
 #define GBT_XMIN_UNKNOWN BootstrapTransactionId
 #define GBT_XMIN_FROZEN FrozenTransactionId
 
-/* Answers per transaction ID, computed once per query or settling pass. */
+/* Answers per transaction ID, computed once per query. */
 typedef struct GbtXidCache
 {
 	TransactionId *keys;		/* open addressing; 0: empty */
@@ -47,14 +47,25 @@ typedef struct GbtSnapView
 	bool		stamps;			/* false: every entry by the visibility map */
 	const uint8 *visible;		/* bit per heap block: all-visible */
 	int64		nvisible;
-	GbtXidCache cache;			/* xid -> GbtVerdict of its inserts */
+	GbtXidCache cache;			/* xid newer than topxid -> ours? */
 } GbtSnapView;
 
 extern void gbt_snapview_init(GbtSnapView *v, const SnapshotData *snap,
 							  TransactionId topxid, bool stamps,
 							  const uint8 *visible, int64 nvisible);
-extern GbtVerdict gbt_snapview_decide(GbtSnapView *v, TransactionId xmin,
-									  TransactionId xmax, BlockNumber block);
+extern GbtVerdict gbt_snapview_decide_stamps(GbtSnapView *v, TransactionId xmin,
+											 TransactionId xmax, BlockNumber block);
+
+/* Whether the snapshot sees the row of an entry with these stamps. */
+static inline GbtVerdict
+gbt_snapview_decide(GbtSnapView *v, TransactionId xmin, TransactionId xmax,
+					BlockNumber block)
+{
+	/* Most delta entries, once settled. */
+	if (xmin == GBT_XMIN_FROZEN && xmax == InvalidTransactionId && v->stamps)
+		return GBT_TAKE;
+	return gbt_snapview_decide_stamps(v, xmin, xmax, block);
+}
 extern void gbt_snapview_free(GbtSnapView *v);
 
 /* What became of a transaction, for settling stamps against a horizon. */
@@ -66,14 +77,7 @@ typedef enum GbtXidOutcome
 	GBT_XID_ABORTED				/* aborted (or crashed) */
 } GbtXidOutcome;
 
-typedef struct GbtXidFate
-{
-	TransactionId horizon;		/* older than every snapshot's xmin */
-	GbtXidCache cache;			/* xid -> GbtXidOutcome */
-} GbtXidFate;
-
-extern void gbt_xid_fate_init(GbtXidFate *f, TransactionId horizon);
-extern GbtXidOutcome gbt_xid_fate(GbtXidFate *f, TransactionId xid);
-extern void gbt_xid_fate_free(GbtXidFate *f);
+extern GbtXidOutcome gbt_xid_fate(TransactionId xid, TransactionId horizon);
+extern void gbt_xid_outcomes_forget(TransactionId horizon);
 
 #endif							/* GPUBTREE_SNAPVIEW_H */

@@ -207,11 +207,9 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 void
 gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
 {
-	GbtXidFate	fate;
 	int64		i;
 	int			r;
 
-	gbt_xid_fate_init(&fate, horizon);
 	if (m->nx > 0)
 	{
 		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
@@ -220,8 +218,8 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
 		for (i = 0; i < m->nx; i++)
 		{
 			int64		p = m->x_pos[i];
-			GbtXidOutcome xmin = gbt_xid_fate(&fate, m->x_xmin[i]);
-			GbtXidOutcome xmax = gbt_xid_fate(&fate, m->x_xmax[i]);
+			GbtXidOutcome xmin = gbt_xid_fate(m->x_xmin[i], horizon);
+			GbtXidOutcome xmax = gbt_xid_fate(m->x_xmax[i], horizon);
 
 			keep[i] = true;
 			if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
@@ -256,8 +254,8 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
 
 		for (i = 0; i < run->e.n; i++)
 		{
-			GbtXidOutcome xmin = gbt_xid_fate(&fate, run->xmin[i]);
-			GbtXidOutcome xmax = gbt_xid_fate(&fate, run->xmax[i]);
+			GbtXidOutcome xmin = gbt_xid_fate(run->xmin[i], horizon);
+			GbtXidOutcome xmax = gbt_xid_fate(run->xmax[i], horizon);
 
 			if (xmin == GBT_XID_COMMITTED)
 				run->xmin[i] = GBT_XMIN_FROZEN;
@@ -270,7 +268,6 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
 			}
 		}
 	}
-	gbt_xid_fate_free(&fate);
 }
 
 /*
