@@ -49,9 +49,11 @@ extern void gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *
 
 /*
  * Settle the stamps that every snapshot agrees on, given a horizon older
- * than every snapshot's xmin (mirror.c); how many entries still have stamps.
+ * than every snapshot's xmin, in steps of budget entries (stamps.c): true
+ * when the pass is done.  gbt_mirror_stamped(): entries that may carry
+ * stamps (the stamped ones of the tree and the delta).
  */
-extern void gbt_mirror_settle(GbtMirror *m, TransactionId horizon);
+extern bool gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget);
 extern void gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible);
 extern int64 gbt_mirror_stamped(const GbtMirror *m);
 

@@ -68,6 +68,12 @@ struct GbtMirror
 	TransactionId *x_xmax;
 	uint8	   *allvis;			/* every heap block of the base: visible */
 	int64		nallvis;
+
+	/* A settling pass under way (gbt_mirror_settle()). */
+	bool		settling;
+	TransactionId settle_horizon;
+	int			settle_phase;	/* 0: the tree's stamps; r + 1: run r's */
+	int64		settle_next;	/* where to go on: base position or index */
 };
 
 #define IS_REMOVED(m, i) ((m)->removed != NULL && \

@@ -340,11 +340,14 @@ gbt_apply_log(void)
 
 /*
  * Drop mirrors whose index (or database) moved to a newer generation: they
- * can never be used again.  Fold large deltas into new trees.  Evict the
- * least recently used mirrors while all exceed the memory limit.
+ * can never be used again.  Settle stamps, a step at a time.  Fold large
+ * deltas into new trees.  Evict the least recently used mirrors while all
+ * exceed the memory limit.  Returns whether a step is left for the next
+ * round.
  */
 #define GBT_SETTLE_INTERVAL_MS 100
 #define GBT_SETTLE_IDLE_MS 1000
+#define GBT_SETTLE_STEP 16384	/* entries looked at per round */
 
 /*
  * Older than the xmin of every snapshot that can still run, in any
@@ -382,11 +385,12 @@ settle_due(ServiceMirror *sm, TransactionId *horizon)
 		 TimestampDifferenceExceeds(sm->last_settled, now, GBT_SETTLE_IDLE_MS));
 }
 
-void
+bool
 gbt_maintain_mirrors(void)
 {
 	int			i;
 	TransactionId horizon = InvalidTransactionId;
+	bool		more = false;
 
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
@@ -402,13 +406,20 @@ gbt_maintain_mirrors(void)
 			gbt_drop_mirror(sm);
 			continue;
 		}
-		if (settle_due(sm, &horizon))
+		if (!sm->settling && settle_due(sm, &horizon))
 		{
-			gbt_mirror_settle(sm->mirror, horizon);
+			sm->settling = true;
+			sm->settling_horizon = horizon;
+		}
+		if (sm->settling &&
+			gbt_mirror_settle(sm->mirror, sm->settling_horizon, GBT_SETTLE_STEP))
+		{
+			sm->settling = false;
 			sm->last_settled = GetCurrentTimestamp();
-			sm->settled_horizon = horizon;
+			sm->settled_horizon = sm->settling_horizon;
 			sm->settled_stamped = gbt_mirror_stamped(sm->mirror);
 		}
+		more |= sm->settling;
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;
 		merged = gbt_mirror_merge(sm->mirror, err, sizeof(err));
@@ -448,5 +459,6 @@ gbt_maintain_mirrors(void)
 			break;
 		gbt_drop_mirror(lru);
 	}
+	return more;
 }
 

@@ -29,6 +29,8 @@ typedef struct ServiceMirror
 	TimestampTz last_settled;	/* its stamps, by gbt_mirror_settle() */
 	TransactionId settled_horizon;	/* ... against this horizon */
 	int64		settled_stamped;	/* ... leaving this many stamped */
+	bool		settling;		/* a pass is under way ... */
+	TransactionId settling_horizon; /* ... against this horizon */
 	double		build_ms;
 	uint64		hits;
 } ServiceMirror;
@@ -80,7 +82,7 @@ extern ServiceMirror *gbt_current_mirror(const GbtMirrorKey *key, uint64 generat
 extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes);
 extern void gbt_capture_reset(BuildCapture *bc);
 extern void gbt_apply_log(void);
-extern void gbt_maintain_mirrors(void);
+extern bool gbt_maintain_mirrors(void);
 
 /* requests.c: answers, one function per request kind */
 extern void gbt_answer_requests(TakenRequest *taken, int ntaken);

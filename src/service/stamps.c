@@ -196,6 +196,22 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 	pfree(fresh);
 }
 
+/* Settle one stamp pair in place; returns whether the entry is gone. */
+static inline bool
+settle_stamps(TransactionId *xmin, TransactionId *xmax, TransactionId horizon)
+{
+	GbtXidOutcome inserter = gbt_xid_fate(*xmin, horizon);
+	GbtXidOutcome deleter = gbt_xid_fate(*xmax, horizon);
+
+	if (deleter == GBT_XID_COMMITTED || inserter == GBT_XID_ABORTED)
+		return true;
+	if (deleter == GBT_XID_ABORTED)
+		*xmax = InvalidTransactionId;
+	if (inserter == GBT_XID_COMMITTED)
+		*xmin = GBT_XMIN_FROZEN;
+	return false;
+}
+
 /*
  * Stamps every snapshot now agrees on, settled (snapview.h's contract for
  * horizon): an insert committed before it is frozen, a deletion committed
@@ -203,71 +219,89 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
  * happened.  What stays are stamps of transactions some snapshot may still
  * see either way, so the mirror never holds a transaction ID older than the
  * horizon, which keeps it clear of wraparound.
+ *
+ * A pass looks at every stamped entry and may ask the commit log about each
+ * one, so it goes in steps of at most budget entries, one step per round of
+ * the service, requests answered in between: gbt_mirror_settle() starts a
+ * pass against horizon or takes the next step of the one under way, and
+ * returns true when the pass is done.  Between steps the entries already
+ * looked at are settled in place: an entry become plain stays listed (and
+ * decided one by one) until the end of the pass drops it from the list.
  */
-void
-gbt_mirror_settle(GbtMirror *m, TransactionId horizon)
+bool
+gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 {
-	int64		i;
-	int			r;
-
-	if (m->nx > 0)
+	if (!m->settling)
 	{
-		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
-		bool		changed = false;
-
-		for (i = 0; i < m->nx; i++)
-		{
-			int64		p = m->x_pos[i];
-			GbtXidOutcome xmin = gbt_xid_fate(m->x_xmin[i], horizon);
-			GbtXidOutcome xmax = gbt_xid_fate(m->x_xmax[i], horizon);
-
-			keep[i] = true;
-			if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
-			{
-				gbt_mirror_remove_entry(m, p);
-				keep[i] = false;
-				changed = true;
-				continue;
-			}
-			if (xmax == GBT_XID_ABORTED)
-				m->x_xmax[i] = InvalidTransactionId;
-			if (xmin == GBT_XID_COMMITTED)
-				m->x_xmin[i] = GBT_XMIN_FROZEN;
-			if (m->x_xmin[i] == GBT_XMIN_FROZEN && !TransactionIdIsValid(m->x_xmax[i]))
-			{
-				keep[i] = false;
-				changed = true;
-			}
-		}
-		if (changed)
-			gbt_stamps_compact(m, keep);
-		pfree(keep);
+		m->settling = true;
+		m->settle_horizon = horizon;
+		m->settle_phase = 0;
+		m->settle_next = 0;
 	}
-	/*
-	 * Delta entries stay where they are (see gbt_mirror_read()): dead ones
-	 * are marked so, for every snapshot, until VACUUM's sweep or a merge
-	 * takes them out.
-	 */
-	for (r = 0; r < GBT_RUNS; r++)
+	horizon = m->settle_horizon;
+
+	/* The tree's stamped entries, resumed by position (applies move them). */
+	if (m->settle_phase == 0)
 	{
-		GbtRun	   *run = &m->runs[r];
+		int64		x = gbt_stamps_lower(m, m->settle_next);
 
-		for (i = 0; i < run->e.n; i++)
+		for (; x < m->nx && budget > 0; x++, budget--)
 		{
-			GbtXidOutcome xmin = gbt_xid_fate(run->xmin[i], horizon);
-			GbtXidOutcome xmax = gbt_xid_fate(run->xmax[i], horizon);
+			int64		p = m->x_pos[x];
 
-			if (xmin == GBT_XID_COMMITTED)
-				run->xmin[i] = GBT_XMIN_FROZEN;
-			if (xmax == GBT_XID_ABORTED)
-				run->xmax[i] = InvalidTransactionId;
-			if (xmax == GBT_XID_COMMITTED || xmin == GBT_XID_ABORTED)
+			if (!IS_REMOVED(m, p) &&
+				settle_stamps(&m->x_xmin[x], &m->x_xmax[x], horizon))
+				gbt_mirror_remove_entry(m, p);
+		}
+		if (x < m->nx)
+		{
+			m->settle_next = m->x_pos[x];
+			return false;
+		}
+		if (m->nx > 0)
+		{
+			bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+
+			for (x = 0; x < m->nx; x++)
+				keep[x] = !IS_REMOVED(m, m->x_pos[x]) &&
+					!(m->x_xmin[x] == GBT_XMIN_FROZEN && !TransactionIdIsValid(m->x_xmax[x]));
+			gbt_stamps_compact(m, keep);
+			pfree(keep);
+		}
+		m->settle_phase = 1;
+		m->settle_next = 0;
+	}
+
+	/*
+	 * The delta's, resumed by index (a merge of runs in between may make the
+	 * pass miss some: the next one takes them).  Delta entries stay where
+	 * they are (see gbt_mirror_read()): dead ones are marked so, for every
+	 * snapshot, until VACUUM's sweep or a merge takes them out.
+	 */
+	for (; m->settle_phase <= GBT_RUNS; m->settle_phase++, m->settle_next = 0)
+	{
+		GbtRun	   *run = &m->runs[m->settle_phase - 1];
+		int64		i = m->settle_next;
+
+		for (; i < run->e.n && budget > 0; i++)
+		{
+			if (run->xmin[i] == GBT_XMIN_FROZEN && run->xmax[i] == InvalidTransactionId)
+				continue;		/* plain: costs next to nothing */
+			budget--;
+			if (settle_stamps(&run->xmin[i], &run->xmax[i], horizon))
 			{
 				run->xmin[i] = GBT_XMIN_DEAD;
 				run->xmax[i] = InvalidTransactionId;
 			}
 		}
+		if (i < run->e.n)
+		{
+			m->settle_next = i;
+			return false;
+		}
 	}
+	m->settling = false;
+	return true;
 }
 
 /*

@@ -91,16 +91,17 @@ take_requests(TakenRequest *taken)
 	return ntaken;
 }
 
-static void
+static bool
 serve_round(void)
 {
 	TakenRequest *taken = palloc(sizeof(TakenRequest) * gbt_shared->nslots);
 	int			ntaken = take_requests(taken);
 	int			i;
+	bool		more;
 
 	/* Taken first: every entry logged before a request is applied for it. */
 	gbt_apply_log();
-	gbt_maintain_mirrors();
+	more = gbt_maintain_mirrors();
 	gbt_answer_requests(taken, ntaken);
 
 	/* Published before the answers, so that askers see the new state. */
@@ -108,6 +109,7 @@ serve_round(void)
 	for (i = 0; i < ntaken; i++)
 		finish(&taken[i]);
 	pfree(taken);
+	return more;
 }
 
 static bool
@@ -152,6 +154,7 @@ void
 gpubtree_service_main(Datum arg)
 {
 	MemoryContext round_cxt;
+	bool		more = false;	/* maintenance left for the next round */
 	char		name[64] = "";
 	char		why[GBT_ERRMSG_LEN] = "";
 
@@ -198,7 +201,7 @@ gpubtree_service_main(Datum arg)
 		MemoryContext oldcxt;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
+						 more ? 1L : 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -212,7 +215,7 @@ gpubtree_service_main(Datum arg)
 			/* Keep the log from filling while no one asks anything. */
 			oldcxt = MemoryContextSwitchTo(round_cxt);
 			gbt_apply_log();
-			gbt_maintain_mirrors();
+			more = gbt_maintain_mirrors();
 			gbt_publish_mirrors();
 			MemoryContextSwitchTo(oldcxt);
 			MemoryContextReset(round_cxt);
@@ -224,7 +227,7 @@ gpubtree_service_main(Datum arg)
 			pg_usleep(gpubtree_batch_window);
 
 		oldcxt = MemoryContextSwitchTo(round_cxt);
-		serve_round();
+		more = serve_round();
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(round_cxt);
 	}
