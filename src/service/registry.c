@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "storage/spin.h"
@@ -249,6 +250,24 @@ capture_add(BuildCapture *bc, const GbtLogEntry *le, uint64 p)
  * will need; then the log can be reused up to here.  Runs before any request
  * of a round is answered.
  */
+/*
+ * Report at DEBUG1 a step of the service that kept requests waiting long
+ * enough to be noticed in a query's time.
+ */
+#define GBT_SLOW_STEP_MS 20
+
+static void
+report_slow_step(instr_time start, const char *what, const ServiceMirror *sm, int64 n)
+{
+	instr_time	t;
+
+	INSTR_TIME_SET_CURRENT(t);
+	INSTR_TIME_SUBTRACT(t, start);
+	if (INSTR_TIME_GET_MILLISEC(t) >= GBT_SLOW_STEP_MS)
+		elog(DEBUG1, "gpubtree service: %s (index %u, %lld entries): %.1f ms",
+			 what, sm->key.indexrelid, (long long) n, INSTR_TIME_GET_MILLISEC(t));
+}
+
 void
 gbt_apply_log(void)
 {
@@ -327,7 +346,13 @@ gbt_apply_log(void)
 			pos[nmine++] = from + j;
 		}
 		if (nmine > 0)
+		{
+			instr_time	start;
+
+			INSTR_TIME_SET_CURRENT(start);
 			gbt_mirror_apply(sm->mirror, mine, pos, nmine);
+			report_slow_step(start, "applying the change log", sm, nmine);
+		}
 	}
 	pfree(mine);
 	pfree(pos);
@@ -397,6 +422,7 @@ gbt_maintain_mirrors(void)
 		ServiceMirror *sm = &gbt_mirrors[i];
 		GbtMirror  *merged;
 		char		err[GBT_ERRMSG_LEN];
+		instr_time	start;
 
 		if (!sm->in_use)
 			continue;
@@ -411,6 +437,7 @@ gbt_maintain_mirrors(void)
 			sm->settling = true;
 			sm->settling_horizon = horizon;
 		}
+		INSTR_TIME_SET_CURRENT(start);
 		if (sm->settling &&
 			gbt_mirror_settle(sm->mirror, sm->settling_horizon, GBT_SETTLE_STEP))
 		{
@@ -420,9 +447,13 @@ gbt_maintain_mirrors(void)
 			sm->settled_stamped = gbt_mirror_stamped(sm->mirror);
 		}
 		more |= sm->settling;
+		report_slow_step(start, "settling stamps", sm, gbt_mirror_stamped(sm->mirror));
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;
+		INSTR_TIME_SET_CURRENT(start);
 		merged = gbt_mirror_merge(sm->mirror, err, sizeof(err));
+		report_slow_step(start, "merging the delta into a new tree", sm,
+						 gbt_mirror_delta(sm->mirror));
 		if (merged == NULL)
 		{
 			ereport(LOG,

@@ -242,6 +242,10 @@ handle_agg(GbtRequest *req)
 	INSTR_TIME_SUBTRACT(t1, t0);
 	req->hdr.nresults = unsure.n;
 	req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
+	if (req->hdr.device_ms >= 20)
+		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms",
+			 sm->key.indexrelid, (long long) agg->nranges,
+			 (long long) gbt_mirror_stamped(sm->mirror), req->hdr.device_ms);
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
 	agg->columns = *gbt_mirror_columns(sm->mirror);
 	sm->hits++;

@@ -8,17 +8,19 @@
 #   update   an UPDATE of 1 % of the rows spread over the table, no VACUUM:
 #            count(*) and sum(v) over 10 % and 100 % of the keys (median of
 #            5 after a warm-up), with EXPLAIN ANALYZE's heap checks;
-#   writers  8 pgbench clients updating random rows at full speed for
-#            WRITE_S seconds while one reader, in REPEATABLE READ
-#            transactions, sums v over 10 % of the keys: the node's answer
-#            and time, then the ordinary plan's answer under the same
-#            snapshot (equal?); the same on btree's table for its time;
+#   writers  8 pgbench clients updating random rows at full speed for as
+#            long as one reader, in READS REPEATABLE READ transactions, sums
+#            v over 10 % of the keys: the node's answer and time, then the
+#            ordinary plan's answer under the same snapshot (equal?); the
+#            same on btree's table for its time; writers' tps from
+#            pg_stat_user_tables;
 #   commit   1-row UPDATE transactions (pgbench -M prepared), 1 and 8
 #            clients, COMMIT_S seconds each, g and b alternating: tps and
 #            mean latency.
 #
 #   test/bench/mvcc.sh [LOG2_ROWS] (default 24)
-#   PHASES ["update writers commit"]  WRITE_S [20]  READS [10]  COMMIT_S [10]
+#   PHASES ["update writers commit"]  READS [10]  COMMIT_S [10]
+#   SERVICE_LOG=1: the service's steps of 20 ms or more (DEBUG1) listed
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 GBT_BUILD_WAIT=   # the shipped default
@@ -29,7 +31,6 @@ export LC_ALL=C
 LOG2=${1:-24}
 ROWS=$((1 << LOG2))
 PHASES=${PHASES:-update writers commit}
-WRITE_S=${WRITE_S:-20}
 READS=${READS:-10}
 COMMIT_S=${COMMIT_S:-10}
 PGBENCH="$PGBIN/pgbench"
@@ -37,6 +38,9 @@ WORK=$(mktemp -d /tmp/gbt-mvcc.XXXXXX)
 chmod 755 "$WORK"
 
 cluster_throwaway "bench-mvcc" "${PORT:-54423}"
+if [ "${SERVICE_LOG:-}" = 1 ]; then
+	$PSQL -c "ALTER SYSTEM SET log_min_messages = debug1" -c "SELECT pg_reload_conf()" >/dev/null
+fi
 echo "## MVCC: 2^$LOG2 rows"
 echo
 $PSQL -c "SELECT version()"
@@ -113,19 +117,32 @@ if has writers; then
 	for t in g b; do
 		echo "\\set id random(0, $((ROWS - 1)))" >"$WORK/upd-$t.sql"
 		echo "UPDATE $t SET v = v + 1 WHERE k = :id;" >>"$WORK/upd-$t.sql"
-		$PGBENCH -n -M prepared -c 8 -j 8 -T "$WRITE_S" -f "$WORK/upd-$t.sql" >"$WORK/writers-$t.out" 2>&1 &
+		upd0=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		t0=$(date +%s.%N)
+		$PGBENCH -n -M prepared -c 8 -j 8 -T 3600 -f "$WORK/upd-$t.sql" >"$WORK/writers-$t.out" 2>&1 &
 		wpid=$!
 		sleep 2
 		reader $t
 		how=$(answered "SELECT sum(v) FROM $t $R10")
+		kill -TERM $wpid 2>/dev/null
 		wait $wpid
-		tps=$(awk '/^tps/ {print int($3); exit}' "$WORK/writers-$t.out")
+		sleep 1.5	# the writers' counts reach the statistics
+		upd1=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		tps=$(echo "$t0 $(date +%s.%N) $upd0 $upd1" | awk '{printf "%d", ($4 - $3) / ($2 - $1 - 1.5)}')
 		if [ $t = g ]; then
 			echo "| gpubtree | $tps | $(stats "$WORK/ms-$t") | $(cat "$WORK/eq-$t") of $(wc -l <"$WORK/ms-$t") | $how |"
 		else
 			echo "| btree | $tps | $(stats "$WORK/ms-$t") | | |"
 		fi
 	done
+	echo
+	echo "Each read, ms: gpubtree $(tr '\n' ' ' <"$WORK/ms-g"); btree $(tr '\n' ' ' <"$WORK/ms-b")"
+	if [ "${SERVICE_LOG:-}" = 1 ]; then
+		echo
+		echo "The service's steps of 20 ms or more:"
+		echo
+		grep -h "gpubtree service: " "$DIR/server.log" | sed 's/^.*gpubtree service: /    /' | tail -60
+	fi
 fi
 
 if has commit; then

@@ -9,7 +9,7 @@
 #   agg [LOG2_ROWS]          test/bench/agg.sh (default 24)
 #   defaults [LOG2_ROWS...]  test/bench/defaults.sh (default 24)
 #   arrays [LOG2_ROWS [LOG2_KEYS]]  test/bench/bound_arrays.sh (default 24 20)
-#   mvcc [LOG2_ROWS]         test/bench/mvcc.sh (default 24; PHASES, WRITE_S,
+#   mvcc [LOG2_ROWS]         test/bench/mvcc.sh (default 24; PHASES, SERVICE_LOG,
 #                            READS, COMMIT_S pass through)
 #   commit-latency           test/bench/commit_latency.sh, variants a-d
 #                            (NOPRELOAD=1), PGCONF="gpubtree.engine = gpu";
