@@ -443,6 +443,30 @@ gbt_log_write(const GbtLogEntry *entries, int n, GbtEpochCheck epoch_ok)
 }
 
 /*
+ * After a commit that wrote entries to the log: the transaction and its
+ * committed subtransactions (xids) committed.  Called where nothing may
+ * fail or wait: without room the service asks the commit log instead.
+ */
+void
+gbt_log_committed(const TransactionId *xids, int n)
+{
+	GbtLog	   *log = &gbt_shared->log;
+	int			i;
+
+	LWLockAcquire(log->lock, LW_EXCLUSIVE);
+	if (gbt_service_pid() != 0 && log->head + n - log->applied <= log->size)
+		for (i = 0; i < n; i++)
+		{
+			GbtLogEntry *e = &log->entries[log->head++ % log->size];
+
+			memset(e, 0, sizeof(GbtLogEntry));
+			e->kind = GBT_LOG_COMMITTED;
+			e->xid = xids[i];
+		}
+	LWLockRelease(log->lock);
+}
+
+/*
  * The log was full: wake the service, which applies it at once when idle
  * and at the start of every round, and wait a moment for it.  False when
  * no service runs (then nothing waits for room), or when a cancel stopped

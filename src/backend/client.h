@@ -64,6 +64,7 @@ typedef enum GbtLogWrite
 typedef bool (*GbtEpochCheck) (const GbtMirrorKey *key);
 extern GbtLogWrite gbt_log_write(const GbtLogEntry *entries, int n,
 								 GbtEpochCheck epoch_ok);
+extern void gbt_log_committed(const TransactionId *xids, int n);
 extern bool gbt_wait_for_log_room(bool committing);
 extern bool gbt_register_build(const GbtMirrorKey *key, uint64 *start,
 							   int *service_pid);

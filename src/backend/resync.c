@@ -68,6 +68,7 @@ static int	maxpending = 0;
 static SubxactMark *marks = NULL;
 static int	nmarks = 0;
 static int	maxmarks = 0;
+static bool wrote_log = false;	/* this transaction wrote to the log */
 
 static void resync_xact_callback(XactEvent event, void *arg);
 static void resync_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -238,6 +239,8 @@ write_batch(bool committing)
 		if (GetCurrentTimestamp() >= deadline || !gbt_wait_for_log_room(committing))
 			break;
 	}
+	if (result == GBT_LOG_WRITTEN)
+		wrote_log = true;
 	if (result == GBT_LOG_FULL)
 	{
 		/* Every index this transaction touched: a superset is fine. */
@@ -370,6 +373,31 @@ gbt_resync_flush(void)
 	flush(false);
 }
 
+/*
+ * Tell the service that the transaction whose entries it has, and its
+ * committed subtransactions, committed (at most GBT_COMMITTED_MAX IDs; the
+ * others it finds in the commit log).
+ */
+#define GBT_COMMITTED_MAX 64
+
+static void
+log_committed(void)
+{
+	TransactionId xids[GBT_COMMITTED_MAX];
+	TransactionId *children;
+	int			nchildren = xactGetCommittedChildren(&children);
+	int			n = 0;
+
+	if (!TransactionIdIsValid(xids[n++] = GetTopTransactionIdIfAny()))
+		return;
+	while (n < GBT_COMMITTED_MAX && n - 1 < nchildren)
+	{
+		xids[n] = children[n - 1];
+		n++;
+	}
+	gbt_log_committed(xids, n);
+}
+
 static void
 resync_xact_callback(XactEvent event, void *arg)
 {
@@ -381,6 +409,9 @@ resync_xact_callback(XactEvent event, void *arg)
 			flush(true);
 			break;
 		case XACT_EVENT_COMMIT:
+			if (wrote_log)
+				log_committed();
+			/* FALLTHROUGH */
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -388,6 +419,7 @@ resync_xact_callback(XactEvent event, void *arg)
 			nbatch = 0;
 			npending = 0;
 			nmarks = 0;
+			wrote_log = false;
 			break;
 		default:
 			break;

@@ -87,12 +87,15 @@ typedef struct GbtSlot
  * One change-log entry: an index entry inserted by transaction xid, or (a
  * deletion) the entry (ikey, tid) whose row xid deleted or updated; tid is
  * the root of the row's HOT chain, where the index entry points.  xid is the
- * (sub)transaction's own, the heap tuple's xmin or xmax.
+ * (sub)transaction's own, the heap tuple's xmin or xmax.  A third kind,
+ * for no index (key all zeros), says that transaction xid committed: the
+ * service learns so without asking the commit log (GBT_LOG_COMMITTED).
  */
 typedef enum GbtLogKind
 {
 	GBT_LOG_INSERT = 0,
-	GBT_LOG_DELETE
+	GBT_LOG_DELETE,
+	GBT_LOG_COMMITTED
 } GbtLogKind;
 
 typedef struct GbtLogEntry

@@ -327,6 +327,10 @@ gbt_apply_log(void)
 				capture_add(bc, &copy[j], from + j);
 	}
 
+	for (i = 0; i < n; i++)
+		if (copy[i].kind == GBT_LOG_COMMITTED)
+			gbt_xid_committed(copy[i].xid);
+
 	/* Each mirror takes its entries. */
 	mine = palloc_extended(sizeof(GbtLogEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
 	pos = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);

@@ -86,7 +86,8 @@ cache_put(GbtXidCache *c, TransactionId xid, uint8 value)
  * bits per transaction ID from outcome_base on.  Both answers are final,
  * so a query asks the commit log once per transaction, not once per query,
  * and the answers are read from a table small enough for the CPU's caches
- * instead of a shared buffer under a lock.  Transactions older than the
+ * instead of a shared buffer under a lock; committing backends say so in
+ * the change log (gbt_xid_committed()).  Transactions older than the
  * settling horizon are forgotten (their stamps are settled); IDs beyond
  * the table's reach are asked of the commit log each time.
  */
@@ -139,6 +140,14 @@ outcome_set(TransactionId xid, int outcome)
 		outcome_nxids = n;
 	}
 	outcome_bits[off >> 2] |= outcome << ((off & 3) * 2);
+}
+
+/* The change log says so: transaction xid committed. */
+void
+gbt_xid_committed(TransactionId xid)
+{
+	if (TransactionIdIsNormal(xid))
+		outcome_set(xid, OUTCOME_COMMITTED);
 }
 
 /*

@@ -78,6 +78,7 @@ typedef enum GbtXidOutcome
 } GbtXidOutcome;
 
 extern GbtXidOutcome gbt_xid_fate(TransactionId xid, TransactionId horizon);
+extern void gbt_xid_committed(TransactionId xid);
 extern void gbt_xid_outcomes_forget(TransactionId horizon);
 
 #endif							/* GPUBTREE_SNAPVIEW_H */
