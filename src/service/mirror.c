@@ -345,15 +345,17 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 {
 	int64	   *order = gbt_entries_order(e, 0, e->n, true);
 	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64	   *at = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
 	int64		nfresh = 0;
 	int64		i;
 	int			r;
+
+	gbt_mirror_find_entries(m, e->keys, e->tids, e->n, at);
 
 	/* Keep only what neither the tree nor the delta holds. */
 	for (i = 0; i < e->n; i++)
 	{
 		int64		k = order[i];
-		int64		at;
 
 		if (i > 0 && gbt_entry_cmp(e->keys[order[i - 1]], &e->tids[order[i - 1]],
 								   e->keys[k], &e->tids[k]) == 0)
@@ -362,8 +364,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		 * A removed tree entry whose TID is back under the same key goes to
 		 * the delta like any new entry, with its log position.
 		 */
-		at = gbt_mirror_find_entry(&m->base, e->keys[k], &e->tids[k]);
-		if (at >= 0 && !IS_REMOVED(m, at))
+		if (at[k] >= 0 && !IS_REMOVED(m, at[k]))
 			continue;
 		for (r = 0; r < GBT_RUNS; r++)
 			if (gbt_mirror_find_entry(&m->runs[r].e, e->keys[k], &e->tids[k]) >= 0)
@@ -385,6 +386,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 	}
 	pfree(order);
 	pfree(fresh);
+	pfree(at);
 	return nfresh;
 }
 
@@ -424,6 +426,51 @@ gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n
 	pfree(epos);
 	pfree(exmin);
 	pfree(del);
+}
+
+/*
+ * Base positions of the entries (keys[i], tids[i]), i < n, or -1 where the
+ * tree does not hold one: one batched search of the engine's tree for the
+ * keys (a kernel on the GPU), then the TID among the key's entries, instead
+ * of a binary search of the whole base per entry, whose every step misses
+ * the CPU's caches on a large mirror.
+ */
+void
+gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys, const ItemPointerData *tids,
+						int64 n, int64 *at)
+{
+	int64	   *start = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	int64	   *end = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	char		err[GBT_ERRMSG_LEN];
+	int64		i;
+
+	if (m->engine == NULL || n == 0 ||
+		!gbt_mirror_ranges(m, keys, keys, n, start, end, err, sizeof(err)))
+	{
+		for (i = 0; i < n; i++)
+			at[i] = gbt_mirror_find_entry(&m->base, keys[i], &tids[i]);
+	}
+	else
+		for (i = 0; i < n; i++)
+		{
+			int64		lo = start[i];
+			int64		hi = end[i];
+
+			/* The key's entries are in TID order. */
+			while (lo < hi)
+			{
+				int64		mid = lo + (hi - lo) / 2;
+
+				if (ItemPointerCompare(&m->base.tids[mid], (ItemPointer) &tids[i]) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			at[i] = lo < end[i] &&
+				ItemPointerEquals(&m->base.tids[lo], (ItemPointer) &tids[i]) ? lo : -1;
+		}
+	pfree(start);
+	pfree(end);
 }
 
 /*

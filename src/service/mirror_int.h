@@ -161,6 +161,10 @@ gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *ti
 	return lo < e->n && gbt_entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
 }
 
+/* mirror.c: base positions of many entries at once (-1: not there) */
+extern void gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys,
+									const ItemPointerData *tids, int64 n, int64 *at);
+
 /* Base entry i is gone for every snapshot. */
 static inline void
 gbt_mirror_remove_entry(GbtMirror *m, int64 i)

@@ -147,6 +147,9 @@ void
 gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 {
 	int64	   *fresh = palloc_extended(sizeof(int64) * 2 * n, MCXT_ALLOC_HUGE);
+	uint64	   *keys = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * n, MCXT_ALLOC_HUGE);
+	int64	   *found = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
 	int64		nfresh = 0;
 	int64		i,
 				o;
@@ -154,7 +157,13 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 
 	for (i = 0; i < n; i++)
 	{
-		int64		at = gbt_mirror_find_entry(&m->base, le[i].ikey, &le[i].tid);
+		keys[i] = le[i].ikey;
+		tids[i] = le[i].tid;
+	}
+	gbt_mirror_find_entries(m, keys, tids, n, found);
+	for (i = 0; i < n; i++)
+	{
+		int64		at = found[i];
 		int64		x;
 
 		if (at >= 0 && !IS_REMOVED(m, at))
@@ -194,6 +203,9 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 		pfree(xmax);
 	}
 	pfree(fresh);
+	pfree(keys);
+	pfree(tids);
+	pfree(found);
 }
 
 /* Settle one stamp pair in place; returns whether the entry is gone. */
