@@ -99,8 +99,7 @@ cmp_by_tid(const void *a, const void *b, void *arg)
 {
 	const GbtEntries *e = arg;
 
-	return ItemPointerCompare(&e->tids[*(const int64 *) a],
-							  &e->tids[*(const int64 *) b]);
+	return gbt_tid_cmp(&e->tids[*(const int64 *) a], &e->tids[*(const int64 *) b]);
 }
 
 static int
@@ -112,7 +111,7 @@ cmp_by_key_tid(const void *a, const void *b, void *arg)
 
 	if (e->keys[i] != e->keys[j])
 		return e->keys[i] < e->keys[j] ? -1 : 1;
-	return ItemPointerCompare(&e->tids[i], &e->tids[j]);
+	return gbt_tid_cmp(&e->tids[i], &e->tids[j]);
 }
 
 /*

@@ -50,6 +50,20 @@ typedef struct GbtEntries
  */
 #define GBT_ENTRY_XMIN_UNKNOWN 0x80
 
+/* TID order, as ItemPointerCompare(), inline: sorts and searches call it often. */
+static inline int
+gbt_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
+{
+	BlockNumber ba = ItemPointerGetBlockNumberNoCheck(a);
+	BlockNumber bb = ItemPointerGetBlockNumberNoCheck(b);
+	OffsetNumber oa = ItemPointerGetOffsetNumberNoCheck(a);
+	OffsetNumber ob = ItemPointerGetOffsetNumberNoCheck(b);
+
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	return oa < ob ? -1 : oa > ob ? 1 : 0;
+}
+
 extern void gbt_entries_init(GbtEntries *e, int ncols, int64 cap);
 extern void gbt_entries_grow(GbtEntries *e, int64 cap);
 extern void gbt_entries_free(GbtEntries *e);

@@ -212,6 +212,8 @@ gbt_invalidate_and_get(Oid dbid, Oid indexrelid)
 {
 	if (gbt_shared == NULL)
 		return 0;
+	elog(DEBUG2, "gpubtree: the mirrors of index %u (database %u) are invalidated",
+		 indexrelid, dbid);
 	pg_atomic_fetch_add_u64(&gbt_shared->invalidations, 1);
 	return pg_atomic_add_fetch_u64(generation_for(dbid, indexrelid), 1);
 }

@@ -346,6 +346,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 	int64	   *order = gbt_entries_order(e, 0, e->n, true);
 	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
 	int64	   *at = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64		from[GBT_RUNS] = {0};
 	int64		nfresh = 0;
 	int64		i;
 	int			r;
@@ -367,7 +368,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		if (at[k] >= 0 && !IS_REMOVED(m, at[k]))
 			continue;
 		for (r = 0; r < GBT_RUNS; r++)
-			if (gbt_mirror_find_entry(&m->runs[r].e, e->keys[k], &e->tids[k]) >= 0)
+			if (gbt_run_find_from(&m->runs[r].e, e->keys[k], &e->tids[k], &from[r]) >= 0)
 				break;
 		if (r == GBT_RUNS)
 			fresh[nfresh++] = k;
@@ -461,7 +462,7 @@ gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys, const ItemPointerData 
 			{
 				int64		mid = lo + (hi - lo) / 2;
 
-				if (ItemPointerCompare(&m->base.tids[mid], (ItemPointer) &tids[i]) < 0)
+				if (gbt_tid_cmp(&m->base.tids[mid], &tids[i]) < 0)
 					lo = mid + 1;
 				else
 					hi = mid;

@@ -32,15 +32,6 @@ gbt_stamps_lower(const GbtMirror *m, int64 pos)
 	return lo;
 }
 
-/* Where base position pos is among the stamped, or -1. */
-int64
-gbt_stamps_find(const GbtMirror *m, int64 pos)
-{
-	int64		x = gbt_stamps_lower(m, pos);
-
-	return x < m->nx && m->x_pos[x] == pos ? x : -1;
-}
-
 /*
  * Merge n new stamped entries (ascending positions, none stamped yet) into
  * the stamped list, and hide them from the engine.
@@ -143,16 +134,60 @@ cmp_int64_pair(const void *a, const void *b)
  * partial index leaves out, or one VACUUM's sweep took first) is nothing to
  * do.
  */
+/* gbt_stamps_lower() for ascending lookups: galloping from x on. */
+static int64
+stamps_lower_from(const GbtMirror *m, int64 pos, int64 x)
+{
+	int64		lo = x;
+	int64		hi = x;
+	int64		step = 1;
+
+	while (hi < m->nx && m->x_pos[hi] < pos)
+	{
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	hi = Min(hi, m->nx);
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (m->x_pos[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Log entries by (key, TID), then log order. */
+static int
+cmp_log_index(const void *a, const void *b, void *arg)
+{
+	const GbtLogEntry *le = arg;
+	int64		i = *(const int64 *) a;
+	int64		j = *(const int64 *) b;
+	int			c = gbt_entry_cmp(le[i].ikey, &le[i].tid, le[j].ikey, &le[j].tid);
+
+	if (c != 0)
+		return c;
+	return i < j ? -1 : i > j ? 1 : 0;
+}
+
 void
 gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 {
-	int64	   *fresh = palloc_extended(sizeof(int64) * 2 * n, MCXT_ALLOC_HUGE);
+	int64	   *inbase = palloc_extended(sizeof(int64) * 2 * n, MCXT_ALLOC_HUGE);
+	int64	   *indelta = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
 	uint64	   *keys = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
 	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * n, MCXT_ALLOC_HUGE);
 	int64	   *found = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	int64		nbase = 0;
+	int64		ndelta = 0;
 	int64		nfresh = 0;
-	int64		i,
-				o;
+	int64		xfrom = 0;
+	int64		i;
 	int			r;
 
 	for (i = 0; i < n; i++)
@@ -163,24 +198,37 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 	gbt_mirror_find_entries(m, keys, tids, n, found);
 	for (i = 0; i < n; i++)
 	{
-		int64		at = found[i];
-		int64		x;
-
-		if (at >= 0 && !IS_REMOVED(m, at))
+		if (found[i] >= 0 && !IS_REMOVED(m, found[i]))
 		{
-			if ((x = gbt_stamps_find(m, at)) >= 0)
-				m->x_xmax[x] = le[i].xid;
-			else
-			{
-				fresh[2 * nfresh] = at;
-				fresh[2 * nfresh + 1] = i;
-				nfresh++;
-			}
-			continue;
+			inbase[2 * nbase] = found[i];
+			inbase[2 * nbase + 1] = i;
+			nbase++;
 		}
-		for (r = 0; r < GBT_RUNS; r++)
-			if ((at = gbt_mirror_find_entry(&m->runs[r].e, le[i].ikey, &le[i].tid)) >= 0)
-				m->runs[r].xmax[at] = le[i].xid;
+		else
+			indelta[ndelta++] = i;
+	}
+
+	/*
+	 * In the tree: by position, then log order, so that the stamped list is
+	 * walked once and the last deletion of an entry is the one kept.
+	 */
+	qsort(inbase, nbase, 2 * sizeof(int64), cmp_int64_pair);
+	for (i = 0; i < nbase; i++)
+	{
+		int64		at = inbase[2 * i];
+		TransactionId xid = le[inbase[2 * i + 1]].xid;
+
+		xfrom = stamps_lower_from(m, at, xfrom);
+		if (xfrom < m->nx && m->x_pos[xfrom] == at)
+			m->x_xmax[xfrom] = xid;
+		else if (nfresh > 0 && inbase[2 * (nfresh - 1)] == at)
+			inbase[2 * (nfresh - 1) + 1] = inbase[2 * i + 1];	/* a later one */
+		else
+		{
+			inbase[2 * nfresh] = at;
+			inbase[2 * nfresh + 1] = inbase[2 * i + 1];
+			nfresh++;
+		}
 	}
 	if (nfresh > 0)
 	{
@@ -188,21 +236,35 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 		TransactionId *xmin = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
 		TransactionId *xmax = palloc_extended(sizeof(TransactionId) * nfresh, MCXT_ALLOC_HUGE);
 
-		qsort(fresh, nfresh, 2 * sizeof(int64), cmp_int64_pair);
-		for (i = 0, o = 0; i < nfresh; i++)
+		for (i = 0; i < nfresh; i++)
 		{
-			if (i + 1 < nfresh && fresh[2 * (i + 1)] == fresh[2 * i])
-				continue;
-			pos[o] = fresh[2 * i];
-			xmin[o] = GBT_XMIN_FROZEN;
-			xmax[o++] = le[fresh[2 * i + 1]].xid;
+			pos[i] = inbase[2 * i];
+			xmin[i] = GBT_XMIN_FROZEN;
+			xmax[i] = le[inbase[2 * i + 1]].xid;
 		}
-		gbt_stamps_add(m, o, pos, xmin, xmax);
+		gbt_stamps_add(m, nfresh, pos, xmin, xmax);
 		pfree(pos);
 		pfree(xmin);
 		pfree(xmax);
 	}
-	pfree(fresh);
+
+	/* In the delta: by (key, TID), then log order, each run walked once. */
+	qsort_arg(indelta, ndelta, sizeof(int64), cmp_log_index, (void *) le);
+	for (r = 0; r < GBT_RUNS; r++)
+	{
+		int64		from = 0;
+
+		for (i = 0; i < ndelta; i++)
+		{
+			const GbtLogEntry *d = &le[indelta[i]];
+			int64		at = gbt_run_find_from(&m->runs[r].e, d->ikey, &d->tid, &from);
+
+			if (at >= 0)
+				m->runs[r].xmax[at] = d->xid;
+		}
+	}
+	pfree(inbase);
+	pfree(indelta);
 	pfree(keys);
 	pfree(tids);
 	pfree(found);
