@@ -142,25 +142,6 @@ gbt_run_compact(GbtRun *run, const bool *keep)
 	run->e.n = o;
 }
 
-/* Position of (key, tid) among e's entries (sorted), or -1. */
-static inline int64
-gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
-{
-	int64		lo = 0;
-	int64		hi = e->n;
-
-	while (lo < hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (gbt_entry_cmp(e->keys[mid], &e->tids[mid], key, tid) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < e->n && gbt_entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
-}
-
 /*
  * Position of (key, tid) among e's entries (sorted) at or after *from, or
  * -1.  For lookups in ascending order: *from moves up to where the entry
@@ -192,6 +173,15 @@ gbt_run_find_from(const GbtEntries *e, uint64 key, const ItemPointerData *tid, i
 	}
 	*from = lo;
 	return lo < e->n && gbt_entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
+}
+
+/* Position of (key, tid) among e's entries (sorted), or -1. */
+static inline int64
+gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *tid)
+{
+	int64		from = 0;
+
+	return gbt_run_find_from(e, key, tid, &from);
 }
 
 /* mirror.c: base positions of many entries at once (-1: not there) */

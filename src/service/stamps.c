@@ -13,13 +13,24 @@
 #include "mirror_int.h"
 #include "snapview.h"
 
-/* The first stamped entry at or after base position pos. */
-int64
-gbt_stamps_lower(const GbtMirror *m, int64 pos)
+/*
+ * The first stamped entry at or after base position pos, at or after x:
+ * galloping from x, so that ascending lookups cost little each.
+ */
+static int64
+stamps_lower_from(const GbtMirror *m, int64 pos, int64 x)
 {
-	int64		lo = 0;
-	int64		hi = m->nx;
+	int64		lo = x;
+	int64		hi = x;
+	int64		step = 1;
 
+	while (hi < m->nx && m->x_pos[hi] < pos)
+	{
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	hi = Min(hi, m->nx);
 	while (lo < hi)
 	{
 		int64		mid = lo + (hi - lo) / 2;
@@ -30,6 +41,13 @@ gbt_stamps_lower(const GbtMirror *m, int64 pos)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The first stamped entry at or after base position pos. */
+int64
+gbt_stamps_lower(const GbtMirror *m, int64 pos)
+{
+	return stamps_lower_from(m, pos, 0);
 }
 
 /*
@@ -134,33 +152,6 @@ cmp_int64_pair(const void *a, const void *b)
  * partial index leaves out, or one VACUUM's sweep took first) is nothing to
  * do.
  */
-/* gbt_stamps_lower() for ascending lookups: galloping from x on. */
-static int64
-stamps_lower_from(const GbtMirror *m, int64 pos, int64 x)
-{
-	int64		lo = x;
-	int64		hi = x;
-	int64		step = 1;
-
-	while (hi < m->nx && m->x_pos[hi] < pos)
-	{
-		lo = hi + 1;
-		hi += step;
-		step *= 2;
-	}
-	hi = Min(hi, m->nx);
-	while (lo < hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (m->x_pos[mid] < pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Log entries by (key, TID), then log order. */
 static int
 cmp_log_index(const void *a, const void *b, void *arg)
