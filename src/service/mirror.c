@@ -430,51 +430,6 @@ gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n
 }
 
 /*
- * Base positions of the entries (keys[i], tids[i]), i < n, or -1 where the
- * tree does not hold one: one batched search of the engine's tree for the
- * keys (a kernel on the GPU), then the TID among the key's entries, instead
- * of a binary search of the whole base per entry, whose every step misses
- * the CPU's caches on a large mirror.
- */
-void
-gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys, const ItemPointerData *tids,
-						int64 n, int64 *at)
-{
-	int64	   *start = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
-	int64	   *end = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
-	char		err[GBT_ERRMSG_LEN];
-	int64		i;
-
-	if (m->engine == NULL || n == 0 ||
-		!gbt_mirror_ranges(m, keys, keys, n, start, end, err, sizeof(err)))
-	{
-		for (i = 0; i < n; i++)
-			at[i] = gbt_mirror_find_entry(&m->base, keys[i], &tids[i]);
-	}
-	else
-		for (i = 0; i < n; i++)
-		{
-			int64		lo = start[i];
-			int64		hi = end[i];
-
-			/* The key's entries are in TID order. */
-			while (lo < hi)
-			{
-				int64		mid = lo + (hi - lo) / 2;
-
-				if (gbt_tid_cmp(&m->base.tids[mid], &tids[i]) < 0)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			at[i] = lo < end[i] &&
-				ItemPointerEquals(&m->base.tids[lo], (ItemPointer) &tids[i]) ? lo : -1;
-		}
-	pfree(start);
-	pfree(end);
-}
-
-/*
  * VACUUM's dead TIDs (sorted), indexed by heap block: first[b] is where
  * block b's TIDs start, so that a lookup scans one block's few offsets
  * instead of searching the whole list once per mirror entry.

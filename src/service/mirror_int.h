@@ -184,10 +184,6 @@ gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *ti
 	return gbt_run_find_from(e, key, tid, &from);
 }
 
-/* mirror.c: base positions of many entries at once (-1: not there) */
-extern void gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys,
-									const ItemPointerData *tids, int64 n, int64 *at);
-
 /* Base entry i is gone for every snapshot. */
 static inline void
 gbt_mirror_remove_entry(GbtMirror *m, int64 i)
@@ -197,6 +193,10 @@ gbt_mirror_remove_entry(GbtMirror *m, int64 i)
 	m->nremoved++;
 	m->hidden_version++;
 }
+
+/* stamps.c: base positions of many entries at once (-1: not there) */
+extern void gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys,
+									const ItemPointerData *tids, int64 n, int64 *at);
 
 /* stamps.c: the stamped base entries, by position */
 extern int64 gbt_stamps_lower(const GbtMirror *m, int64 pos);
