@@ -242,6 +242,7 @@ INSERT INTO stale SELECT g, g FROM generate_series(1, 70000) g;
 CREATE INDEX stale_k ON stale USING gpubtree (k);
 VACUUM ANALYZE stale;
 SELECT gpubtree_count('stale_k', 1, 70000) AS builds_the_mirror;
+SELECT decided_by, stamped FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND current;
 UPDATE stale SET w = w + 1;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 70000;
@@ -263,15 +264,18 @@ SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 70000;
 SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 70000');
 DELETE FROM stale WHERE k % 7 = 0;
 SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 70000');
-SELECT count(*) AS current_mirrors_before FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND current;
+SELECT count(*) AS current_mirrors_before, string_agg(decided_by, ',') AS decided_by
+FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND current;
 ALTER TABLE stale ENABLE TRIGGER ALL;
 SELECT count(*) AS current_mirrors_after FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND current;
 SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 70000');
 -- Exported again before VACUUM (most pages were not all-visible), the
 -- mirror decided by the visibility map; VACUUM vouches for the blocks it
 -- leaves all-visible, and from then on its stamps decide.
+SELECT decided_by FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND current;
 VACUUM stale;
 SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 70000');
+SELECT decided_by FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND current;
 UPDATE stale SET k = k + 100000 WHERE k % 11 = 0;
 DELETE FROM stale WHERE k % 13 = 0;
 SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 200000');

@@ -286,7 +286,9 @@ CREATE FUNCTION gpubtree_mirrors(
 	OUT state text,
 	OUT build_done bigint,
 	OUT build_total bigint,
-	OUT note text)
+	OUT note text,
+	OUT stamped bigint,
+	OUT decided_by text)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 

@@ -156,8 +156,8 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 	bool	   *shown;
 	bool		all;
 	int			i;
-	Datum		values[14];
-	bool		nulls[14];
+	Datum		values[16];
+	bool		nulls[16];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (gbt_shared == NULL)
@@ -190,6 +190,8 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		current = m->generation >= gbt_generation(m->key.dbid, m->key.indexrelid);
 		values[8] = BoolGetDatum(current);
 		values[9] = Int64GetDatum(m->delta);
+		values[14] = Int64GetDatum(m->stamped);
+		values[15] = CStringGetTextDatum(m->by_map ? "visibility map" : "stamps");
 		job = job_of(jobs, njobs, &m->key);
 		if (job != NULL)
 			shown[job - jobs] = true;

@@ -135,6 +135,8 @@ typedef struct GbtMirrorInfo
 	uint64		generation;
 	int64		entries;
 	int64		delta;			/* entries inserted or removed since the build */
+	int64		stamped;		/* tree entries decided one by one */
+	bool		by_map;			/* visibility decided by the visibility map */
 	int64		bytes;
 	double		build_ms;
 	uint64		hits;

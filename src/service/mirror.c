@@ -683,7 +683,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1), MCXT_ALLOC_HUGE);
-	bool		trusted = m->captured && !m->vm_mode && view->stamps;
+	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
 	int64		vals[GBT_MAX_COLS];
 	int64		r,
 				i;

@@ -57,6 +57,10 @@ extern bool gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 extern void gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible);
 extern int64 gbt_mirror_stamped(const GbtMirror *m);
 
+/* For gpubtree_mirrors(): the tree's stamped entries; whether the stamps decide. */
+extern int64 gbt_mirror_stamped_entries(const GbtMirror *m);
+extern bool gbt_mirror_trusts_stamps(const GbtMirror *m);
+
 /* Remove every entry whose TID is in dead[] (sorted).  Returns how many. */
 extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead);
 

@@ -114,6 +114,8 @@ gbt_publish_mirrors(void)
 		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);
 		info->entries = gbt_mirror_entries(sm->mirror);
 		info->delta = gbt_mirror_delta(sm->mirror);
+		info->stamped = gbt_mirror_stamped_entries(sm->mirror);
+		info->by_map = !gbt_mirror_trusts_stamps(sm->mirror);
 		info->bytes = gbt_mirror_bytes(sm->mirror);
 		info->build_ms = sm->build_ms;
 		info->hits = sm->hits;

@@ -499,3 +499,18 @@ gbt_mirror_stamped(const GbtMirror *m)
 	return m->nx + gbt_delta_n(m);
 }
 
+int64
+gbt_mirror_stamped_entries(const GbtMirror *m)
+{
+	return m->nx;
+}
+
+/*
+ * Whether every delete reaches the mirror and few inserters are unknown:
+ * else the visibility map decides for the entries (vm_mode).
+ */
+bool
+gbt_mirror_trusts_stamps(const GbtMirror *m)
+{
+	return m->captured && !m->vm_mode;
+}
