@@ -386,15 +386,13 @@ log_committed(void)
 	TransactionId xids[GBT_COMMITTED_MAX];
 	TransactionId *children;
 	int			nchildren = xactGetCommittedChildren(&children);
-	int			n = 0;
+	int			n;
 
-	if (!TransactionIdIsValid(xids[n++] = GetTopTransactionIdIfAny()))
+	xids[0] = GetTopTransactionIdIfAny();
+	if (!TransactionIdIsValid(xids[0]))
 		return;
-	while (n < GBT_COMMITTED_MAX && n - 1 < nchildren)
-	{
+	for (n = 1; n < GBT_COMMITTED_MAX && n - 1 < nchildren; n++)
 		xids[n] = children[n - 1];
-		n++;
-	}
 	gbt_log_committed(xids, n);
 }
 

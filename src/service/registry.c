@@ -443,17 +443,19 @@ gbt_maintain_mirrors(void)
 			sm->settling = true;
 			sm->settling_horizon = horizon;
 		}
-		INSTR_TIME_SET_CURRENT(start);
-		if (sm->settling &&
-			gbt_mirror_settle(sm->mirror, sm->settling_horizon, GBT_SETTLE_STEP))
+		if (sm->settling)
 		{
-			sm->settling = false;
-			sm->last_settled = GetCurrentTimestamp();
-			sm->settled_horizon = sm->settling_horizon;
-			sm->settled_stamped = gbt_mirror_stamped(sm->mirror);
+			INSTR_TIME_SET_CURRENT(start);
+			if (gbt_mirror_settle(sm->mirror, sm->settling_horizon, GBT_SETTLE_STEP))
+			{
+				sm->settling = false;
+				sm->last_settled = GetCurrentTimestamp();
+				sm->settled_horizon = sm->settling_horizon;
+				sm->settled_stamped = gbt_mirror_stamped(sm->mirror);
+			}
+			report_slow_step(start, "settling stamps", sm, gbt_mirror_stamped(sm->mirror));
 		}
 		more |= sm->settling;
-		report_slow_step(start, "settling stamps", sm, gbt_mirror_stamped(sm->mirror));
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;
 		INSTR_TIME_SET_CURRENT(start);

@@ -165,16 +165,19 @@ gbt_xid_outcomes_forget(TransactionId horizon)
 	/* Move the table only once a good part of it is behind the horizon. */
 	if (drop < outcome_nxids / 2)
 		return;
-	if (drop >= outcome_nxids)
+	outcome_base += drop;
+	if (drop >= outcome_nxids || !TransactionIdIsNormal(outcome_base))
+	{
+		/* All behind, or the base wrapped onto the special IDs: start anew. */
 		memset(outcome_bits, 0, outcome_nxids / 4);
+		if (!TransactionIdIsNormal(outcome_base))
+			outcome_base = FirstNormalTransactionId + 1;	/* 4 */
+	}
 	else
 	{
 		memmove(outcome_bits, outcome_bits + drop / 4, (outcome_nxids - drop) / 4);
 		memset(outcome_bits + (outcome_nxids - drop) / 4, 0, drop / 4);
 	}
-	outcome_base += drop;
-	if (!TransactionIdIsNormal(outcome_base))
-		outcome_base = FirstNormalTransactionId + 1;	/* wrapped: start anew */
 }
 
 /*
