@@ -248,11 +248,6 @@ capture_add(BuildCapture *bc, const GbtLogEntry *le, uint64 p)
 }
 
 /*
- * Apply the change log to the mirrors, and capture what registered exports
- * will need; then the log can be reused up to here.  Runs before any request
- * of a round is answered.
- */
-/*
  * Report at DEBUG1 a step of the service that kept requests waiting long
  * enough to be noticed in a query's time.
  */
@@ -270,7 +265,12 @@ report_slow_step(instr_time start, const char *what, const ServiceMirror *sm, in
 			 what, sm->key.indexrelid, (long long) n, INSTR_TIME_GET_MILLISEC(t));
 }
 
-void
+/*
+ * Apply the change log to the mirrors, and capture what registered exports
+ * will need; then the log can be reused up to here.  Runs before any request
+ * of a round is answered.  Returns the number of entries applied.
+ */
+int64
 gbt_apply_log(void)
 {
 	GbtLog	   *log = &gbt_shared->log;
@@ -367,6 +367,7 @@ gbt_apply_log(void)
 	LWLockAcquire(log->lock, LW_EXCLUSIVE);
 	log->applied = to;
 	LWLockRelease(log->lock);
+	return n;
 }
 
 /*

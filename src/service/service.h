@@ -81,7 +81,7 @@ extern ServiceMirror *gbt_find_mirror(const GbtMirrorKey *key);
 extern ServiceMirror *gbt_current_mirror(const GbtMirrorKey *key, uint64 generation);
 extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes);
 extern void gbt_capture_reset(BuildCapture *bc);
-extern void gbt_apply_log(void);
+extern int64 gbt_apply_log(void);
 extern bool gbt_maintain_mirrors(void);
 
 /* requests.c: answers, one function per request kind */

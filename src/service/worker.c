@@ -13,6 +13,11 @@
  * other are answered together: all ranges asked of one mirror, from any
  * number of sessions, go to the engine in one batched call, where equal
  * keys are searched once.
+ *
+ * While tables are being written the service applies the change log every
+ * few milliseconds, not only when a request comes or the log fills: a
+ * request then waits only for what was logged since, not for a second of
+ * writes.
  */
 #include "postgres.h"
 
@@ -34,6 +39,18 @@
 
 #include "service.h"
 #include "settings.h"
+
+/* How often the log is applied while entries keep arriving. */
+#define GBT_APPLY_INTERVAL_MS 5L
+
+/* Whether the last application of the log found entries. */
+static bool log_busy = false;
+
+static void
+apply_log(void)
+{
+	log_busy = gbt_apply_log() > 0;
+}
 
 void
 gbt_service_register(void)
@@ -100,7 +117,7 @@ serve_round(void)
 	bool		more;
 
 	/* Taken first: every entry logged before a request is applied for it. */
-	gbt_apply_log();
+	apply_log();
 	more = gbt_maintain_mirrors();
 	gbt_answer_requests(taken, ntaken);
 
@@ -201,7 +218,8 @@ gpubtree_service_main(Datum arg)
 		MemoryContext oldcxt;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 more ? 1L : 1000L, PG_WAIT_EXTENSION);
+						 more ? 1L : log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
+						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -214,7 +232,7 @@ gpubtree_service_main(Datum arg)
 		{
 			/* Keep the log from filling while no one asks anything. */
 			oldcxt = MemoryContextSwitchTo(round_cxt);
-			gbt_apply_log();
+			apply_log();
 			more = gbt_maintain_mirrors();
 			gbt_publish_mirrors();
 			MemoryContextSwitchTo(oldcxt);
