@@ -9,8 +9,9 @@
 # own throwaway cluster: warning-free builds with and without CUDA, the
 # Harmonia CPU unit tests, the pg_regress suite, the randomized
 # differential test against btree, the crash test and the
-# progress-reporting test.  GPU tests print SKIPPED without a GPU and are
-# never counted as passed.
+# progress-reporting test; the differential and isolation tests once more on
+# a build with a tiny mirror layout (GBT_SMALL_LAYOUT=1).  GPU tests print
+# SKIPPED without a GPU and are never counted as passed.
 #
 # GPUBTREE_ENGINE=auto|gpu|cpu starts every test cluster with that
 # gpubtree.engine (gpu, for the GPU machine: without a usable GPU the service
@@ -150,6 +151,24 @@ for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh pr
 	[ -x "test/$t" ] || continue
 	suite "$t"
 done
+
+# The same randomized and isolation tests with the mirror's delta runs,
+# stepped merges and stamp lists at tiny sizes, so that their every layout
+# change happens on small tables; then the shipped build again.
+section "small layout (GBT_SMALL_LAYOUT=1)"
+# (only the service's mirror code uses the sizes: its objects are rebuilt)
+if { rm -f src/service/*.o && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+	for t in differential/run.sh isolation/run.sh; do
+		suite "$t"
+	done
+else
+	cat /tmp/gpubtree-install.log
+	record "small layout (build)" 1
+fi
+if ! { rm -f src/service/*.o && make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+	cat /tmp/gpubtree-install.log
+	record "reinstall after the small layout" 1
+fi
 
 section "summary"
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"

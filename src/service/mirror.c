@@ -198,6 +198,8 @@ gbt_mirror_free(GbtMirror *m)
 	gbt_entries_free(&m->base);
 	for (c = 0; c < GBT_RUNS; c++)
 		run_free(&m->runs[c]);
+	if (m->merge_run != 0)
+		run_free(&m->merge_into);
 	pfree(m->blocks);
 	pfree(m->allvis);
 	for (c = 0; c < m->columns.ncols; c++)
@@ -206,12 +208,8 @@ gbt_mirror_free(GbtMirror *m)
 		pfree(m->removed);
 	if (m->hidden)
 		pfree(m->hidden);
-	if (m->x_pos)
-	{
-		pfree(m->x_pos);
-		pfree(m->x_xmin);
-		pfree(m->x_xmax);
-	}
+	gbt_stamps_free(&m->stamped);
+	gbt_stamps_free(&m->recent);
 	pfree(m);
 }
 
@@ -242,11 +240,13 @@ gbt_mirror_bytes(const GbtMirror *m)
 	int64		bytes = m->base.n * (per_entry + sizeof(uint32) + m->columns.ncols / 8.0) +
 		gbt_delta_n(m) * (per_entry + sizeof(uint64));
 
+	if (m->merge_run != 0)
+		bytes += m->merge_into.e.cap * (per_entry + sizeof(uint64));
 	if (m->removed != NULL)
 		bytes += m->base.n / 8 + 1;
 	if (m->hidden != NULL)
 		bytes += m->base.n / 8 + 1;
-	bytes += m->xcap * (sizeof(int64) + 2 * sizeof(TransactionId)) +
+	bytes += (m->stamped.cap + m->recent.cap) * (sizeof(int64) + 2 * sizeof(TransactionId)) +
 		gbt_delta_n(m) * 2 * sizeof(TransactionId) + m->nallvis / 8;
 	bytes += m->ops->bytes(m->engine);
 	return bytes;
@@ -278,6 +278,16 @@ run_free(GbtRun *run)
 	pfree(run->pos);
 	pfree(run->xmin);
 	pfree(run->xmax);
+}
+
+/* Copy entry i of run src, with its log position and stamps, to o of dst. */
+static inline void
+run_copy(GbtRun *dst, int64 o, const GbtRun *src, int64 i)
+{
+	dst->pos[o] = src->pos[i];
+	dst->xmin[o] = src->xmin[i];
+	dst->xmax[o] = src->xmax[i];
+	gbt_copy_entry(&dst->e, o, &src->e, i);
 }
 
 /*
@@ -320,10 +330,7 @@ run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
 			merged.e.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 			continue;
 		}
-		merged.pos[o] = src->pos[i];
-		merged.xmin[o] = src->xmin[i];
-		merged.xmax[o] = src->xmax[i];
-		gbt_copy_entry(&merged.e, o, &src->e, i);
+		run_copy(&merged, o, src, i);
 		if (src == a)
 			ia++;
 		else
@@ -332,6 +339,113 @@ run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
 	merged.e.n = o;
 	run_free(into);
 	*into = merged;
+}
+
+/* The size past which run r (r > 0) is merged into run r - 1. */
+static int64
+run_limit(const GbtMirror *m, int r)
+{
+	return Max((int64) GBT_RUN_MIN << (3 * (GBT_RUNS - 1 - r)), m->runs[r - 1].e.n / 8);
+}
+
+/*
+ * Merge each run that outgrew its limit into the next larger one: at once
+ * when small, else by starting a stepped merge (one at a time).  Runs a
+ * stepped merge reads wait for its end.
+ */
+static void
+run_cascade(GbtMirror *m)
+{
+	int			r;
+
+	for (r = GBT_RUNS - 1; r > 0; r--)
+	{
+		if (gbt_run_merging(m, r) || gbt_run_merging(m, r - 1) ||
+			m->runs[r].e.n <= run_limit(m, r))
+			continue;
+		if (m->runs[r].e.n + m->runs[r - 1].e.n <= GBT_MERGE_STEP ||
+			r == GBT_RUNS - 1)
+		{
+			run_merge(m, &m->runs[r - 1], &m->runs[r], NULL, NULL, 0, NULL, NULL);
+			m->runs[r].e.n = 0;
+		}
+		else if (m->merge_run == 0)
+		{
+			m->merge_run = r;
+			run_alloc(&m->merge_into, m->columns.ncols,
+					  m->runs[r].e.n + m->runs[r - 1].e.n);
+			m->merge_a = 0;
+			m->merge_b = 0;
+		}
+	}
+}
+
+/*
+ * The next step of the stepped merge under way, if any: at most
+ * GBT_MERGE_STEP entries.  The merged run replaces the two at the end.
+ * Returns whether a step is left.
+ */
+bool
+gbt_mirror_merge_step(GbtMirror *m)
+{
+	GbtRun	   *a;
+	GbtRun	   *b;
+	GbtRun	   *into = &m->merge_into;
+	int64		stop;
+
+	if (m->merge_run == 0)
+		return false;
+	a = &m->runs[m->merge_run - 1];
+	b = &m->runs[m->merge_run];
+	stop = into->e.n + GBT_MERGE_STEP;
+	while ((m->merge_a < a->e.n || m->merge_b < b->e.n) && into->e.n < stop)
+	{
+		if (m->merge_b >= b->e.n ||
+			(m->merge_a < a->e.n &&
+			 gbt_entry_cmp(a->e.keys[m->merge_a], &a->e.tids[m->merge_a],
+						   b->e.keys[m->merge_b], &b->e.tids[m->merge_b]) < 0))
+			run_copy(into, into->e.n++, a, m->merge_a++);
+		else
+			run_copy(into, into->e.n++, b, m->merge_b++);
+	}
+	if (m->merge_a < a->e.n || m->merge_b < b->e.n)
+		return true;
+	run_free(a);
+	*a = *into;
+	run_free(b);
+	run_alloc(b, m->columns.ncols, 16);
+	m->merge_run = 0;
+	memset(into, 0, sizeof(*into));
+	run_cascade(m);
+	return m->merge_run != 0;
+}
+
+/* A stepped merge's end, at once. */
+static void
+merge_finish(GbtMirror *m)
+{
+	while (gbt_mirror_merge_step(m))
+		;
+}
+
+/*
+ * Entry i of run r got a new xmax: if a stepped merge copied it already,
+ * its copy gets it too.
+ */
+void
+gbt_run_stamped(GbtMirror *m, int r, int64 i)
+{
+	const GbtRun *run = &m->runs[r];
+	GbtRun	   *into = &m->merge_into;
+	int64		at;
+
+	if (!gbt_run_merging(m, r) ||
+		i >= (r == m->merge_run ? m->merge_b : m->merge_a))
+		return;
+	at = gbt_mirror_find_entry(&into->e, run->e.keys[i], &run->e.tids[i]);
+	Assert(at >= 0);
+	if (at >= 0)
+		into->xmax[at] = run->xmax[i];
 }
 
 /*
@@ -378,12 +492,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 	{
 		/* Into the smallest run; each that outgrows its share, one up. */
 		run_merge(m, &m->runs[GBT_RUNS - 1], NULL, e, fresh, nfresh, pos, xmin);
-		for (r = GBT_RUNS - 1; r > 0; r--)
-			if (m->runs[r].e.n > Max(GBT_RUN_MIN, m->runs[r - 1].e.n / 8))
-			{
-				run_merge(m, &m->runs[r - 1], &m->runs[r], NULL, NULL, 0, NULL, NULL);
-				m->runs[r].e.n = 0;
-			}
+		run_cascade(m);
 	}
 	pfree(order);
 	pfree(fresh);
@@ -483,6 +592,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 
 	if (ndead == 0)
 		return 0;
+	merge_finish(m);
 	dead_tids_init(&d, dead, ndead);
 	for (i = 0; i < m->base.n; i++)
 	{
@@ -491,15 +601,8 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 		gbt_mirror_remove_entry(m, i);
 		removed++;
 	}
-	if (removed > 0 && m->nx > 0)
-	{
-		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
-
-		for (i = 0; i < m->nx; i++)
-			keep[i] = !IS_REMOVED(m, m->x_pos[i]);
-		gbt_stamps_compact(m, keep);
-		pfree(keep);
-	}
+	if (removed > 0)
+		gbt_stamps_drop(m);
 	for (r = 0; r < GBT_RUNS; r++)
 	{
 		GbtRun	   *run = &m->runs[r];
@@ -543,6 +646,7 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 				x = 0;
 	GbtMirror  *merged;
 	GbtRun		delta;
+	GbtStampCursor cur = {0};
 
 	/* The delta in one run first. */
 	run_alloc(&delta, m->columns.ncols, 1);
@@ -564,18 +668,7 @@ gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
 			(a < m->base.n && gbt_entry_cmp(m->base.keys[a], &m->base.tids[a],
 											delta.e.keys[b], &delta.e.tids[b]) < 0))
 		{
-			while (x < m->nx && m->x_pos[x] < a)
-				x++;
-			if (x < m->nx && m->x_pos[x] == a)
-			{
-				xmin[all.n] = m->x_xmin[x];
-				xmax[all.n] = m->x_xmax[x];
-			}
-			else
-			{
-				xmin[all.n] = GBT_XMIN_FROZEN;
-				xmax[all.n] = InvalidTransactionId;
-			}
+			(void) gbt_stamps_at(m, a, &cur, &xmin[all.n], &xmax[all.n]);
 			gbt_copy_entry(&all, all.n++, &m->base, a++);
 		}
 		else if (delta.xmin[b] == GBT_XMIN_DEAD)
@@ -665,6 +758,34 @@ entry_vals(const GbtEntries *e, int64 i, int64 *vals)
 	return vals;
 }
 
+/* Decide the entries of l at base positions [start, end) and aggregate. */
+static void
+aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 end,
+				  GbtSnapView *view, GbtAggResult *out, GbtEntries *unsure,
+				  int64 unsure_cap)
+{
+	int64		vals[GBT_MAX_COLS];
+	int64		x;
+
+	for (x = gbt_stamps_lower(l, start); x < l->n && l->pos[x] < end; x++)
+	{
+		int64		p = l->pos[x];
+		GbtVerdict	v;
+
+		if (IS_REMOVED(m, p))
+			continue;
+		v = gbt_snapview_decide(view, l->xmin[x], l->xmax[x], m->blocks[p]);
+		if (v == GBT_TAKE)
+			gbt_agg_add_entry(out, &m->columns, entry_vals(&m->base, p, vals), m->base.nulls[p]);
+		else if (v == GBT_UNSURE)
+		{
+			if (unsure->n < unsure_cap)
+				gbt_copy_entry(unsure, unsure->n++, &m->base, p);
+			out->nunsure++;
+		}
+	}
+}
+
 /*
  * Aggregate the entries in the key ranges [lo[i], hi[i]] (sorted,
  * disjoint) that the query's snapshot sees (view), among those applied
@@ -706,30 +827,12 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	view->stamps = trusted;
 
 	/* The tree's stamped entries. */
-	for (r = 0; r < nranges && m->nx > 0; r++)
+	for (r = 0; r < nranges; r++)
 	{
-		int64		x;
-
 		if (end[r] <= start[r])
 			continue;
-		x = gbt_stamps_lower(m, start[r]);
-		for (; x < m->nx && m->x_pos[x] < end[r]; x++)
-		{
-			int64		p = m->x_pos[x];
-			GbtVerdict	v;
-
-			if (IS_REMOVED(m, p))
-				continue;
-			v = gbt_snapview_decide(view, m->x_xmin[x], m->x_xmax[x], m->blocks[p]);
-			if (v == GBT_TAKE)
-				gbt_agg_add_entry(out, &m->columns, entry_vals(&m->base, p, vals), m->base.nulls[p]);
-			else if (v == GBT_UNSURE)
-			{
-				if (unsure->n < unsure_cap)
-					gbt_copy_entry(unsure, unsure->n++, &m->base, p);
-				out->nunsure++;
-			}
-		}
+		aggregate_stamped(m, &m->stamped, start[r], end[r], view, out, unsure, unsure_cap);
+		aggregate_stamped(m, &m->recent, start[r], end[r], view, out, unsure, unsure_cap);
 	}
 
 	/* The delta's, logged before log_bound. */
@@ -778,28 +881,23 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 {
 	const GbtRun *run;
 	int64		n0 = out->n;
-	int64		x;
+	GbtStampCursor cur;
 	int64		i;
 
 	if (view != NULL)
 		view->stamps = view->stamps && m->captured && !m->vm_mode;
-	x = gbt_stamps_lower(m, Max(from, 0));
+	cur.stamped = gbt_stamps_lower(&m->stamped, Max(from, 0));
+	cur.recent = gbt_stamps_lower(&m->recent, Max(from, 0));
 	for (i = Max(from, 0); i < Min(to, m->base.n + gbt_delta_n(m)); i++)
 	{
 		if (i < m->base.n)
 		{
-			TransactionId xmin = GBT_XMIN_FROZEN;
-			TransactionId xmax = InvalidTransactionId;
+			TransactionId xmin;
+			TransactionId xmax;
 
 			if (IS_REMOVED(m, i))
 				continue;
-			while (x < m->nx && m->x_pos[x] < i)
-				x++;
-			if (x < m->nx && m->x_pos[x] == i)
-			{
-				xmin = m->x_xmin[x];
-				xmax = m->x_xmax[x];
-			}
+			(void) gbt_stamps_at(m, i, &cur, &xmin, &xmax);
 			if (view != NULL)
 				verdicts[out->n - n0] =
 					gbt_snapview_decide(view, xmin, xmax, m->blocks[i]);

@@ -64,6 +64,9 @@ extern bool gbt_mirror_trusts_stamps(const GbtMirror *m);
 /* Remove every entry whose TID is in dead[] (sorted).  Returns how many. */
 extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead);
 
+/* The next step of a large merge of the delta's runs; true: more left. */
+extern bool gbt_mirror_merge_step(GbtMirror *m);
+
 /* Whether the delta has grown enough that rebuilding the tree pays. */
 extern bool gbt_mirror_wants_merge(const GbtMirror *m);
 

@@ -22,14 +22,32 @@ typedef struct GbtRun
 } GbtRun;
 
 /*
+ * Stamped base entries (below), by ascending position, with their stamps.
+ */
+typedef struct GbtStampList
+{
+	int64		n;
+	int64		cap;
+	int64	   *pos;
+	TransactionId *xmin;
+	TransactionId *xmax;
+} GbtStampList;
+
+/*
  * The delta is runs of growing size, disjoint, runs[0] the largest: new
  * entries are merged into the smallest, and a run is merged into the next
- * larger one when it outgrows an eighth of it (or 65536 entries), so that
- * a stream of changes costs each entry a few moves, not one move of the
- * whole delta per batch.
+ * larger one when it outgrows an eighth of it (or its level's minimum,
+ * GBT_RUN_MIN for the smallest, eight times more each level up), so that a
+ * batch moves few entries and a stream of changes costs each entry a few
+ * moves, not one move of the whole delta per batch.  A merge of more than
+ * GBT_MERGE_STEP entries goes in steps of that many, one per round of the
+ * service, requests answered in between (gbt_mirror_merge_step()).
  */
-#define GBT_RUNS 3
-#define GBT_RUN_MIN 65536
+#define GBT_RUNS 4
+#ifndef GBT_RUN_MIN				/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_RUN_MIN 4096
+#define GBT_MERGE_STEP 262144
+#endif
 
 /*
  * The engine holds base.keys (its own copy, on the device or in the CPU
@@ -57,17 +75,29 @@ struct GbtMirror
 	 * every snapshot and are not deleted: xmin frozen, no xmax.  The others,
 	 * "stamped", are listed here by position, hidden from the engine and
 	 * decided one by one against the query's snapshot.  Delta entries carry
-	 * their stamps in their run.
+	 * their stamps in their run.  Deletes stamp entries at random positions,
+	 * and merging each batch into one long list would move all of it: new
+	 * stamps gather in a short list (recent), folded into the long one when
+	 * it outgrows a fraction of it.  No position is in both.
 	 */
 	bool		captured;		/* every delete since the export reaches us */
 	bool		vm_mode;		/* too many unknown inserters: the map decides */
-	int64		nx;
-	int64		xcap;
-	int64	   *x_pos;			/* ascending */
-	TransactionId *x_xmin;
-	TransactionId *x_xmax;
+	GbtStampList stamped;
+	GbtStampList recent;
 	uint8	   *allvis;			/* every heap block of the base: visible */
 	int64		nallvis;
+
+	/*
+	 * A merge of runs[merge_run] into runs[merge_run - 1] under way: both
+	 * stay as they are, read and stamped as usual, and take no inserts;
+	 * merge_into holds the entries merged so far (those before merge_a and
+	 * merge_b in the two), whose stamps follow every change of theirs.  0:
+	 * none.
+	 */
+	int			merge_run;
+	GbtRun		merge_into;
+	int64		merge_a;
+	int64		merge_b;
 
 	/* A settling pass under way (gbt_mirror_settle()). */
 	bool		settling;
@@ -194,15 +224,43 @@ gbt_mirror_remove_entry(GbtMirror *m, int64 i)
 	m->hidden_version++;
 }
 
+/*
+ * Whether run r is one of the two a stepped merge is reading: it takes no
+ * inserts, merges or settling meanwhile.
+ */
+static inline bool
+gbt_run_merging(const GbtMirror *m, int r)
+{
+	return m->merge_run != 0 && (r == m->merge_run || r == m->merge_run - 1);
+}
+
+/* mirror.c: a deletion stamped on entry i of run r, also in a merge under way */
+extern void gbt_run_stamped(GbtMirror *m, int r, int64 i);
+
 /* stamps.c: base positions of many entries at once (-1: not there) */
 extern void gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys,
 									const ItemPointerData *tids, int64 n, int64 *at);
 
+/*
+ * Where ascending lookups of base positions are in the two stamp lists
+ * (gbt_stamps_at()); zeroed to start.
+ */
+typedef struct GbtStampCursor
+{
+	int64		stamped;
+	int64		recent;
+} GbtStampCursor;
+
 /* stamps.c: the stamped base entries, by position */
-extern int64 gbt_stamps_lower(const GbtMirror *m, int64 pos);
+extern int64 gbt_stamps_lower(const GbtStampList *l, int64 pos);
+extern bool gbt_stamps_at(const GbtMirror *m, int64 pos, GbtStampCursor *c,
+						  TransactionId *xmin, TransactionId *xmax);
 extern void gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos,
 						   const TransactionId *xmin, const TransactionId *xmax);
-extern void gbt_stamps_compact(GbtMirror *m, const bool *keep);
+extern void gbt_stamps_compact(GbtMirror *m, GbtStampList *l, const bool *keep);
+extern void gbt_stamps_drop(GbtMirror *m);
+extern void gbt_stamps_free(GbtStampList *l);
+extern int64 gbt_stamps_n(const GbtMirror *m);
 extern void gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n);
 
 #endif							/* GPUBTREE_MIRROR_INT_H */

@@ -372,10 +372,10 @@ gbt_apply_log(void)
 
 /*
  * Drop mirrors whose index (or database) moved to a newer generation: they
- * can never be used again.  Settle stamps, a step at a time.  Fold large
- * deltas into new trees.  Evict the least recently used mirrors while all
- * exceed the memory limit.  Returns whether a step is left for the next
- * round.
+ * can never be used again.  Settle stamps, a step at a time, and merge
+ * large delta runs the same way.  Fold large deltas into new trees.  Evict
+ * the least recently used mirrors while all exceed the memory limit.
+ * Returns whether a step is left for the next round.
  */
 #define GBT_SETTLE_INTERVAL_MS 100
 #define GBT_SETTLE_IDLE_MS 1000
@@ -457,6 +457,9 @@ gbt_maintain_mirrors(void)
 			report_slow_step(start, "settling stamps", sm, gbt_mirror_stamped(sm->mirror));
 		}
 		more |= sm->settling;
+		INSTR_TIME_SET_CURRENT(start);
+		more |= gbt_mirror_merge_step(sm->mirror);
+		report_slow_step(start, "merging delta runs", sm, gbt_mirror_delta(sm->mirror));
 		if (!gbt_mirror_wants_merge(sm->mirror))
 			continue;
 		INSTR_TIME_SET_CURRENT(start);

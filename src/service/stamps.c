@@ -60,28 +60,28 @@ gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys, const ItemPointerData 
 }
 
 /*
- * The first stamped entry at or after base position pos, at or after x:
+ * The first entry of l at or after base position pos, at or after x:
  * galloping from x, so that ascending lookups cost little each.
  */
 static int64
-stamps_lower_from(const GbtMirror *m, int64 pos, int64 x)
+stamps_lower_from(const GbtStampList *l, int64 pos, int64 x)
 {
 	int64		lo = x;
 	int64		hi = x;
 	int64		step = 1;
 
-	while (hi < m->nx && m->x_pos[hi] < pos)
+	while (hi < l->n && l->pos[hi] < pos)
 	{
 		lo = hi + 1;
 		hi += step;
 		step *= 2;
 	}
-	hi = Min(hi, m->nx);
+	hi = Min(hi, l->n);
 	while (lo < hi)
 	{
 		int64		mid = lo + (hi - lo) / 2;
 
-		if (m->x_pos[mid] < pos)
+		if (l->pos[mid] < pos)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -89,81 +89,153 @@ stamps_lower_from(const GbtMirror *m, int64 pos, int64 x)
 	return lo;
 }
 
-/* The first stamped entry at or after base position pos. */
+/* The first entry of l at or after base position pos. */
 int64
-gbt_stamps_lower(const GbtMirror *m, int64 pos)
+gbt_stamps_lower(const GbtStampList *l, int64 pos)
 {
-	return stamps_lower_from(m, pos, 0);
+	return stamps_lower_from(l, pos, 0);
 }
 
 /*
- * Merge n new stamped entries (ascending positions, none stamped yet) into
- * the stamped list, and hide them from the engine.
+ * The stamps of base position pos, if it is stamped; lookups in ascending
+ * order of pos, through the cursor c.
+ */
+bool
+gbt_stamps_at(const GbtMirror *m, int64 pos, GbtStampCursor *c,
+			  TransactionId *xmin, TransactionId *xmax)
+{
+	c->stamped = stamps_lower_from(&m->stamped, pos, c->stamped);
+	if (c->stamped < m->stamped.n && m->stamped.pos[c->stamped] == pos)
+	{
+		*xmin = m->stamped.xmin[c->stamped];
+		*xmax = m->stamped.xmax[c->stamped];
+		return true;
+	}
+	c->recent = stamps_lower_from(&m->recent, pos, c->recent);
+	if (c->recent < m->recent.n && m->recent.pos[c->recent] == pos)
+	{
+		*xmin = m->recent.xmin[c->recent];
+		*xmax = m->recent.xmax[c->recent];
+		return true;
+	}
+	*xmin = GBT_XMIN_FROZEN;
+	*xmax = InvalidTransactionId;
+	return false;
+}
+
+/* Stamped entries, both lists. */
+int64
+gbt_stamps_n(const GbtMirror *m)
+{
+	return m->stamped.n + m->recent.n;
+}
+
+void
+gbt_stamps_free(GbtStampList *l)
+{
+	if (l->pos == NULL)
+		return;
+	pfree(l->pos);
+	pfree(l->xmin);
+	pfree(l->xmax);
+	memset(l, 0, sizeof(*l));
+}
+
+/*
+ * Merge n entries (ascending positions, none in l) into l, from the back,
+ * in place.
+ */
+static void
+stamps_merge(GbtStampList *l, int64 n, const int64 *pos, const TransactionId *xmin,
+			 const TransactionId *xmax)
+{
+	int64		a = l->n - 1;
+	int64		b = n - 1;
+	int64		o = l->n + n - 1;
+
+	if (l->n + n > l->cap)
+	{
+		int64		cap = Max(l->cap * 2, l->n + n);
+
+		if (l->pos == NULL)
+		{
+			l->pos = MemoryContextAllocExtended(TopMemoryContext, sizeof(int64) * cap, MCXT_ALLOC_HUGE);
+			l->xmin = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
+			l->xmax = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
+		}
+		else
+		{
+			l->pos = repalloc_huge(l->pos, sizeof(int64) * cap);
+			l->xmin = repalloc_huge(l->xmin, sizeof(TransactionId) * cap);
+			l->xmax = repalloc_huge(l->xmax, sizeof(TransactionId) * cap);
+		}
+		l->cap = cap;
+	}
+	for (; b >= 0; o--)
+	{
+		if (a >= 0 && l->pos[a] > pos[b])
+		{
+			l->pos[o] = l->pos[a];
+			l->xmin[o] = l->xmin[a];
+			l->xmax[o] = l->xmax[a--];
+		}
+		else
+		{
+			l->pos[o] = pos[b];
+			l->xmin[o] = xmin[b];
+			l->xmax[o] = xmax[b--];
+		}
+	}
+	l->n += n;
+}
+
+/*
+ * The short list is folded into the long one when it outgrows this
+ * fraction of it: a batch then moves at most that much of the stamps, and
+ * each stamp is moved a few dozen times over its life.
+ */
+#ifndef GBT_RECENT_MIN			/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_RECENT_MIN 16384
+#endif
+#define GBT_RECENT_FRACTION 32
+
+/*
+ * Add n new stamped entries (ascending positions, none stamped yet), and
+ * hide them from the engine.
  */
 void
 gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos, const TransactionId *xmin,
-	  const TransactionId *xmax)
+			   const TransactionId *xmax)
 {
-	int64		a = m->nx - 1;
-	int64		b = n - 1;
-	int64		o = m->nx + n - 1;
 	int64		i;
 
 	if (n == 0)
 		return;
-	if (m->nx + n > m->xcap)
+	stamps_merge(&m->recent, n, pos, xmin, xmax);
+	if (m->recent.n > Max(GBT_RECENT_MIN, m->stamped.n / GBT_RECENT_FRACTION))
 	{
-		int64		cap = Max(m->xcap * 2, m->nx + n);
-
-		if (m->x_pos == NULL)
-		{
-			m->x_pos = MemoryContextAllocExtended(TopMemoryContext, sizeof(int64) * cap, MCXT_ALLOC_HUGE);
-			m->x_xmin = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
-			m->x_xmax = MemoryContextAllocExtended(TopMemoryContext, sizeof(TransactionId) * cap, MCXT_ALLOC_HUGE);
-		}
-		else
-		{
-			m->x_pos = repalloc_huge(m->x_pos, sizeof(int64) * cap);
-			m->x_xmin = repalloc_huge(m->x_xmin, sizeof(TransactionId) * cap);
-			m->x_xmax = repalloc_huge(m->x_xmax, sizeof(TransactionId) * cap);
-		}
-		m->xcap = cap;
+		stamps_merge(&m->stamped, m->recent.n, m->recent.pos, m->recent.xmin,
+					 m->recent.xmax);
+		m->recent.n = 0;
 	}
-	/* Merge from the back, in place. */
-	for (; b >= 0; o--)
-	{
-		if (a >= 0 && m->x_pos[a] > pos[b])
-		{
-			m->x_pos[o] = m->x_pos[a];
-			m->x_xmin[o] = m->x_xmin[a];
-			m->x_xmax[o] = m->x_xmax[a--];
-		}
-		else
-		{
-			m->x_pos[o] = pos[b];
-			m->x_xmin[o] = xmin[b];
-			m->x_xmax[o] = xmax[b--];
-		}
-	}
-	m->nx += n;
 	for (i = 0; i < n; i++)
 		gbt_set_bit(&m->hidden, m->base.n, pos[i]);
 	m->hidden_version++;
 }
 
 /*
- * Drop the stamped entries for which keep[] is false; those not removed
+ * Drop the entries of l for which keep[] is false; those not removed
  * become plain entries again, which the engine aggregates.
  */
 void
-gbt_stamps_compact(GbtMirror *m, const bool *keep)
+gbt_stamps_compact(GbtMirror *m, GbtStampList *l, const bool *keep)
 {
 	int64		i,
 				o;
 
-	for (i = 0, o = 0; i < m->nx; i++)
+	for (i = 0, o = 0; i < l->n; i++)
 	{
-		int64		p = m->x_pos[i];
+		int64		p = l->pos[i];
 
 		if (!keep[i])
 		{
@@ -172,11 +244,38 @@ gbt_stamps_compact(GbtMirror *m, const bool *keep)
 			m->hidden_version++;
 			continue;
 		}
-		m->x_pos[o] = p;
-		m->x_xmin[o] = m->x_xmin[i];
-		m->x_xmax[o++] = m->x_xmax[i];
+		l->pos[o] = p;
+		l->xmin[o] = l->xmin[i];
+		l->xmax[o++] = l->xmax[i];
 	}
-	m->nx = o;
+	l->n = o;
+}
+
+/*
+ * Drop the stamps of removed entries, and those that settled to nothing
+ * (frozen, no deleter), from both lists.
+ */
+void
+gbt_stamps_drop(GbtMirror *m)
+{
+	GbtStampList *lists[2] = {&m->stamped, &m->recent};
+	int			l;
+
+	for (l = 0; l < 2; l++)
+	{
+		GbtStampList *list = lists[l];
+		bool	   *keep;
+		int64		i;
+
+		if (list->n == 0)
+			continue;
+		keep = palloc_extended(sizeof(bool) * list->n, MCXT_ALLOC_HUGE);
+		for (i = 0; i < list->n; i++)
+			keep[i] = !IS_REMOVED(m, list->pos[i]) &&
+				!(list->xmin[i] == GBT_XMIN_FROZEN && !TransactionIdIsValid(list->xmax[i]));
+		gbt_stamps_compact(m, list, keep);
+		pfree(keep);
+	}
 }
 
 /* (position, batch index) pairs. */
@@ -223,7 +322,7 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 	int64		nbase = 0;
 	int64		ndelta = 0;
 	int64		nfresh = 0;
-	int64		xfrom = 0;
+	GbtStampCursor cur = {0};
 	int64		i;
 	int			r;
 
@@ -255,9 +354,12 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 		int64		at = inbase[2 * i];
 		TransactionId xid = le[inbase[2 * i + 1]].xid;
 
-		xfrom = stamps_lower_from(m, at, xfrom);
-		if (xfrom < m->nx && m->x_pos[xfrom] == at)
-			m->x_xmax[xfrom] = xid;
+		cur.stamped = stamps_lower_from(&m->stamped, at, cur.stamped);
+		cur.recent = stamps_lower_from(&m->recent, at, cur.recent);
+		if (cur.stamped < m->stamped.n && m->stamped.pos[cur.stamped] == at)
+			m->stamped.xmax[cur.stamped] = xid;
+		else if (cur.recent < m->recent.n && m->recent.pos[cur.recent] == at)
+			m->recent.xmax[cur.recent] = xid;
 		else if (nfresh > 0 && inbase[2 * (nfresh - 1)] == at)
 			inbase[2 * (nfresh - 1) + 1] = inbase[2 * i + 1];	/* a later one */
 		else
@@ -297,7 +399,10 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 			int64		at = gbt_run_find_from(&m->runs[r].e, d->ikey, &d->tid, &from);
 
 			if (at >= 0)
+			{
 				m->runs[r].xmax[at] = d->xid;
+				gbt_run_stamped(m, r, at);
+			}
 		}
 	}
 	pfree(inbase);
@@ -351,34 +456,36 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 	}
 	horizon = m->settle_horizon;
 
-	/* The tree's stamped entries, resumed by position (applies move them). */
+	/*
+	 * The tree's stamped entries, resumed by position (applies move them);
+	 * the short list, in one go at the end.
+	 */
 	if (m->settle_phase == 0)
 	{
-		int64		x = gbt_stamps_lower(m, m->settle_next);
+		int64		x = gbt_stamps_lower(&m->stamped, m->settle_next);
 
-		for (; x < m->nx && budget > 0; x++, budget--)
+		for (; x < m->stamped.n && budget > 0; x++, budget--)
 		{
-			int64		p = m->x_pos[x];
+			int64		p = m->stamped.pos[x];
 
 			if (!IS_REMOVED(m, p) &&
-				settle_stamps(&m->x_xmin[x], &m->x_xmax[x], horizon))
+				settle_stamps(&m->stamped.xmin[x], &m->stamped.xmax[x], horizon))
 				gbt_mirror_remove_entry(m, p);
 		}
-		if (x < m->nx)
+		if (x < m->stamped.n)
 		{
-			m->settle_next = m->x_pos[x];
+			m->settle_next = m->stamped.pos[x];
 			return false;
 		}
-		if (m->nx > 0)
+		for (x = 0; x < m->recent.n; x++)
 		{
-			bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+			int64		p = m->recent.pos[x];
 
-			for (x = 0; x < m->nx; x++)
-				keep[x] = !IS_REMOVED(m, m->x_pos[x]) &&
-					!(m->x_xmin[x] == GBT_XMIN_FROZEN && !TransactionIdIsValid(m->x_xmax[x]));
-			gbt_stamps_compact(m, keep);
-			pfree(keep);
+			if (!IS_REMOVED(m, p) &&
+				settle_stamps(&m->recent.xmin[x], &m->recent.xmax[x], horizon))
+				gbt_mirror_remove_entry(m, p);
 		}
+		gbt_stamps_drop(m);
 		m->settle_phase = 1;
 		m->settle_next = 0;
 	}
@@ -393,6 +500,10 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 	{
 		GbtRun	   *run = &m->runs[m->settle_phase - 1];
 		int64		i = m->settle_next;
+
+		/* A stepped merge copies its runs' stamps: the next pass. */
+		if (gbt_run_merging(m, m->settle_phase - 1))
+			continue;
 
 		for (; i < run->e.n && budget > 0; i++)
 		{
@@ -428,8 +539,13 @@ void
 gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 {
 #define BLOCK_VISIBLE(b) ((int64) (b) < nvisible && (visible[(b) >> 3] & (1 << ((b) & 7))))
+	GbtStampList *lists[2] = {&m->stamped, &m->recent};
+	GbtStampCursor cur = {0};
+	TransactionId mn,
+				mx;
 	int64		i,
 				x;
+	int			l;
 
 	if (!m->captured)
 		return;
@@ -440,25 +556,20 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 		TransactionId *xmin;
 		TransactionId *xmax;
 
-		for (i = 0, x = 0; i < m->base.n; i++)
-		{
-			while (x < m->nx && m->x_pos[x] < i)
-				x++;
-			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
+		for (i = 0; i < m->base.n; i++)
+			if (!IS_REMOVED(m, i) && !gbt_stamps_at(m, i, &cur, &mn, &mx) &&
 				!BLOCK_VISIBLE(m->blocks[i]))
 				nunknown++;
-		}
 		if (nunknown > m->base.n / 64)
 			return;
 		pos = palloc_extended(sizeof(int64) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
 		xmin = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
 		xmax = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
 		nunknown = 0;
-		for (i = 0, x = 0; i < m->base.n; i++)
+		memset(&cur, 0, sizeof(cur));
+		for (i = 0; i < m->base.n; i++)
 		{
-			while (x < m->nx && m->x_pos[x] < i)
-				x++;
-			if (!IS_REMOVED(m, i) && (x >= m->nx || m->x_pos[x] != i) &&
+			if (!IS_REMOVED(m, i) && !gbt_stamps_at(m, i, &cur, &mn, &mx) &&
 				!BLOCK_VISIBLE(m->blocks[i]))
 			{
 				pos[nunknown] = i;
@@ -473,20 +584,24 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 		m->vm_mode = false;
 		return;
 	}
-	if (m->nx > 0)
+	for (l = 0; l < 2; l++)
 	{
-		bool	   *keep = palloc_extended(sizeof(bool) * m->nx, MCXT_ALLOC_HUGE);
+		GbtStampList *list = lists[l];
+		bool	   *keep;
 
-		for (x = 0; x < m->nx; x++)
+		if (list->n == 0)
+			continue;
+		keep = palloc_extended(sizeof(bool) * list->n, MCXT_ALLOC_HUGE);
+		for (x = 0; x < list->n; x++)
 		{
 			keep[x] = true;
-			if (m->x_xmin[x] == GBT_XMIN_UNKNOWN && BLOCK_VISIBLE(m->blocks[m->x_pos[x]]))
+			if (list->xmin[x] == GBT_XMIN_UNKNOWN && BLOCK_VISIBLE(m->blocks[list->pos[x]]))
 			{
-				m->x_xmin[x] = GBT_XMIN_FROZEN;
-				keep[x] = TransactionIdIsValid(m->x_xmax[x]);
+				list->xmin[x] = GBT_XMIN_FROZEN;
+				keep[x] = TransactionIdIsValid(list->xmax[x]);
 			}
 		}
-		gbt_stamps_compact(m, keep);
+		gbt_stamps_compact(m, list, keep);
 		pfree(keep);
 	}
 #undef BLOCK_VISIBLE
@@ -496,13 +611,13 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 int64
 gbt_mirror_stamped(const GbtMirror *m)
 {
-	return m->nx + gbt_delta_n(m);
+	return gbt_stamps_n(m) + gbt_delta_n(m);
 }
 
 int64
 gbt_mirror_stamped_entries(const GbtMirror *m)
 {
-	return m->nx;
+	return gbt_stamps_n(m);
 }
 
 /*
