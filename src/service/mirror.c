@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 
 #include "agg_state.h"
@@ -758,16 +759,20 @@ entry_vals(const GbtEntries *e, int64 i, int64 *vals)
 	return vals;
 }
 
-/* Decide the entries of l at base positions [start, end) and aggregate. */
-static void
+/*
+ * Decide the entries of l at base positions [start, end) and aggregate;
+ * returns how many were looked at.
+ */
+static int64
 aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 end,
 				  GbtSnapView *view, GbtAggResult *out, GbtEntries *unsure,
 				  int64 unsure_cap)
 {
 	int64		vals[GBT_MAX_COLS];
+	int64		x0 = gbt_stamps_lower(l, start);
 	int64		x;
 
-	for (x = gbt_stamps_lower(l, start); x < l->n && l->pos[x] < end; x++)
+	for (x = x0; x < l->n && l->pos[x] < end; x++)
 	{
 		int64		p = l->pos[x];
 		GbtVerdict	v;
@@ -784,6 +789,7 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
 			out->nunsure++;
 		}
 	}
+	return x - x0;
 }
 
 /*
@@ -799,7 +805,7 @@ bool
 gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
 					 GbtSnapView *view, uint64 log_bound,
 					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
-					 char *err, Size errlen)
+					 GbtAggSteps *steps, char *err, Size errlen)
 {
 	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
@@ -809,7 +815,11 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	int64		r,
 				i;
 	int			d;
+	instr_time	t0,
+				t1;
 
+	memset(steps, 0, sizeof(*steps));
+	INSTR_TIME_SET_CURRENT(t0);
 	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
 		return false;
 
@@ -823,6 +833,10 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	for (i = 0; i < Min(out->nunsure, unsure_cap); i++)
 		gbt_copy_entry(unsure, unsure->n++, &m->base, upos[i]);
 
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+
 	/* Stamps of a mirror that may have missed deletes decide nothing alone. */
 	view->stamps = trusted;
 
@@ -831,9 +845,13 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	{
 		if (end[r] <= start[r])
 			continue;
-		aggregate_stamped(m, &m->stamped, start[r], end[r], view, out, unsure, unsure_cap);
-		aggregate_stamped(m, &m->recent, start[r], end[r], view, out, unsure, unsure_cap);
+		steps->nstamped +=
+			aggregate_stamped(m, &m->stamped, start[r], end[r], view, out, unsure, unsure_cap) +
+			aggregate_stamped(m, &m->recent, start[r], end[r], view, out, unsure, unsure_cap);
 	}
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
 
 	/* The delta's, logged before log_bound. */
 	for (d = 0; d < GBT_RUNS; d++)
@@ -845,6 +863,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			int64		from = key_bound(run->e.keys, run->e.n, lo[r], false);
 			int64		to = key_bound(run->e.keys, run->e.n, hi[r], true);
 
+			steps->ndelta += Max(to - from, 0);
 			for (i = from; i < to; i++)
 			{
 				GbtVerdict	v;
@@ -865,6 +884,8 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			}
 		}
 	}
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	return true;
 }
 

@@ -100,10 +100,20 @@ extern int64 gbt_mirror_raw_size(const GbtMirror *m);
 extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
 							 GbtEntries *out, GbtSnapView *view, uint8 *verdicts);
 
+/* Where an aggregate's time went: the engine, the stamped tree entries, the delta. */
+typedef struct GbtAggSteps
+{
+	double		tree_ms;
+	double		stamped_ms;
+	double		delta_ms;
+	int64		nstamped;		/* stamped entries in the ranges */
+	int64		ndelta;			/* delta entries in the ranges */
+} GbtAggSteps;
+
 extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 								 int64 nranges, GbtSnapView *view, uint64 log_bound,
 								 gbt_agg_result *out, GbtEntries *unsure, int64 unsure_cap,
-								 char *err, Size errlen);
+								 GbtAggSteps *steps, char *err, Size errlen);
 
 /*
  * Whether this process can use a GPU, CUDA device 0 (with its name and

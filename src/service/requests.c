@@ -205,6 +205,7 @@ handle_agg(GbtRequest *req)
 	SnapshotData snap = {0};
 	GbtSnapView view;
 	GbtEntries	unsure;
+	GbtAggSteps steps;
 	char		err[GBT_ERRMSG_LEN];
 	bool		ok;
 	instr_time	t0,
@@ -231,7 +232,7 @@ handle_agg(GbtRequest *req)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	ok = gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nranges, &view, agg->log_bound,
-							  &agg->agg, &unsure, agg->unsure_cap, err, sizeof(err));
+							  &agg->agg, &unsure, agg->unsure_cap, &steps, err, sizeof(err));
 	gbt_snapview_free(&view);
 	if (!ok)
 	{
@@ -243,9 +244,11 @@ handle_agg(GbtRequest *req)
 	req->hdr.nresults = unsure.n;
 	req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
 	if (req->hdr.device_ms >= 20)
-		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms",
+		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms: tree %.1f ms, %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
 			 sm->key.indexrelid, (long long) agg->nranges,
-			 (long long) gbt_mirror_stamped(sm->mirror), req->hdr.device_ms);
+			 (long long) gbt_mirror_stamped(sm->mirror), req->hdr.device_ms,
+			 steps.tree_ms, (long long) steps.nstamped, steps.stamped_ms,
+			 (long long) steps.ndelta, steps.delta_ms);
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
 	agg->columns = *gbt_mirror_columns(sm->mirror);
 	sm->hits++;
