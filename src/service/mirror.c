@@ -759,9 +759,26 @@ entry_vals(const GbtEntries *e, int64 i, int64 *vals)
 	return vals;
 }
 
+/* How many stamped entries ahead aggregate_stamped() asks the caches for. */
+#define STAMPED_PREFETCH 16
+
+/* Ask the caches for what deciding and adding tree entry p reads. */
+static inline void
+prefetch_entry(const GbtMirror *m, int64 p)
+{
+	int			c;
+
+	if (m->removed != NULL)
+		__builtin_prefetch(&m->removed[p >> 3]);
+	__builtin_prefetch(&m->base.nulls[p]);
+	for (c = 0; c < m->base.ncols; c++)
+		__builtin_prefetch(&m->base.vals[c][p]);
+}
+
 /*
  * Decide the entries of l at base positions [start, end) and aggregate;
- * returns how many were looked at.
+ * returns how many were looked at.  They lie scattered over the tree's
+ * arrays: prefetched a few entries ahead, the loads overlap.
  */
 static int64
 aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 end,
@@ -772,14 +789,20 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
 	int64		x0 = gbt_stamps_lower(l, start);
 	int64		x;
 
+	for (x = x0; x < Min(x0 + STAMPED_PREFETCH, l->n); x++)
+		prefetch_entry(m, l->pos[x]);
 	for (x = x0; x < l->n && l->pos[x] < end; x++)
 	{
 		int64		p = l->pos[x];
-		GbtVerdict	v;
+		int			v;
 
+		if (x + STAMPED_PREFETCH < l->n)
+			prefetch_entry(m, l->pos[x + STAMPED_PREFETCH]);
 		if (IS_REMOVED(m, p))
 			continue;
-		v = gbt_snapview_decide(view, l->xmin[x], l->xmax[x], m->blocks[p]);
+		v = gbt_snapview_quick(view, l->xmin[x], l->xmax[x]);
+		if (v == GBT_UNDECIDED)
+			v = gbt_snapview_decide_stamps(view, l->xmin[x], l->xmax[x], m->blocks[p]);
 		if (v == GBT_TAKE)
 			gbt_agg_add_entry(out, &m->columns, entry_vals(&m->base, p, vals), m->base.nulls[p]);
 		else if (v == GBT_UNSURE)
@@ -790,6 +813,40 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
 		}
 	}
 	return x - x0;
+}
+
+/*
+ * Decide the entries [from, to) of a delta run, those logged before
+ * log_bound, and aggregate.
+ */
+static void
+aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
+			  uint64 log_bound, GbtSnapView *view, GbtAggResult *out,
+			  GbtEntries *unsure, int64 unsure_cap)
+{
+	int64		vals[GBT_MAX_COLS];
+	int64		i;
+
+	for (i = from; i < to; i++)
+	{
+		int			v;
+
+		if (run->pos[i] >= log_bound)
+			continue;
+		v = gbt_snapview_quick(view, run->xmin[i], run->xmax[i]);
+		if (v == GBT_UNDECIDED)
+			v = gbt_snapview_decide_stamps(view, run->xmin[i], run->xmax[i],
+										   ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
+		if (v == GBT_TAKE)
+			gbt_agg_add_entry(out, &m->columns, entry_vals(&run->e, i, vals),
+							  run->e.nulls[i]);
+		else if (v == GBT_UNSURE)
+		{
+			if (unsure->n < unsure_cap)
+				gbt_copy_entry(unsure, unsure->n++, &run->e, i);
+			out->nunsure++;
+		}
+	}
 }
 
 /*
@@ -811,7 +868,6 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1), MCXT_ALLOC_HUGE);
 	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
-	int64		vals[GBT_MAX_COLS];
 	int64		r,
 				i;
 	int			d;
@@ -864,24 +920,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			int64		to = key_bound(run->e.keys, run->e.n, hi[r], true);
 
 			steps->ndelta += Max(to - from, 0);
-			for (i = from; i < to; i++)
-			{
-				GbtVerdict	v;
-
-				if (run->pos[i] >= log_bound)
-					continue;
-				v = gbt_snapview_decide(view, run->xmin[i], run->xmax[i],
-										ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
-				if (v == GBT_TAKE)
-					gbt_agg_add_entry(out, &m->columns, entry_vals(&run->e, i, vals),
-									  run->e.nulls[i]);
-				else if (v == GBT_UNSURE)
-				{
-					if (unsure->n < unsure_cap)
-						gbt_copy_entry(unsure, unsure->n++, &run->e, i);
-					out->nunsure++;
-				}
-			}
+			aggregate_run(m, run, from, to, log_bound, view, out, unsure, unsure_cap);
 		}
 	}
 	INSTR_TIME_SET_CURRENT(t1);

@@ -417,6 +417,33 @@ settle_due(ServiceMirror *sm, TransactionId *horizon)
 		 TimestampDifferenceExceeds(sm->last_settled, now, GBT_SETTLE_IDLE_MS));
 }
 
+/*
+ * Forget what became of transactions that every mirror's last settling
+ * pass settled: older than horizon and than each horizon settled to.  A
+ * stamp not settled yet keeps its transaction's outcome in the table, or
+ * every query asks the commit log for it, one entry at a time.
+ */
+static void
+forget_outcomes(TransactionId horizon)
+{
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+	{
+		ServiceMirror *sm = &gbt_mirrors[i];
+
+		if (!sm->in_use || (!sm->settling && gbt_mirror_stamped(sm->mirror) == 0))
+			continue;
+		if (!TransactionIdIsValid(sm->settled_horizon))
+			return;
+		if (!TransactionIdIsValid(horizon) ||
+			TransactionIdPrecedes(sm->settled_horizon, horizon))
+			horizon = sm->settled_horizon;
+	}
+	if (TransactionIdIsValid(horizon))
+		gbt_xid_outcomes_forget(horizon);
+}
+
 bool
 gbt_maintain_mirrors(void)
 {
@@ -478,8 +505,7 @@ gbt_maintain_mirrors(void)
 		sm->mirror = merged;
 		sm->id = gbt_next_mirror_id++;
 	}
-	if (TransactionIdIsValid(horizon))
-		gbt_xid_outcomes_forget(horizon);
+	forget_outcomes(horizon);
 
 	/* Deltas grow, and gpubtree.mirror_memory_limit may have been lowered. */
 	for (;;)

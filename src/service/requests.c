@@ -5,6 +5,8 @@
  */
 #include "postgres.h"
 
+#include <sys/resource.h>
+
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/lwlock.h"
@@ -210,6 +212,8 @@ handle_agg(GbtRequest *req)
 	bool		ok;
 	instr_time	t0,
 				t1;
+	struct rusage ru0,
+				ru1;
 
 	if (sm == NULL || sm->id != agg->mirror_id)
 	{
@@ -230,6 +234,7 @@ handle_agg(GbtRequest *req)
 	snap.takenDuringRecovery = agg->recovery;
 	gbt_snapview_init(&view, &snap, agg->topxid, agg->stamps, visible, agg->nvisible);
 
+	getrusage(RUSAGE_SELF, &ru0);
 	INSTR_TIME_SET_CURRENT(t0);
 	ok = gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nranges, &view, agg->log_bound,
 							  &agg->agg, &unsure, agg->unsure_cap, &steps, err, sizeof(err));
@@ -244,11 +249,18 @@ handle_agg(GbtRequest *req)
 	req->hdr.nresults = unsure.n;
 	req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
 	if (req->hdr.device_ms >= 20)
-		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms: tree %.1f ms, %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
+	{
+		/* CPU time against wall time: is the service short of a core? */
+		getrusage(RUSAGE_SELF, &ru1);
+		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms (CPU %.1f ms, %ld times preempted): tree %.1f ms, %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
 			 sm->key.indexrelid, (long long) agg->nranges,
 			 (long long) gbt_mirror_stamped(sm->mirror), req->hdr.device_ms,
+			 (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000.0 +
+			 (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1000.0,
+			 ru1.ru_nivcsw - ru0.ru_nivcsw,
 			 steps.tree_ms, (long long) steps.nstamped, steps.stamped_ms,
 			 (long long) steps.ndelta, steps.delta_ms);
+	}
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
 	agg->columns = *gbt_mirror_columns(sm->mirror);
 	sm->hits++;

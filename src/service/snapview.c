@@ -83,7 +83,7 @@ cache_put(GbtXidCache *c, TransactionId xid, uint8 value)
 /*
  * What the service learned of transactions' ends, kept across queries and
  * settling passes: whether each one committed or aborted, once known, two
- * bits per transaction ID from outcome_base on.  Both answers are final,
+ * bits per transaction ID from gbt_outcomes.base on.  Both answers are final,
  * so a query asks the commit log once per transaction, not once per query,
  * and the answers are read from a table small enough for the CPU's caches
  * instead of a shared buffer under a lock; committing backends say so in
@@ -91,55 +91,39 @@ cache_put(GbtXidCache *c, TransactionId xid, uint8 value)
  * settling horizon are forgotten (their stamps are settled); IDs beyond
  * the table's reach are asked of the commit log each time.
  */
-#define OUTCOME_UNKNOWN 0
-#define OUTCOME_COMMITTED 1
-#define OUTCOME_ABORTED 2
 #define OUTCOME_MAX_XIDS ((int64) 1 << 28)	/* 64 MB */
 
-static TransactionId outcome_base = InvalidTransactionId;
-static int64 outcome_nxids;		/* IDs the table covers (a multiple of 4) */
-static uint8 *outcome_bits;
-
-static inline int
-outcome_get(TransactionId xid)
-{
-	uint32		off = xid - outcome_base;
-
-	if (outcome_bits == NULL || !TransactionIdFollowsOrEquals(xid, outcome_base) ||
-		off >= outcome_nxids)
-		return OUTCOME_UNKNOWN;
-	return (outcome_bits[off >> 2] >> ((off & 3) * 2)) & 3;
-}
+GbtXidOutcomes gbt_outcomes;
 
 static void
 outcome_set(TransactionId xid, int outcome)
 {
 	uint32		off;
 
-	if (outcome_bits == NULL)
+	if (gbt_outcomes.bits == NULL)
 	{
-		outcome_base = xid & ~(TransactionId) 3;
-		if (!TransactionIdIsNormal(outcome_base))
-			outcome_base = FirstNormalTransactionId + 1;	/* 4 */
-		outcome_nxids = 65536;
-		outcome_bits = MemoryContextAllocZero(TopMemoryContext, outcome_nxids / 4);
+		gbt_outcomes.base = xid & ~(TransactionId) 3;
+		if (!TransactionIdIsNormal(gbt_outcomes.base))
+			gbt_outcomes.base = FirstNormalTransactionId + 1;	/* 4 */
+		gbt_outcomes.nxids = 65536;
+		gbt_outcomes.bits = MemoryContextAllocZero(TopMemoryContext, gbt_outcomes.nxids / 4);
 	}
-	if (!TransactionIdFollowsOrEquals(xid, outcome_base))
+	if (!TransactionIdFollowsOrEquals(xid, gbt_outcomes.base))
 		return;
-	off = xid - outcome_base;
-	if (off >= outcome_nxids)
+	off = xid - gbt_outcomes.base;
+	if (off >= gbt_outcomes.nxids)
 	{
-		int64		n = outcome_nxids;
+		int64		n = gbt_outcomes.nxids;
 
 		while (n <= off && n < OUTCOME_MAX_XIDS)
 			n *= 2;
 		if (n <= off)
 			return;
-		outcome_bits = repalloc_huge(outcome_bits, n / 4);
-		memset(outcome_bits + outcome_nxids / 4, 0, (n - outcome_nxids) / 4);
-		outcome_nxids = n;
+		gbt_outcomes.bits = repalloc_huge(gbt_outcomes.bits, n / 4);
+		memset(gbt_outcomes.bits + gbt_outcomes.nxids / 4, 0, (n - gbt_outcomes.nxids) / 4);
+		gbt_outcomes.nxids = n;
 	}
-	outcome_bits[off >> 2] |= outcome << ((off & 3) * 2);
+	gbt_outcomes.bits[off >> 2] |= outcome << ((off & 3) * 2);
 }
 
 /* The change log says so: transaction xid committed. */
@@ -147,7 +131,7 @@ void
 gbt_xid_committed(TransactionId xid)
 {
 	if (TransactionIdIsNormal(xid))
-		outcome_set(xid, OUTCOME_COMMITTED);
+		outcome_set(xid, GBT_OUTCOME_COMMITTED);
 }
 
 /*
@@ -159,24 +143,24 @@ gbt_xid_outcomes_forget(TransactionId horizon)
 {
 	uint32		drop;
 
-	if (outcome_bits == NULL || !TransactionIdFollows(horizon, outcome_base))
+	if (gbt_outcomes.bits == NULL || !TransactionIdFollows(horizon, gbt_outcomes.base))
 		return;
-	drop = (horizon - outcome_base) & ~(uint32) 3;
+	drop = (horizon - gbt_outcomes.base) & ~(uint32) 3;
 	/* Move the table only once a good part of it is behind the horizon. */
-	if (drop < outcome_nxids / 2)
+	if (drop < gbt_outcomes.nxids / 2)
 		return;
-	outcome_base += drop;
-	if (drop >= outcome_nxids || !TransactionIdIsNormal(outcome_base))
+	gbt_outcomes.base += drop;
+	if (drop >= gbt_outcomes.nxids || !TransactionIdIsNormal(gbt_outcomes.base))
 	{
 		/* All behind, or the base wrapped onto the special IDs: start anew. */
-		memset(outcome_bits, 0, outcome_nxids / 4);
-		if (!TransactionIdIsNormal(outcome_base))
-			outcome_base = FirstNormalTransactionId + 1;	/* 4 */
+		memset(gbt_outcomes.bits, 0, gbt_outcomes.nxids / 4);
+		if (!TransactionIdIsNormal(gbt_outcomes.base))
+			gbt_outcomes.base = FirstNormalTransactionId + 1;	/* 4 */
 	}
 	else
 	{
-		memmove(outcome_bits, outcome_bits + drop / 4, (outcome_nxids - drop) / 4);
-		memset(outcome_bits + (outcome_nxids - drop) / 4, 0, drop / 4);
+		memmove(gbt_outcomes.bits, gbt_outcomes.bits + drop / 4, (gbt_outcomes.nxids - drop) / 4);
+		memset(gbt_outcomes.bits + (gbt_outcomes.nxids - drop) / 4, 0, drop / 4);
 	}
 }
 
@@ -187,14 +171,14 @@ gbt_xid_outcomes_forget(TransactionId horizon)
 static bool
 xid_ended_committed(TransactionId xid)
 {
-	int			outcome = outcome_get(xid);
+	int			outcome = gbt_outcome_get(xid);
 
-	if (outcome == OUTCOME_UNKNOWN)
+	if (outcome == GBT_OUTCOME_UNKNOWN)
 	{
-		outcome = TransactionIdDidCommit(xid) ? OUTCOME_COMMITTED : OUTCOME_ABORTED;
+		outcome = TransactionIdDidCommit(xid) ? GBT_OUTCOME_COMMITTED : GBT_OUTCOME_ABORTED;
 		outcome_set(xid, outcome);
 	}
-	return outcome == OUTCOME_COMMITTED;
+	return outcome == GBT_OUTCOME_COMMITTED;
 }
 
 void
@@ -299,19 +283,19 @@ gbt_xid_fate(TransactionId xid, TransactionId horizon)
 
 	if (!TransactionIdIsNormal(xid))
 		return GBT_XID_NONE;
-	outcome = outcome_get(xid);
-	if (outcome == OUTCOME_UNKNOWN)
+	outcome = gbt_outcome_get(xid);
+	if (outcome == GBT_OUTCOME_UNKNOWN)
 	{
 		if (TransactionIdDidCommit(xid))
-			outcome = OUTCOME_COMMITTED;
+			outcome = GBT_OUTCOME_COMMITTED;
 		else if (TransactionIdPrecedes(xid, horizon) || TransactionIdDidAbort(xid))
-			outcome = OUTCOME_ABORTED;	/* or crashed, before the horizon */
-		if (outcome != OUTCOME_UNKNOWN)
+			outcome = GBT_OUTCOME_ABORTED;	/* or crashed, before the horizon */
+		if (outcome != GBT_OUTCOME_UNKNOWN)
 			outcome_set(xid, outcome);
 	}
-	if (outcome == OUTCOME_ABORTED)
+	if (outcome == GBT_OUTCOME_ABORTED)
 		return GBT_XID_ABORTED;
-	if (outcome == OUTCOME_COMMITTED && TransactionIdPrecedes(xid, horizon))
+	if (outcome == GBT_OUTCOME_COMMITTED && TransactionIdPrecedes(xid, horizon))
 		return GBT_XID_COMMITTED;
 	return GBT_XID_OPEN;
 }

@@ -501,9 +501,13 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 		GbtRun	   *run = &m->runs[m->settle_phase - 1];
 		int64		i = m->settle_next;
 
-		/* A stepped merge copies its runs' stamps: the next pass. */
+		/*
+		 * A stepped merge copies its runs' stamps: wait for it, so that a
+		 * finished pass leaves no stamp older than the horizon (the service
+		 * then forgets those transactions' outcomes).
+		 */
 		if (gbt_run_merging(m, m->settle_phase - 1))
-			continue;
+			return false;
 
 		for (; i < run->e.n && budget > 0; i++)
 		{

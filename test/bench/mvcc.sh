@@ -14,12 +14,15 @@
 #            ordinary plan's answer under the same snapshot (equal?); the
 #            same on btree's table for its time; writers' tps from
 #            pg_stat_user_tables;
+#   bulk     8 clients running 10000-row UPDATEs for BULK_S seconds: rows
+#            and change-log entries per second, mirror invalidations, the
+#            first read after (it waits for the service to catch up);
 #   commit   1-row UPDATE transactions (pgbench -M prepared), 1 and 8
 #            clients, COMMIT_S seconds each, g and b alternating: tps and
 #            mean latency.
 #
 #   test/bench/mvcc.sh [LOG2_ROWS] (default 24)
-#   PHASES ["update writers commit"]  READS [10]  COMMIT_S [10]
+#   PHASES ["update writers bulk commit"]  READS [10]  COMMIT_S [10]  BULK_S [10]
 #   SERVICE_LOG=1: the service's steps of 20 ms or more (DEBUG1) listed
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,7 +33,8 @@ export LC_ALL=C
 
 LOG2=${1:-24}
 ROWS=$((1 << LOG2))
-PHASES=${PHASES:-update writers commit}
+PHASES=${PHASES:-update writers bulk commit}
+BULK_S=${BULK_S:-10}
 READS=${READS:-10}
 COMMIT_S=${COMMIT_S:-10}
 PGBENCH="$PGBIN/pgbench"
@@ -141,8 +145,41 @@ if has writers; then
 		echo
 		echo "The service's steps of 20 ms or more:"
 		echo
-		grep -h "gpubtree service: " "$DIR/server.log" | sed 's/^.*gpubtree service: /    /' | tail -60
+		grep -h "gpubtree service: aggregate" "$DIR/server.log" | sed 's/^.*gpubtree service: /    /' | tail -30
+		grep -h "gpubtree service: " "$DIR/server.log" | grep -v "service: aggregate" |
+			sed 's/^.*gpubtree service: /    /' | tail -30
 	fi
+fi
+
+if has bulk; then
+	echo
+	echo "### Bulk changes: 8 clients, each transaction an UPDATE of 10000 consecutive keys, for ${BULK_S}s"
+	echo
+	echo "An updated row logs two entries: its old entry's delete and its new entry (v is an INCLUDE column: no HOT)."
+	echo
+	echo "| table | rows updated / s | change-log entries / s | mirror invalidations | first sum(v) 10 % after, ms | same |"
+	echo "|---|---|---|---|---|---|"
+	for t in g b; do
+		# each client its own eighth of the keys: no lock waits
+		echo "\\set a :client_id * $((ROWS / 8)) + random(0, $((ROWS / 8 - 10000)))" >"$WORK/bulk-$t.sql"
+		echo "UPDATE $t SET v = v + 1 WHERE k BETWEEN :a AND :a + 9999;" >>"$WORK/bulk-$t.sql"
+		inv0=$($PSQL -c "SELECT invalidations FROM gpubtree_status()")
+		upd0=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		t0=$(date +%s.%N)
+		$PGBENCH -n -M prepared -c 8 -j 8 -T "$BULK_S" -f "$WORK/bulk-$t.sql" >"$WORK/bulk-$t.out" 2>&1
+		t1=$(date +%s.%N)
+		first=$(timed "SELECT sum(v) FROM $t $R10")
+		sleep 1.5	# the counts reach the statistics
+		upd1=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		inv1=$($PSQL -c "SELECT invalidations FROM gpubtree_status()")
+		rate=$(echo "$t0 $t1 $upd0 $upd1" | awk '{printf "%d", ($4 - $3) / ($2 - $1)}')
+		if [ $t = g ]; then
+			same=$([ "$(answer "SELECT sum(v) FROM g $R10")" = "$(answer "SELECT sum(v) FROM b $R10")" ] && echo yes || echo NO)
+			echo "| gpubtree | $rate | $((2 * rate)) | $((inv1 - inv0)) | $first | |"
+		else
+			echo "| btree | $rate | | | $first | $same (after both) |"
+		fi
+	done
 fi
 
 if has commit; then
