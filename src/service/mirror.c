@@ -211,6 +211,8 @@ gbt_mirror_free(GbtMirror *m)
 		pfree(m->hidden);
 	gbt_stamps_free(&m->stamped);
 	gbt_stamps_free(&m->recent);
+	if (m->filter)
+		pfree(m->filter);
 	pfree(m);
 }
 
@@ -249,6 +251,8 @@ gbt_mirror_bytes(const GbtMirror *m)
 		bytes += m->base.n / 8 + 1;
 	bytes += (m->stamped.cap + m->recent.cap) * (sizeof(int64) + 2 * sizeof(TransactionId)) +
 		gbt_delta_n(m) * 2 * sizeof(TransactionId) + m->nallvis / 8;
+	if (m->filter != NULL)
+		bytes += (m->filter_mask + 1) / 8;
 	bytes += m->ops->bytes(m->engine);
 	return bytes;
 }
@@ -449,6 +453,52 @@ gbt_run_stamped(GbtMirror *m, int r, int64 i)
 		into->xmax[at] = run->xmax[i];
 }
 
+static inline void
+filter_set(uint64 *filter, uint64 mask, uint64 key, const ItemPointerData *tid)
+{
+	uint64		h = gbt_filter_hash(key, tid);
+	uint64		a = h & mask;
+	uint64		b = (h >> 32 | h << 32) * UINT64CONST(0x94D049BB133111EB) & mask;
+
+	filter[a >> 6] |= UINT64CONST(1) << (a & 63);
+	filter[b >> 6] |= UINT64CONST(1) << (b & 63);
+}
+
+/*
+ * Add entries fresh[] of e, about to enter the delta, to the filter: at
+ * least 16 bits an entry (two bits set: about 1.4 % false positives).  It
+ * is sized for the largest delta before the tree is rebuilt (an eighth of
+ * the tree), and made anew from the runs only if the delta outgrows that.
+ */
+static void
+filter_add(GbtMirror *m, const GbtEntries *e, const int64 *fresh, int64 nfresh)
+{
+	int64		i;
+	int			r;
+
+	if (m->filter == NULL || (m->filter_n + nfresh) * 16 > (int64) m->filter_mask + 1)
+	{
+		int64		want = 16 * Max(Max(m->base.n / 8, 2 * (gbt_delta_n(m) + nfresh)), 65536);
+		uint64		bits = 64;
+
+		while (bits < (uint64) want)
+			bits *= 2;
+		if (m->filter != NULL)
+			pfree(m->filter);
+		m->filter = MemoryContextAllocExtended(TopMemoryContext, bits / 8,
+											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		m->filter_mask = bits - 1;
+		m->filter_n = gbt_delta_n(m);
+		for (r = 0; r < GBT_RUNS; r++)
+			for (i = 0; i < m->runs[r].e.n; i++)
+				filter_set(m->filter, m->filter_mask, m->runs[r].e.keys[i],
+						   &m->runs[r].e.tids[i]);
+	}
+	for (i = 0; i < nfresh; i++)
+		filter_set(m->filter, m->filter_mask, e->keys[fresh[i]], &e->tids[fresh[i]]);
+	m->filter_n += nfresh;
+}
+
 /*
  * Add entries (any order), inserted by xmin[] and logged at pos[] (pos NULL:
  * 0).  An entry whose TID the mirror already holds under the same key is
@@ -465,6 +515,7 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 	int64		nfresh = 0;
 	int64		i;
 	int			r;
+	bool		held;
 
 	gbt_mirror_find_entries(m, e->keys, e->tids, e->n, at);
 
@@ -482,15 +533,18 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		 */
 		if (at[k] >= 0 && !IS_REMOVED(m, at[k]))
 			continue;
-		for (r = 0; r < GBT_RUNS; r++)
-			if (gbt_run_find_from(&m->runs[r].e, e->keys[k], &e->tids[k], &from[r]) >= 0)
-				break;
-		if (r == GBT_RUNS)
+		held = false;
+		if (gbt_delta_may_hold(m, e->keys[k], &e->tids[k]))
+			for (r = 0; r < GBT_RUNS && !held; r++)
+				held = gbt_run_find_from(&m->runs[r].e, e->keys[k], &e->tids[k],
+										 &from[r]) >= 0;
+		if (!held)
 			fresh[nfresh++] = k;
 	}
 
 	if (nfresh > 0)
 	{
+		filter_add(m, e, fresh, nfresh);
 		/* Into the smallest run; each that outgrows its share, one up. */
 		run_merge(m, &m->runs[GBT_RUNS - 1], NULL, e, fresh, nfresh, pos, xmin);
 		run_cascade(m);

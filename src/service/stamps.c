@@ -396,8 +396,11 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 		for (i = 0; i < ndelta; i++)
 		{
 			const GbtLogEntry *d = &le[indelta[i]];
-			int64		at = gbt_run_find_from(&m->runs[r].e, d->ikey, &d->tid, &from);
+			int64		at;
 
+			if (!gbt_delta_may_hold(m, d->ikey, &d->tid))
+				continue;
+			at = gbt_run_find_from(&m->runs[r].e, d->ikey, &d->tid, &from);
 			if (at >= 0)
 			{
 				m->runs[r].xmax[at] = d->xid;
