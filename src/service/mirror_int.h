@@ -46,7 +46,7 @@ typedef struct GbtStampList
 #define GBT_RUNS 4
 #ifndef GBT_RUN_MIN				/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
 #define GBT_RUN_MIN 4096
-#define GBT_MERGE_STEP 262144
+#define GBT_MERGE_STEP 65536
 #endif
 
 /*

@@ -248,7 +248,7 @@ handle_agg(GbtRequest *req)
 	INSTR_TIME_SUBTRACT(t1, t0);
 	req->hdr.nresults = unsure.n;
 	req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
-	if (req->hdr.device_ms >= 20)
+	if (req->hdr.device_ms >= 5)
 	{
 		/* CPU time against wall time: is the service short of a core? */
 		getrusage(RUSAGE_SELF, &ru1);

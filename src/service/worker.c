@@ -118,7 +118,6 @@ serve_round(void)
 
 	/* Taken first: every entry logged before a request is applied for it. */
 	apply_log();
-	more = gbt_maintain_mirrors();
 	gbt_answer_requests(taken, ntaken);
 
 	/* Published before the answers, so that askers see the new state. */
@@ -126,6 +125,10 @@ serve_round(void)
 	for (i = 0; i < ntaken; i++)
 		finish(&taken[i]);
 	pfree(taken);
+
+	/* Maintenance after the answers: no request waits for it. */
+	more = gbt_maintain_mirrors();
+	gbt_publish_mirrors();
 	return more;
 }
 

@@ -143,7 +143,7 @@ if has writers; then
 	echo "Each read, ms: gpubtree $(tr '\n' ' ' <"$WORK/ms-g"); btree $(tr '\n' ' ' <"$WORK/ms-b")"
 	if [ "${SERVICE_LOG:-}" = 1 ]; then
 		echo
-		echo "The service's steps of 20 ms or more:"
+		echo "The service's steps of 20 ms or more (aggregates: 5 ms):"
 		echo
 		grep -h "gpubtree service: aggregate" "$DIR/server.log" | sed 's/^.*gpubtree service: /    /' | tail -30
 		grep -h "gpubtree service: " "$DIR/server.log" | grep -v "service: aggregate" |
