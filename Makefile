@@ -45,7 +45,7 @@ PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(CURDIR)/$(d)) -I$(CURDIR)/cuda
 # (test/run_all.sh's small-layout pass, which rebuilds src/service/*.o, the
 # only objects that use them).  Never for use.
 ifeq ($(GBT_SMALL_LAYOUT),1)
-PG_CPPFLAGS += -DGBT_RUN_MIN=2 -DGBT_MERGE_STEP=16 -DGBT_RECENT_MIN=4
+PG_CPPFLAGS += -DGBT_RUN_MIN=2 -DGBT_MERGE_STEP=16 -DGBT_RECENT_MIN=4 -DGBT_SUM_BLOCK=4
 endif
 
 ifeq ($(USE_CUDA),1)

@@ -273,6 +273,7 @@ run_alloc(GbtRun *run, int ncols, int64 cap)
 	run->pos = palloc_extended(sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
 	run->xmin = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
 	run->xmax = palloc_extended(sizeof(TransactionId) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	run->sums = NULL;
 	MemoryContextSwitchTo(old);
 }
 
@@ -283,6 +284,7 @@ run_free(GbtRun *run)
 	pfree(run->pos);
 	pfree(run->xmin);
 	pfree(run->xmax);
+	gbt_run_sums_free(run);
 }
 
 /* Copy entry i of run src, with its log position and stamps, to o of dst. */
@@ -373,6 +375,7 @@ run_cascade(GbtMirror *m)
 		{
 			run_merge(m, &m->runs[r - 1], &m->runs[r], NULL, NULL, 0, NULL, NULL);
 			m->runs[r].e.n = 0;
+			gbt_run_sums_free(&m->runs[r]);
 		}
 		else if (m->merge_run == 0)
 		{
@@ -883,8 +886,17 @@ aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
 
 	for (i = from; i < to; i++)
 	{
+		const gbt_agg_result *sum;
 		int			v;
 
+		/* A whole block of plain entries: its sum. */
+		if (i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= to && view->stamps &&
+			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound)) != NULL)
+		{
+			gbt_agg_combine(out, sum, &m->columns);
+			i += GBT_SUM_BLOCK - 1;
+			continue;
+		}
 		if (run->pos[i] >= log_bound)
 			continue;
 		v = gbt_snapview_quick(view, run->xmin[i], run->xmax[i]);

@@ -13,12 +13,15 @@
  * Entries inserted since the build, in (key, TID) order, with the change-log
  * position each came from (0: from the export) and its stamps.
  */
+typedef struct GbtRunSums GbtRunSums;
+
 typedef struct GbtRun
 {
 	GbtEntries	e;
 	uint64	   *pos;
 	TransactionId *xmin;
 	TransactionId *xmax;
+	GbtRunSums *sums;			/* runsums.c; NULL: none yet */
 } GbtRun;
 
 /*
@@ -163,6 +166,22 @@ gbt_delta_n(const GbtMirror *m)
 	return n;
 }
 
+/*
+ * runsums.c: aggregates of blocks of GBT_SUM_BLOCK delta entries that
+ * every snapshot sees (plain: inserted before every snapshot, not deleted),
+ * so that a range aggregate adds a block at a time instead of deciding its
+ * entries one by one.  Made by the settling pass; a block's sum is dropped
+ * when one of its entries is stamped, and a run's when its arrays change.
+ */
+#ifndef GBT_SUM_BLOCK
+#define GBT_SUM_BLOCK 1024
+#endif
+
+extern void gbt_run_sums_free(GbtRun *run);
+extern void gbt_run_sums_drop(GbtRun *run, int64 i);
+extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block);
+extern const gbt_agg_result *gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound);
+
 /* Drop the run's entries for which keep[] is false. */
 static inline void
 gbt_run_compact(GbtRun *run, const bool *keep)
@@ -180,6 +199,7 @@ gbt_run_compact(GbtRun *run, const bool *keep)
 		gbt_copy_entry(&run->e, o++, &run->e, i);
 	}
 	run->e.n = o;
+	gbt_run_sums_free(run);
 }
 
 /*

@@ -404,6 +404,7 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 			if (at >= 0)
 			{
 				m->runs[r].xmax[at] = d->xid;
+				gbt_run_sums_drop(&m->runs[r], at);
 				gbt_run_stamped(m, r, at);
 			}
 		}
@@ -512,16 +513,24 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 		if (gbt_run_merging(m, m->settle_phase - 1))
 			return false;
 
-		for (; i < run->e.n && budget > 0; i++)
+		/* A block at a time, its sum made once all its entries are plain. */
+		while (i < run->e.n && budget > 0)
 		{
-			if (run->xmin[i] == GBT_XMIN_FROZEN && run->xmax[i] == InvalidTransactionId)
-				continue;		/* plain: costs next to nothing */
-			budget--;
-			if (settle_stamps(&run->xmin[i], &run->xmax[i], horizon))
+			int64		block = i / GBT_SUM_BLOCK;
+			int64		end = Min((block + 1) * GBT_SUM_BLOCK, run->e.n);
+
+			for (; i < end; i++)
 			{
-				run->xmin[i] = GBT_XMIN_DEAD;
-				run->xmax[i] = InvalidTransactionId;
+				if (run->xmin[i] == GBT_XMIN_FROZEN && run->xmax[i] == InvalidTransactionId)
+					continue;	/* plain: costs next to nothing */
+				budget--;
+				if (settle_stamps(&run->xmin[i], &run->xmax[i], horizon))
+				{
+					run->xmin[i] = GBT_XMIN_DEAD;
+					run->xmax[i] = InvalidTransactionId;
+				}
 			}
+			budget -= gbt_run_sums_make(m, run, block) / 8;
 		}
 		if (i < run->e.n)
 		{
