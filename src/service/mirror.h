@@ -54,6 +54,8 @@ extern void gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *
  * stamps (the stamped ones of the tree and the delta).
  */
 extern bool gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget);
+/* A delta run has no block sums yet (runsums.c): a settling pass makes them. */
+extern bool gbt_mirror_lacks_sums(const GbtMirror *m);
 extern void gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible);
 extern int64 gbt_mirror_stamped(const GbtMirror *m);
 

@@ -412,7 +412,7 @@ settle_due(ServiceMirror *sm, TransactionId *horizon)
 	*horizon = settle_horizon(*horizon);
 	if (!TransactionIdIsValid(*horizon))
 		return false;
-	return *horizon != sm->settled_horizon ||
+	return *horizon != sm->settled_horizon || gbt_mirror_lacks_sums(sm->mirror) ||
 		(stamped != sm->settled_stamped &&
 		 TimestampDifferenceExceeds(sm->last_settled, now, GBT_SETTLE_IDLE_MS));
 }

@@ -111,3 +111,20 @@ gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound)
 		return NULL;
 	return &s->sum[block];
 }
+
+/*
+ * Whether a run of at least a block has no sums yet (rebuilt by a merge or
+ * VACUUM since the last settling pass): a pass is due for it even while no
+ * stamp can settle.
+ */
+bool
+gbt_mirror_lacks_sums(const GbtMirror *m)
+{
+	int			r;
+
+	for (r = 0; r < GBT_RUNS; r++)
+		if (m->runs[r].sums == NULL && m->runs[r].e.n >= GBT_SUM_BLOCK &&
+			!gbt_run_merging(m, r))
+			return true;
+	return false;
+}
