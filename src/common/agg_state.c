@@ -85,6 +85,42 @@ gbt_agg_add_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
 			add_value(&r->col[c], cols->type[c], vals[c]);
 }
 
+/*
+ * Take back an entry added to r, where that is exact and keeps min and max
+ * right: int64 columns whose value is neither the minimum nor the maximum
+ * (a float8 sum is not taken back).  Returns false, r unchanged, otherwise.
+ */
+bool
+gbt_agg_remove_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
+					 uint8 nulls)
+{
+	int			c;
+
+	for (c = 0; c < cols->ncols; c++)
+	{
+		if (cols->type[c] == GBT_COL_NONE || (nulls & (1 << c)))
+			continue;
+		if (cols->type[c] != GBT_COL_INT64 ||
+			vals[c] == r->col[c].min_i || vals[c] == r->col[c].max_i)
+			return false;
+	}
+	for (c = 0; c < cols->ncols; c++)
+	{
+		GbtAggCol  *col = &r->col[c];
+		int64		hi = vals[c] < 0 ? -1 : 0;
+		uint64		lo = (uint64) vals[c];
+		uint64		neg_lo = ~lo + 1;
+
+		if (cols->type[c] == GBT_COL_NONE || (nulls & (1 << c)))
+			continue;
+		/* the two's complement negation of (hi, lo) */
+		add_int128(col, ~hi + (neg_lo == 0 ? 1 : 0), neg_lo);
+		col->nonnull--;
+	}
+	r->count--;
+	return true;
+}
+
 void
 gbt_agg_combine(GbtAggResult *into, const GbtAggResult *part,
 				const GbtColumns *cols)

@@ -17,6 +17,8 @@
 extern void gbt_agg_init(GbtAggResult *r);
 extern void gbt_agg_add_entry(GbtAggResult *r, const GbtColumns *cols,
 							  const int64 *vals, uint8 nulls);
+extern bool gbt_agg_remove_entry(GbtAggResult *r, const GbtColumns *cols,
+								 const int64 *vals, uint8 nulls);
 extern void gbt_agg_combine(GbtAggResult *into, const GbtAggResult *part,
 							const GbtColumns *cols);
 

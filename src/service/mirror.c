@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "port/pg_bitutils.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
@@ -872,46 +873,69 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
 	return x - x0;
 }
 
+/* Decide entry i of a delta run, if logged before log_bound, and aggregate. */
+static inline void
+aggregate_run_entry(const GbtMirror *m, const GbtRun *run, int64 i,
+					uint64 log_bound, GbtSnapView *view, GbtAggResult *out,
+					GbtEntries *unsure, int64 unsure_cap)
+{
+	int64		vals[GBT_MAX_COLS];
+	int			v;
+
+	if (run->pos[i] >= log_bound)
+		return;
+	v = gbt_snapview_quick(view, run->xmin[i], run->xmax[i]);
+	if (v == GBT_UNDECIDED)
+		v = gbt_snapview_decide_stamps(view, run->xmin[i], run->xmax[i],
+									   ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
+	if (v == GBT_TAKE)
+		gbt_agg_add_entry(out, &m->columns, entry_vals(&run->e, i, vals),
+						  run->e.nulls[i]);
+	else if (v == GBT_UNSURE)
+	{
+		if (unsure->n < unsure_cap)
+			gbt_copy_entry(unsure, unsure->n++, &run->e, i);
+		out->nunsure++;
+	}
+}
+
 /*
  * Decide the entries [from, to) of a delta run, those logged before
- * log_bound, and aggregate.
+ * log_bound, and aggregate: whole summed blocks by their sums and the
+ * entries their masks leave out, the rest one by one.
  */
 static void
 aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
 			  uint64 log_bound, GbtSnapView *view, GbtAggResult *out,
 			  GbtEntries *unsure, int64 unsure_cap)
 {
-	int64		vals[GBT_MAX_COLS];
 	int64		i;
 
 	for (i = from; i < to; i++)
 	{
 		const gbt_agg_result *sum;
-		int			v;
+		const uint64 *walk;
+		int			w;
 
-		/* A whole block of plain entries: its sum. */
 		if (i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= to && view->stamps &&
-			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound)) != NULL)
+			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound, &walk)) != NULL)
 		{
 			gbt_agg_combine(out, sum, &m->columns);
+			for (w = 0; w < (GBT_SUM_BLOCK + 63) / 64; w++)
+			{
+				uint64		bits = walk[w];
+
+				while (bits != 0)
+				{
+					aggregate_run_entry(m, run, i + w * 64 + pg_rightmost_one_pos64(bits),
+										log_bound, view, out, unsure, unsure_cap);
+					bits &= bits - 1;
+				}
+			}
 			i += GBT_SUM_BLOCK - 1;
 			continue;
 		}
-		if (run->pos[i] >= log_bound)
-			continue;
-		v = gbt_snapview_quick(view, run->xmin[i], run->xmax[i]);
-		if (v == GBT_UNDECIDED)
-			v = gbt_snapview_decide_stamps(view, run->xmin[i], run->xmax[i],
-										   ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
-		if (v == GBT_TAKE)
-			gbt_agg_add_entry(out, &m->columns, entry_vals(&run->e, i, vals),
-							  run->e.nulls[i]);
-		else if (v == GBT_UNSURE)
-		{
-			if (unsure->n < unsure_cap)
-				gbt_copy_entry(unsure, unsure->n++, &run->e, i);
-			out->nunsure++;
-		}
+		aggregate_run_entry(m, run, i, log_bound, view, out, unsure, unsure_cap);
 	}
 }
 

@@ -167,20 +167,23 @@ gbt_delta_n(const GbtMirror *m)
 }
 
 /*
- * runsums.c: aggregates of blocks of GBT_SUM_BLOCK delta entries that
- * every snapshot sees (plain: inserted before every snapshot, not deleted),
- * so that a range aggregate adds a block at a time instead of deciding its
- * entries one by one.  Made by the settling pass; a block's sum is dropped
- * when one of its entries is stamped, and a run's when its arrays change.
+ * runsums.c: aggregates of the entries of blocks of GBT_SUM_BLOCK delta
+ * entries that every snapshot sees (plain: inserted before every snapshot,
+ * not deleted), so that a range aggregate adds a block at a time and
+ * decides only its other entries one by one.  Made by the settling pass;
+ * a stamped entry leaves its block's sum, and a run's sums go when its
+ * arrays change.
  */
 #ifndef GBT_SUM_BLOCK
 #define GBT_SUM_BLOCK 1024
 #endif
 
 extern void gbt_run_sums_free(GbtRun *run);
-extern void gbt_run_sums_drop(GbtRun *run, int64 i);
-extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block);
-extern const gbt_agg_result *gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound);
+extern void gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i);
+extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block,
+							   int64 nplain);
+extern const gbt_agg_result *gbt_run_sum(const GbtRun *run, int64 block,
+										 uint64 log_bound, const uint64 **walk);
 
 /* Drop the run's entries for which keep[] is false. */
 static inline void

@@ -4,10 +4,11 @@
  *
  * A range aggregate decides each delta entry against the query's snapshot.
  * Most of the delta is plain once settled: every snapshot sees those
- * entries, and a block of GBT_SUM_BLOCK of them can be added as one partial
- * aggregate.  The settling pass, which walks the runs anyway, makes the
- * sums of blocks whose entries are all plain; a deletion stamped on an
- * entry drops its block's sum, and a run whose arrays are rebuilt (merges,
+ * entries, and those of a block of GBT_SUM_BLOCK can be added as one
+ * partial aggregate, the block's other entries decided one by one (a mask).
+ * The settling pass, which walks the runs anyway, makes the sums; a
+ * deletion stamped on a summed entry takes it back out of the sum (or
+ * drops the block's sum), and a run whose arrays are rebuilt (merges,
  * VACUUM) loses them all until the next pass.
  */
 #include "postgres.h"
@@ -18,12 +19,16 @@
 #include "mirror_int.h"
 #include "snapview.h"
 
+#define MASK_WORDS ((GBT_SUM_BLOCK + 63) / 64)
+
 struct GbtRunSums
 {
 	int64		nblocks;		/* full blocks of the run */
-	bool	   *valid;			/* sum[b] holds block b's aggregate */
-	uint64	   *maxpos;			/* the latest log position in block b */
-	gbt_agg_result *sum;
+	bool	   *valid;			/* sum[b] and walk[b] hold for block b */
+	uint64	   *maxpos;			/* the latest log position summed in b */
+	int32	   *nwalk;			/* entries of block b left to decide */
+	uint64	   *walk;			/* MASK_WORDS per block: those entries */
+	gbt_agg_result *sum;		/* the aggregate of b's other entries */
 };
 
 void
@@ -33,29 +38,62 @@ gbt_run_sums_free(GbtRun *run)
 		return;
 	pfree(run->sums->valid);
 	pfree(run->sums->maxpos);
+	pfree(run->sums->nwalk);
+	pfree(run->sums->walk);
 	pfree(run->sums->sum);
 	pfree(run->sums);
 	run->sums = NULL;
 }
 
-/* Entry i of run is stamped: its block's sum no longer holds. */
-void
-gbt_run_sums_drop(GbtRun *run, int64 i)
+static inline bool
+is_plain(const GbtRun *run, int64 i)
 {
-	if (run->sums != NULL && i / GBT_SUM_BLOCK < run->sums->nblocks)
-		run->sums->valid[i / GBT_SUM_BLOCK] = false;
+	return run->xmin[i] == GBT_XMIN_FROZEN && run->xmax[i] == InvalidTransactionId;
 }
 
 /*
- * Make the sum of the given block of run if all its entries are plain (a
- * partial block at the end never is summed).  Returns the entries it
- * looked at; a block already summed costs none.
+ * Entry i of run was stamped: taken out of its block's sum to be decided
+ * one by one, or, where the sum cannot give it back exactly, the block's
+ * sum dropped until the next settling pass.
+ */
+void
+gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i)
+{
+	GbtRunSums *s = run->sums;
+	int64		b = i / GBT_SUM_BLOCK;
+	int64		j = i % GBT_SUM_BLOCK;
+	uint64	   *walk;
+	int64		vals[GBT_MAX_COLS];
+	int			c;
+
+	if (s == NULL || b >= s->nblocks || !s->valid[b])
+		return;
+	walk = &s->walk[b * MASK_WORDS + j / 64];
+	if (*walk & (UINT64CONST(1) << (j % 64)))
+		return;
+	for (c = 0; c < run->e.ncols; c++)
+		vals[c] = run->e.vals[c][i];
+	if (gbt_agg_remove_entry(&s->sum[b], &m->columns, vals, run->e.nulls[i]))
+	{
+		*walk |= UINT64CONST(1) << (j % 64);
+		s->nwalk[b]++;
+	}
+	else
+		s->valid[b] = false;
+}
+
+/*
+ * Make the sum of the given block of run over its plain entries, the others
+ * marked to be decided one by one; nplain: how many are plain now (the
+ * settling pass counted them).  Kept if nothing settled since it was made.
+ * Returns the entries looked at.
  */
 int64
-gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block)
+gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block, int64 nplain)
 {
 	GbtRunSums *s = run->sums;
 	int64		from = block * GBT_SUM_BLOCK;
+	uint64	   *walk;
 	int64		vals[GBT_MAX_COLS];
 	uint64		maxpos = 0;
 	int64		i;
@@ -75,18 +113,27 @@ gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block)
 		s->nblocks = n;
 		s->valid = palloc_extended(sizeof(bool) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		s->maxpos = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+		s->nwalk = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
+		s->walk = palloc_extended(sizeof(uint64) * MASK_WORDS * n, MCXT_ALLOC_HUGE);
 		s->sum = palloc_extended(sizeof(gbt_agg_result) * n, MCXT_ALLOC_HUGE);
 		MemoryContextSwitchTo(old);
 		run->sums = s;
 	}
-	if (block >= s->nblocks || s->valid[block])
+	if (block >= s->nblocks ||
+		(s->valid[block] && s->nwalk[block] == GBT_SUM_BLOCK - nplain))
 		return 0;
-	for (i = from; i < from + GBT_SUM_BLOCK; i++)
-		if (run->xmin[i] != GBT_XMIN_FROZEN || run->xmax[i] != InvalidTransactionId)
-			return i - from + 1;
+	walk = &s->walk[block * MASK_WORDS];
+	memset(walk, 0, sizeof(uint64) * MASK_WORDS);
+	s->nwalk[block] = 0;
 	gbt_agg_init(&s->sum[block]);
 	for (i = from; i < from + GBT_SUM_BLOCK; i++)
 	{
+		if (!is_plain(run, i))
+		{
+			walk[(i - from) / 64] |= UINT64CONST(1) << ((i - from) % 64);
+			s->nwalk[block]++;
+			continue;
+		}
 		for (c = 0; c < run->e.ncols; c++)
 			vals[c] = run->e.vals[c][i];
 		gbt_agg_add_entry(&s->sum[block], &m->columns, vals, run->e.nulls[i]);
@@ -98,17 +145,19 @@ gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block)
 }
 
 /*
- * The sum of block of run, if made and all its entries were logged before
- * log_bound; else NULL (decide them one by one).
+ * The sum of block of run, if made and its entries were logged before
+ * log_bound, with in *walk the mask of the block's entries to decide one by
+ * one (MASK_WORDS words); else NULL (decide them all).
  */
 const gbt_agg_result *
-gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound)
+gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound, const uint64 **walk)
 {
 	const GbtRunSums *s = run->sums;
 
 	if (s == NULL || block >= s->nblocks || !s->valid[block] ||
 		s->maxpos[block] >= log_bound)
 		return NULL;
+	*walk = &s->walk[block * MASK_WORDS];
 	return &s->sum[block];
 }
 

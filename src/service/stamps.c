@@ -404,7 +404,7 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 			if (at >= 0)
 			{
 				m->runs[r].xmax[at] = d->xid;
-				gbt_run_sums_drop(&m->runs[r], at);
+				gbt_run_sums_drop(m, &m->runs[r], at);
 				gbt_run_stamped(m, r, at);
 			}
 		}
@@ -518,19 +518,25 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 		{
 			int64		block = i / GBT_SUM_BLOCK;
 			int64		end = Min((block + 1) * GBT_SUM_BLOCK, run->e.n);
+			int64		nplain = 0;
 
 			for (; i < end; i++)
 			{
 				if (run->xmin[i] == GBT_XMIN_FROZEN && run->xmax[i] == InvalidTransactionId)
-					continue;	/* plain: costs next to nothing */
+				{
+					nplain++;	/* plain: costs next to nothing */
+					continue;
+				}
 				budget--;
 				if (settle_stamps(&run->xmin[i], &run->xmax[i], horizon))
 				{
 					run->xmin[i] = GBT_XMIN_DEAD;
 					run->xmax[i] = InvalidTransactionId;
 				}
+				nplain += run->xmin[i] == GBT_XMIN_FROZEN &&
+					run->xmax[i] == InvalidTransactionId;
 			}
-			budget -= gbt_run_sums_make(m, run, block) / 8;
+			budget -= gbt_run_sums_make(m, run, block, nplain) / 8;
 		}
 		if (i < run->e.n)
 		{

@@ -157,7 +157,7 @@ if has bulk; then
 	echo
 	echo "An updated row logs two entries: its old entry's delete and its new entry (v is an INCLUDE column: no HOT)."
 	echo
-	echo "| table | rows updated / s | change-log entries / s | mirror invalidations | first sum(v) 10 % after, ms | same |"
+	echo "| table | rows updated / s | change-log entries / s | mirror invalidations | first sum(v) 10 % after, ms | equal to the ordinary plan's |"
 	echo "|---|---|---|---|---|---|"
 	for t in g b; do
 		# each client its own eighth of the keys: no lock waits
@@ -169,15 +169,17 @@ if has bulk; then
 		$PGBENCH -n -M prepared -c 8 -j 8 -T "$BULK_S" -f "$WORK/bulk-$t.sql" >"$WORK/bulk-$t.out" 2>&1
 		t1=$(date +%s.%N)
 		first=$(timed "SELECT sum(v) FROM $t $R10")
+		# the node's answer against the ordinary plan's on the same table
+		same=$([ "$(answer "SELECT sum(v) FROM $t $R10")" = \
+			"$($PSQL -c "SET gpubtree.device = off" -c "SELECT sum(v) FROM $t $R10")" ] && echo yes || echo NO)
 		sleep 1.5	# the counts reach the statistics
 		upd1=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
 		inv1=$($PSQL -c "SELECT invalidations FROM gpubtree_status()")
 		rate=$(echo "$t0 $t1 $upd0 $upd1" | awk '{printf "%d", ($4 - $3) / ($2 - $1)}')
 		if [ $t = g ]; then
-			same=$([ "$(answer "SELECT sum(v) FROM g $R10")" = "$(answer "SELECT sum(v) FROM b $R10")" ] && echo yes || echo NO)
-			echo "| gpubtree | $rate | $((2 * rate)) | $((inv1 - inv0)) | $first | |"
+			echo "| gpubtree | $rate | $((2 * rate)) | $((inv1 - inv0)) | $first | $same |"
 		else
-			echo "| btree | $rate | | | $first | $same (after both) |"
+			echo "| btree | $rate | | | $first | |"
 		fi
 	done
 fi
