@@ -60,6 +60,12 @@ hi=$((lo + ROWS / 10 - 1))
 R10="WHERE k BETWEEN $lo AND $hi"
 
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+updated() { $PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$1'"; }
+# pgbench_script TABLE FILE SET-LINE WHERE: an UPDATE of v, keys chosen by SET-LINE
+pgbench_script() {
+	echo "$3" >"$2"
+	echo "UPDATE $1 SET v = v + 1 WHERE $4;" >>"$2"
+}
 
 if has update; then
 	echo
@@ -119,9 +125,8 @@ if has writers; then
 	echo "| table | writers' tps | reader's sum(v) 10 %: mean / median / max ms | answers equal to the ordinary plan's under the same snapshot | node answered by |"
 	echo "|---|---|---|---|---|"
 	for t in g b; do
-		echo "\\set id random(0, $((ROWS - 1)))" >"$WORK/upd-$t.sql"
-		echo "UPDATE $t SET v = v + 1 WHERE k = :id;" >>"$WORK/upd-$t.sql"
-		upd0=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		pgbench_script $t "$WORK/upd-$t.sql" "\\set id random(0, $((ROWS - 1)))" "k = :id"
+		upd0=$(updated $t)
 		t0=$(date +%s.%N)
 		$PGBENCH -n -M prepared -c 8 -j 8 -T 3600 -f "$WORK/upd-$t.sql" >"$WORK/writers-$t.out" 2>&1 &
 		wpid=$!
@@ -131,7 +136,7 @@ if has writers; then
 		kill -TERM $wpid 2>/dev/null
 		wait $wpid
 		sleep 1.5	# the writers' counts reach the statistics
-		upd1=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		upd1=$(updated $t)
 		tps=$(echo "$t0 $(date +%s.%N) $upd0 $upd1" | awk '{printf "%d", ($4 - $3) / ($2 - $1 - 1.5)}')
 		if [ $t = g ]; then
 			echo "| gpubtree | $tps | $(stats "$WORK/ms-$t") | $(cat "$WORK/eq-$t") of $(wc -l <"$WORK/ms-$t") | $how |"
@@ -161,10 +166,11 @@ if has bulk; then
 	echo "|---|---|---|---|---|---|"
 	for t in g b; do
 		# each client its own eighth of the keys: no lock waits
-		echo "\\set a :client_id * $((ROWS / 8)) + random(0, $((ROWS / 8 - 10000)))" >"$WORK/bulk-$t.sql"
-		echo "UPDATE $t SET v = v + 1 WHERE k BETWEEN :a AND :a + 9999;" >>"$WORK/bulk-$t.sql"
+		pgbench_script $t "$WORK/bulk-$t.sql" \
+			"\\set a :client_id * $((ROWS / 8)) + random(0, $((ROWS / 8 - 10000)))" \
+			"k BETWEEN :a AND :a + 9999"
 		inv0=$($PSQL -c "SELECT invalidations FROM gpubtree_status()")
-		upd0=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		upd0=$(updated $t)
 		t0=$(date +%s.%N)
 		$PGBENCH -n -M prepared -c 8 -j 8 -T "$BULK_S" -f "$WORK/bulk-$t.sql" >"$WORK/bulk-$t.out" 2>&1
 		t1=$(date +%s.%N)
@@ -173,7 +179,7 @@ if has bulk; then
 		same=$([ "$(answer "SELECT sum(v) FROM $t $R10")" = \
 			"$($PSQL -c "SET gpubtree.device = off" -c "SELECT sum(v) FROM $t $R10")" ] && echo yes || echo NO)
 		sleep 1.5	# the counts reach the statistics
-		upd1=$($PSQL -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '$t'")
+		upd1=$(updated $t)
 		inv1=$($PSQL -c "SELECT invalidations FROM gpubtree_status()")
 		rate=$(echo "$t0 $t1 $upd0 $upd1" | awk '{printf "%d", ($4 - $3) / ($2 - $1)}')
 		if [ $t = g ]; then
@@ -192,8 +198,7 @@ if has commit; then
 	echo "|---|---|---|---|---|---|"
 	for c in 1 8; do
 		for t in b g g b; do
-			echo "\\set id random(0, $((ROWS - 1)))" >"$WORK/upd-$t.sql"
-			echo "UPDATE $t SET v = v + 1 WHERE k = :id;" >>"$WORK/upd-$t.sql"
+			pgbench_script $t "$WORK/upd-$t.sql" "\\set id random(0, $((ROWS - 1)))" "k = :id"
 			$PGBENCH -n -M prepared -c $c -j $c -T "$COMMIT_S" -f "$WORK/upd-$t.sql" >>"$WORK/commit-$c-$t.out" 2>&1
 		done
 		tb=$(awk '/^tps/ {s += $3; n++} END {printf "%d", s / n}' "$WORK/commit-$c-b.out")
