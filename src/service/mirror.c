@@ -25,6 +25,7 @@
 #include "agg_state.h"
 #include "engine.h"
 #include "mirror_int.h"
+#include "runsums.h"
 #include "snapview.h"
 
 static void run_alloc(GbtRun *run, int ncols, int64 cap);
@@ -437,26 +438,6 @@ merge_finish(GbtMirror *m)
 		;
 }
 
-/*
- * Entry i of run r got a new xmax: if a stepped merge copied it already,
- * its copy gets it too.
- */
-void
-gbt_run_stamped(GbtMirror *m, int r, int64 i)
-{
-	const GbtRun *run = &m->runs[r];
-	GbtRun	   *into = &m->merge_into;
-	int64		at;
-
-	if (!gbt_run_merging(m, r) ||
-		i >= (r == m->merge_run ? m->merge_b : m->merge_a))
-		return;
-	at = gbt_mirror_find_entry(&into->e, run->e.keys[i], &run->e.tids[i]);
-	Assert(at >= 0);
-	if (at >= 0)
-		into->xmax[at] = run->xmax[i];
-}
-
 static inline void
 filter_set(uint64 *filter, uint64 mask, uint64 key, const ItemPointerData *tid)
 {
@@ -597,6 +578,26 @@ gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n
 	pfree(del);
 }
 
+/* Drop the run's entries for which keep[] is false. */
+static void
+run_compact(GbtRun *run, const bool *keep)
+{
+	int64		i,
+				o;
+
+	for (i = 0, o = 0; i < run->e.n; i++)
+	{
+		if (!keep[i])
+			continue;
+		run->pos[o] = run->pos[i];
+		run->xmin[o] = run->xmin[i];
+		run->xmax[o] = run->xmax[i];
+		gbt_copy_entry(&run->e, o++, &run->e, i);
+	}
+	run->e.n = o;
+	gbt_run_sums_free(run);
+}
+
 /*
  * VACUUM's dead TIDs (sorted), indexed by heap block: first[b] is where
  * block b's TIDs start, so that a lookup scans one block's few offsets
@@ -672,7 +673,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 			keep[i] = !dead_tids_has(&d, &run->e.tids[i]);
 			removed += !keep[i];
 		}
-		gbt_run_compact(run, keep);
+		run_compact(run, keep);
 		pfree(keep);
 	}
 	pfree(d.first);

@@ -167,45 +167,6 @@ gbt_delta_n(const GbtMirror *m)
 }
 
 /*
- * runsums.c: aggregates of the entries of blocks of GBT_SUM_BLOCK delta
- * entries that every snapshot sees (plain: inserted before every snapshot,
- * not deleted), so that a range aggregate adds a block at a time and
- * decides only its other entries one by one.  Made by the settling pass;
- * a stamped entry leaves its block's sum, and a run's sums go when its
- * arrays change.
- */
-#ifndef GBT_SUM_BLOCK
-#define GBT_SUM_BLOCK 1024
-#endif
-
-extern void gbt_run_sums_free(GbtRun *run);
-extern void gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i);
-extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block,
-							   int64 nplain);
-extern const gbt_agg_result *gbt_run_sum(const GbtRun *run, int64 block,
-										 uint64 log_bound, const uint64 **walk);
-
-/* Drop the run's entries for which keep[] is false. */
-static inline void
-gbt_run_compact(GbtRun *run, const bool *keep)
-{
-	int64		i,
-				o;
-
-	for (i = 0, o = 0; i < run->e.n; i++)
-	{
-		if (!keep[i])
-			continue;
-		run->pos[o] = run->pos[i];
-		run->xmin[o] = run->xmin[i];
-		run->xmax[o] = run->xmax[i];
-		gbt_copy_entry(&run->e, o++, &run->e, i);
-	}
-	run->e.n = o;
-	gbt_run_sums_free(run);
-}
-
-/*
  * Position of (key, tid) among e's entries (sorted) at or after *from, or
  * -1.  For lookups in ascending order: *from moves up to where the entry
  * is or would be, and the next lookup gallops from there, so a sorted batch
@@ -294,9 +255,6 @@ gbt_delta_may_hold(const GbtMirror *m, uint64 key, const ItemPointerData *tid)
 	return (m->filter[a >> 6] & (UINT64CONST(1) << (a & 63))) != 0 &&
 		(m->filter[b >> 6] & (UINT64CONST(1) << (b & 63))) != 0;
 }
-
-/* mirror.c: a deletion stamped on entry i of run r, also in a merge under way */
-extern void gbt_run_stamped(GbtMirror *m, int r, int64 i);
 
 /* stamps.c: base positions of many entries at once (-1: not there) */
 extern void gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys,

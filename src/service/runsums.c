@@ -16,7 +16,7 @@
 #include "utils/memutils.h"
 
 #include "agg_state.h"
-#include "mirror_int.h"
+#include "runsums.h"
 #include "snapview.h"
 
 #define MASK_WORDS ((GBT_SUM_BLOCK + 63) / 64)

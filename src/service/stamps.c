@@ -11,6 +11,7 @@
 #include "utils/memutils.h"
 
 #include "mirror_int.h"
+#include "runsums.h"
 #include "snapview.h"
 
 /*
@@ -297,6 +298,26 @@ cmp_int64_pair(const void *a, const void *b)
  * partial index leaves out, or one VACUUM's sweep took first) is nothing to
  * do.
  */
+/*
+ * Entry i of run r got a new xmax: if a stepped merge copied it already,
+ * its copy gets it too.
+ */
+static void
+run_stamped(GbtMirror *m, int r, int64 i)
+{
+	const GbtRun *run = &m->runs[r];
+	GbtRun	   *into = &m->merge_into;
+	int64		at;
+
+	if (!gbt_run_merging(m, r) ||
+		i >= (r == m->merge_run ? m->merge_b : m->merge_a))
+		return;
+	at = gbt_mirror_find_entry(&into->e, run->e.keys[i], &run->e.tids[i]);
+	Assert(at >= 0);
+	if (at >= 0)
+		into->xmax[at] = run->xmax[i];
+}
+
 /* Log entries by (key, TID), then log order. */
 static int
 cmp_log_index(const void *a, const void *b, void *arg)
@@ -405,7 +426,7 @@ gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 			{
 				m->runs[r].xmax[at] = d->xid;
 				gbt_run_sums_drop(m, &m->runs[r], at);
-				gbt_run_stamped(m, r, at);
+				run_stamped(m, r, at);
 			}
 		}
 	}
@@ -536,7 +557,9 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 				nplain += run->xmin[i] == GBT_XMIN_FROZEN &&
 					run->xmax[i] == InvalidTransactionId;
 			}
-			budget -= gbt_run_sums_make(m, run, block, nplain) / 8;
+			/* plain entries cost a little too: a round stays short */
+			budget -= (end - block * GBT_SUM_BLOCK) / 64 +
+				gbt_run_sums_make(m, run, block, nplain) / 8;
 		}
 		if (i < run->e.n)
 		{
