@@ -1062,11 +1062,14 @@ gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
 			/*
 			 * Raw positions past the tree: the runs from the smallest to the
 			 * largest.  A reader in chunks (VACUUM's sweep) must see every
-			 * entry while changes are applied between its chunks: inserts,
-			 * and merges of a run into the next larger one, move entries
-			 * only towards later positions, where the reader still finds
-			 * them (some twice).  Nothing else removes delta entries
-			 * meanwhile.
+			 * entry while changes are applied between its chunks.  Inserts
+			 * move entries only towards later positions, where the reader
+			 * still finds them (some twice), but a merge of a run into the
+			 * next larger one moves the larger run's entries towards
+			 * earlier positions, by up to the smaller run's size: a known
+			 * gap, where a sweep may miss entries that a merge moved behind
+			 * it.  Reading in (key, TID) order from the last entry read
+			 * would close it.
 			 */
 			while (r > 0 && d >= m->runs[r].e.n)
 				d -= m->runs[r--].e.n;
