@@ -40,8 +40,8 @@ endif
 OBJS = $(C_SOURCES:.c=.o)
 PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(CURDIR)/$(d)) -I$(CURDIR)/cuda
 
-# GBT_SMALL_LAYOUT=1: the mirror's delta runs, stepped merges and stamp
-# lists at tiny sizes, so that small tests go through every layout change
+# GBT_SMALL_LAYOUT=1: the mirror's delta runs, stepped merges, stamp lists
+# and block sums at tiny sizes, so that small tests go through every layout change
 # (test/run_all.sh's small-layout pass, which rebuilds src/service/*.o, the
 # only objects that use them).  Never for use.
 ifeq ($(GBT_SMALL_LAYOUT),1)
