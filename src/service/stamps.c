@@ -292,13 +292,6 @@ cmp_int64_pair(const void *a, const void *b)
 }
 
 /*
- * Deletions, in log order: the entry (key, tid), wherever it is, gets xid
- * as its xmax; a later deletion of the same entry (after its deleter
- * aborted) replaces an earlier one.  An entry that is not there (a row a
- * partial index leaves out, or one VACUUM's sweep took first) is nothing to
- * do.
- */
-/*
  * Entry i of run r got a new xmax: if a stepped merge copied it already,
  * its copy gets it too.
  */
@@ -332,6 +325,13 @@ cmp_log_index(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j ? 1 : 0;
 }
 
+/*
+ * Deletions, in log order: the entry (key, tid), wherever it is, gets xid
+ * as its xmax; a later deletion of the same entry (after its deleter
+ * aborted) replaces an earlier one.  An entry that is not there (a row a
+ * partial index leaves out, or one VACUUM's sweep took first) is nothing to
+ * do.
+ */
 void
 gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n)
 {
@@ -534,7 +534,7 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 		if (gbt_run_merging(m, m->settle_phase - 1))
 			return false;
 
-		/* A block at a time, its sum made once all its entries are plain. */
+		/* A block at a time, then the sum of its plain entries (runsums.c). */
 		while (i < run->e.n && budget > 0)
 		{
 			int64		block = i / GBT_SUM_BLOCK;
