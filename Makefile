@@ -40,12 +40,13 @@ endif
 OBJS = $(C_SOURCES:.c=.o)
 PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(CURDIR)/$(d)) -I$(CURDIR)/cuda
 
-# GBT_SMALL_LAYOUT=1: the mirror's delta runs, stepped merges, stamp lists
-# and block sums at tiny sizes, so that small tests go through every layout change
+# GBT_SMALL_LAYOUT=1: the mirror's delta runs, stepped merges, stamp lists,
+# block sums and the service's chunks of a mirror read back at tiny sizes, so that small tests go through every layout change
 # (test/run_all.sh's small-layout pass, which rebuilds src/service/*.o, the
 # only objects that use them).  Never for use.
 ifeq ($(GBT_SMALL_LAYOUT),1)
-PG_CPPFLAGS += -DGBT_RUN_MIN=2 -DGBT_MERGE_STEP=16 -DGBT_RECENT_MIN=4 -DGBT_SUM_BLOCK=4
+PG_CPPFLAGS += -DGBT_RUN_MIN=2 -DGBT_MERGE_STEP=16 -DGBT_RECENT_MIN=4 -DGBT_SUM_BLOCK=4 \
+	-DGBT_DUMP_MAX=8
 endif
 
 ifeq ($(USE_CUDA),1)

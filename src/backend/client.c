@@ -250,8 +250,8 @@ gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo, const uint64 *hi,
 }
 
 bool
-gbt_call_dump(GbtCall *call, Relation index, uint64 generation, int64 offset,
-			  int64 nitems, int ncols, bool verdicts)
+gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
+			  const GbtDumpCursor *after, int64 nitems, int ncols, bool verdicts)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_DUMP, index, generation, 0,
 								 gbt_entries_flat_size(ncols, nitems) +
@@ -259,7 +259,9 @@ gbt_call_dump(GbtCall *call, Relation index, uint64 generation, int64 offset,
 
 	if (req == NULL)
 		return false;
-	req->body.dump.offset = offset;
+	req->body.dump.started = after != NULL;
+	if (after != NULL)
+		req->body.dump.cursor = *after;
 	req->body.dump.nitems = nitems;
 	req->body.dump.ncols = ncols;
 	req->body.dump.verdicts = verdicts;

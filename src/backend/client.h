@@ -38,7 +38,8 @@ extern bool gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 extern bool gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo,
 						  const uint64 *hi, int64 nranges, Size result_room);
 extern bool gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
-						  int64 offset, int64 nitems, int ncols, bool verdicts);
+						  const GbtDumpCursor *after, int64 nitems, int ncols,
+						  bool verdicts);
 extern bool gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id,
 							const ItemPointerData *tids, int64 ntids);
 extern bool gbt_call_agg_prepare(GbtCall *call, Relation index);

@@ -19,12 +19,14 @@
 #include "visibility.h"
 
 /*
- * Read the service's current mirror of the index, in chunks of raw
- * positions, passing each chunk's live entries to fn (keys and TIDs only
- * with tids_only: what VACUUM's sweep needs; with verdicts, whether a
- * snapshot taken now sees each entry's row, by its stamps).  Fails (with *status)
- * when there is no current mirror, or when it changed layout meanwhile (a
- * merge or rebuild); *mirror_id names the mirror read.
+ * Read the service's current mirror of the index, in chunks in (key, TID)
+ * order, each resuming after the last entry read (so that changes applied
+ * in between hide no entry that stays), passing each chunk's live entries
+ * to fn (keys and TIDs only with tids_only: what VACUUM's sweep needs; with
+ * verdicts, whether a snapshot taken now sees each entry's row, by its
+ * stamps).  Fails (with *status) when there is no current mirror, or when
+ * it was replaced meanwhile (a rebuild or a merge into a new tree);
+ * *mirror_id names the mirror read.
  */
 bool
 gbt_dump_mirror(Relation index, bool tids_only, bool verdicts, GbtDumpFn fn, void *arg,
@@ -32,27 +34,29 @@ gbt_dump_mirror(Relation index, bool tids_only, bool verdicts, GbtDumpFn fn, voi
 {
 	const int64 chunk = 1 << 20;
 	int			ncols = tids_only ? 0 : GBT_MAX_COLS;
-	int64		offset = 0;
-	int64		total;
+	GbtDumpCursor cursor;
+	bool		started = false;
+	bool		done = false;
 	uint64		generation;
 
 	gbt_resync_flush();
 	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
 	*status = GBT_REPLY_ERROR;
-	do
+	while (!done)
 	{
 		GbtCall		call;
 		bool		same;
 
-		if (!gbt_call_dump(&call, index, generation, offset, chunk, ncols, verdicts))
+		CHECK_FOR_INTERRUPTS();
+		if (!gbt_call_dump(&call, index, generation, started ? &cursor : NULL,
+						   chunk, ncols, verdicts))
 		{
 			gbt_call_end(&call);
 			return false;
 		}
 		*status = call.req->hdr.status;
-		same = offset == 0 || call.req->body.dump.mirror_id == *mirror_id;
+		same = !started || call.req->body.dump.mirror_id == *mirror_id;
 		*mirror_id = call.req->body.dump.mirror_id;
-		total = call.req->body.dump.total;
 		if (*status == GBT_REPLY_OK && same)
 		{
 			GbtEntries	e;
@@ -62,6 +66,15 @@ gbt_dump_mirror(Relation index, bool tids_only, bool verdicts, GbtDumpFn fn, voi
 			e.ncols = Min(ncols, call.req->body.dump.columns.ncols);
 			fn(&e, &call.req->body.dump.columns,
 			   verdicts ? gbt_dump_reply_verdicts(call.req) : NULL, arg);
+			/* A cursor that did not move would read the same entries forever. */
+			if (!call.req->body.dump.done &&
+				(e.n == 0 || (started &&
+							  call.req->body.dump.cursor.key == cursor.key &&
+							  ItemPointerEquals(&call.req->body.dump.cursor.tid, &cursor.tid))))
+				*status = GBT_REPLY_ERROR;
+			started = call.req->body.dump.started;
+			cursor = call.req->body.dump.cursor;
+			done = call.req->body.dump.done;
 		}
 		gbt_call_end(&call);
 		if (*status != GBT_REPLY_OK)
@@ -71,8 +84,7 @@ gbt_dump_mirror(Relation index, bool tids_only, bool verdicts, GbtDumpFn fn, voi
 			*status = GBT_REPLY_ERROR;
 			return false;
 		}
-		offset += chunk;
-	} while (offset < total);
+	}
 	return true;
 }
 

@@ -120,24 +120,32 @@ typedef enum GbtVerdict
 } GbtVerdict;
 
 /*
- * DUMP: the answer is the mirror's live entries among raw positions
- * [offset, offset + nitems), in entries.h's flat layout for ncols columns
- * (GBT_MAX_COLS, or 0 for keys and TIDs alone); total says how many raw
- * positions there are, and mirror_id identifies the mirror's layout.  With
- * verdicts, a GbtVerdict byte per entry follows (gbt_dump_reply_verdicts()):
- * whether a snapshot taken now sees the entry's row, by its stamps (the
- * asking transaction's own changes are unsure).
+ * DUMP: the answer is up to nitems of the mirror's live entries in (key,
+ * TID) order, the first after the cursor (all, without started), in
+ * entries.h's flat layout for ncols columns (GBT_MAX_COLS, or 0 for keys
+ * and TIDs alone); the cursor moves to the last one, done says none is
+ * left, and mirror_id identifies the mirror's layout.  With verdicts, a
+ * GbtVerdict byte per entry follows (gbt_dump_reply_verdicts()): whether a
+ * snapshot taken now sees the entry's row, by its stamps (the asking
+ * transaction's own changes are unsure).
  */
+typedef struct GbtDumpCursor
+{
+	uint64		key;			/* encoded, as in the mirror */
+	ItemPointerData tid;
+} GbtDumpCursor;
+
 typedef struct GbtDumpRequest
 {
-	int64		offset;
+	bool		started;		/* cursor names the last entry read */
+	GbtDumpCursor cursor;
 	int64		nitems;
 	int			ncols;
 	bool		verdicts;		/* and each entry's GbtVerdict, as of now */
 	TransactionId topxid;		/* the asking transaction, if it has an ID */
 	/* the reply */
+	bool		done;
 	uint64		mirror_id;
-	int64		total;
 	GbtColumns	columns;
 } GbtDumpRequest;
 

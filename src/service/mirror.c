@@ -1019,67 +1019,92 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	return true;
 }
 
-int64
-gbt_mirror_raw_size(const GbtMirror *m)
+/* First position of e[0..n) whose entry comes after (key, tid). */
+static int64
+entry_after(const GbtEntries *e, int64 n, uint64 key, const ItemPointerData *tid)
 {
-	return m->base.n + gbt_delta_n(m);
+	int64		lo = key_bound(e->keys, n, key, false);
+	int64		hi = key_bound(e->keys, n, key, true);
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (gbt_tid_cmp(&e->tids[mid], tid) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-/* Appends to out, whose arrays have room for to - from more entries. */
+/*
+ * The tree and the delta's runs merged in (key, TID) order: a reader in
+ * chunks (VACUUM's sweep) resumes after the last entry it read, wherever
+ * changes applied between its chunks moved entries (inserts, merges of
+ * runs, a settling pass's compaction), and so sees every entry that stayed.
+ * Appends at most max entries to out, whose arrays have room for them.
+ */
 int64
-gbt_mirror_read(const GbtMirror *m, int64 from, int64 to, GbtEntries *out,
-				GbtSnapView *view, uint8 *verdicts)
+gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
+				GbtEntries *out, GbtSnapView *view, uint8 *verdicts)
 {
-	const GbtRun *run;
+	const GbtEntries *seg[GBT_RUNS + 1];
+	int64		next[GBT_RUNS + 1];
 	int64		n0 = out->n;
 	GbtStampCursor cur;
-	int64		i;
+	int			s;
 
 	if (view != NULL)
 		view->stamps = view->stamps && m->captured && !m->vm_mode;
-	cur.stamped = gbt_stamps_lower(&m->stamped, Max(from, 0));
-	cur.recent = gbt_stamps_lower(&m->recent, Max(from, 0));
-	for (i = Max(from, 0); i < Min(to, m->base.n + gbt_delta_n(m)); i++)
+	seg[0] = &m->base;
+	for (s = 0; s < GBT_RUNS; s++)
+		seg[s + 1] = &m->runs[s].e;
+	for (s = 0; s <= GBT_RUNS; s++)
+		next[s] = after == NULL ? 0 :
+			entry_after(seg[s], seg[s]->n, after->key, &after->tid);
+	cur.stamped = gbt_stamps_lower(&m->stamped, next[0]);
+	cur.recent = gbt_stamps_lower(&m->recent, next[0]);
+
+	while (out->n - n0 < max)
 	{
-		if (i < m->base.n)
-		{
-			TransactionId xmin;
-			TransactionId xmax;
+		int			best = -1;
+		int64		i;
+		TransactionId xmin;
+		TransactionId xmax;
+		uint32		block;
 
-			if (IS_REMOVED(m, i))
+		while (next[0] < m->base.n && IS_REMOVED(m, next[0]))
+			next[0]++;
+		for (s = 0; s <= GBT_RUNS; s++)
+		{
+			if (next[s] >= seg[s]->n)
 				continue;
-			(void) gbt_stamps_at(m, i, &cur, &xmin, &xmax);
-			if (view != NULL)
-				verdicts[out->n - n0] =
-					gbt_snapview_decide(view, xmin, xmax, m->blocks[i]);
-			gbt_copy_entry(out, out->n++, &m->base, i);
+			if (best < 0 ||
+				gbt_entry_cmp(seg[s]->keys[next[s]], &seg[s]->tids[next[s]],
+							  seg[best]->keys[next[best]],
+							  &seg[best]->tids[next[best]]) < 0)
+				best = s;
 		}
-		else
+		if (best < 0)
+			break;
+		i = next[best]++;
+		if (view != NULL)
 		{
-			int64		d = i - m->base.n;
-			int			r = GBT_RUNS - 1;
-
-			/*
-			 * Raw positions past the tree: the runs from the smallest to the
-			 * largest.  A reader in chunks (VACUUM's sweep) must see every
-			 * entry while changes are applied between its chunks.  Inserts
-			 * move entries only towards later positions, where the reader
-			 * still finds them (some twice), but a merge of a run into the
-			 * next larger one moves the larger run's entries towards
-			 * earlier positions, by up to the smaller run's size: a known
-			 * gap, where a sweep may miss entries that a merge moved behind
-			 * it.  Reading in (key, TID) order from the last entry read
-			 * would close it.
-			 */
-			while (r > 0 && d >= m->runs[r].e.n)
-				d -= m->runs[r--].e.n;
-			run = &m->runs[r];
-			if (view != NULL)
-				verdicts[out->n - n0] =
-					gbt_snapview_decide(view, run->xmin[d], run->xmax[d],
-										ItemPointerGetBlockNumberNoCheck(&run->e.tids[d]));
-			gbt_copy_entry(out, out->n++, &run->e, d);
+			if (best == 0)
+			{
+				(void) gbt_stamps_at(m, i, &cur, &xmin, &xmax);
+				block = m->blocks[i];
+			}
+			else
+			{
+				xmin = m->runs[best - 1].xmin[i];
+				xmax = m->runs[best - 1].xmax[i];
+				block = ItemPointerGetBlockNumberNoCheck(&seg[best]->tids[i]);
+			}
+			verdicts[out->n - n0] = gbt_snapview_decide(view, xmin, xmax, block);
 		}
+		gbt_copy_entry(out, out->n++, seg[best], i);
 	}
 	return out->n - n0;
 }

@@ -94,12 +94,11 @@ extern int64 gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 								   int64 start, int64 end, ItemPointerData *out);
 
 /*
- * Raw positions: the tree's entries, then the inserted ones.  Appends the
- * live entries among positions [from, to) to out; returns how many.  With
- * a view, also each one's verdict under it into verdicts[].
+ * The mirror's live entries in (key, TID) order, from the first one after
+ * *after (NULL: from the first): appends at most max to out; returns how
+ * many.  With a view, also each one's verdict under it into verdicts[].
  */
-extern int64 gbt_mirror_raw_size(const GbtMirror *m);
-extern int64 gbt_mirror_read(const GbtMirror *m, int64 from, int64 to,
+extern int64 gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
 							 GbtEntries *out, GbtSnapView *view, uint8 *verdicts);
 
 /* Where an aggregate's time went: the engine, the stamped tree entries, the delta. */

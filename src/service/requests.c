@@ -112,21 +112,29 @@ handle_build(GbtRequest *req, int slotno)
 }
 
 /*
- * DUMP: the live entries among raw positions [offset, offset + nitems), in
- * entries.h's flat layout for nitems entries of GBT_MAX_COLS columns.
+ * DUMP: the next nitems live entries after the cursor, in (key, TID) order
+ * (protocol.h); at most GBT_DUMP_MAX, tiny in tests so that small mirrors
+ * are read in many chunks too.
  */
+#ifndef GBT_DUMP_MAX
+#define GBT_DUMP_MAX PG_INT64_MAX
+#endif
+
 static void
 handle_dump(GbtRequest *req)
 {
 	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
 	GbtEntries	out;
+	const GbtDumpCursor *after;
+	int64		want;
 
 	if (sm == NULL)
 	{
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
-	if (req->body.dump.ncols < 0 || req->body.dump.ncols > GBT_MAX_COLS ||
+	if (req->body.dump.nitems <= 0 ||
+		req->body.dump.ncols < 0 || req->body.dump.ncols > GBT_MAX_COLS ||
 		MAXALIGN(sizeof(GbtRequest)) +
 		gbt_entries_flat_size(req->body.dump.ncols, req->body.dump.nitems) +
 		(req->body.dump.verdicts ? req->body.dump.nitems : 0) > req->hdr.capacity)
@@ -137,6 +145,8 @@ handle_dump(GbtRequest *req)
 	gbt_entries_unflatten(&out, req->body.dump.ncols, req->body.dump.nitems,
 						  GBT_REQUEST_DATA(req));
 	out.n = 0;
+	after = req->body.dump.started ? &req->body.dump.cursor : NULL;
+	want = Min(req->body.dump.nitems, GBT_DUMP_MAX);
 	if (req->body.dump.verdicts)
 	{
 		SnapshotData now = {0};
@@ -146,17 +156,21 @@ handle_dump(GbtRequest *req)
 		now.snapshot_type = SNAPSHOT_MVCC;
 		now.xmin = now.xmax = ReadNextTransactionId();
 		gbt_snapview_init(&view, &now, req->body.dump.topxid, true, NULL, 0);
-		req->hdr.nresults = gbt_mirror_read(sm->mirror, req->body.dump.offset,
-											req->body.dump.offset + req->body.dump.nitems,
+		req->hdr.nresults = gbt_mirror_read(sm->mirror, after, want,
 											&out, &view, gbt_dump_reply_verdicts(req));
 		gbt_snapview_free(&view);
 	}
 	else
-		req->hdr.nresults = gbt_mirror_read(sm->mirror, req->body.dump.offset,
-											req->body.dump.offset + req->body.dump.nitems,
+		req->hdr.nresults = gbt_mirror_read(sm->mirror, after, want,
 											&out, NULL, NULL);
+	req->body.dump.done = req->hdr.nresults < want;
+	if (out.n > 0)
+	{
+		req->body.dump.started = true;
+		req->body.dump.cursor.key = out.keys[out.n - 1];
+		req->body.dump.cursor.tid = out.tids[out.n - 1];
+	}
 	req->body.dump.columns = *gbt_mirror_columns(sm->mirror);
-	req->body.dump.total = gbt_mirror_raw_size(sm->mirror);
 	req->body.dump.mirror_id = sm->id;
 	reply(req, GBT_REPLY_OK, NULL);
 }
