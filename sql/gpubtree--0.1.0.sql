@@ -288,7 +288,9 @@ CREATE FUNCTION gpubtree_mirrors(
 	OUT build_total bigint,
 	OUT note text,
 	OUT stamped bigint,
-	OUT decided_by text)
+	OUT decided_by text,
+	OUT rebuilds bigint,
+	OUT rebuild_copied bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 

@@ -156,8 +156,8 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 	bool	   *shown;
 	bool		all;
 	int			i;
-	Datum		values[16];
-	bool		nulls[16];
+	Datum		values[18];
+	bool		nulls[18];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (gbt_shared == NULL)
@@ -192,6 +192,9 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		values[9] = Int64GetDatum(m->delta);
 		values[14] = Int64GetDatum(m->stamped);
 		values[15] = CStringGetTextDatum(m->by_map ? "visibility map" : "stamps");
+		values[16] = Int64GetDatum(m->rebuilds);
+		values[17] = Int64GetDatum(m->rebuild_copied);
+		nulls[17] = m->rebuild_copied < 0;
 		job = job_of(jobs, njobs, &m->key);
 		if (job != NULL)
 			shown[job - jobs] = true;

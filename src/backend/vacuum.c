@@ -25,8 +25,9 @@
  * to fn (keys and TIDs only with tids_only: what VACUUM's sweep needs; with
  * verdicts, whether a snapshot taken now sees each entry's row, by its
  * stamps).  Fails (with *status) when there is no current mirror, or when
- * it was replaced meanwhile (a rebuild or a merge into a new tree);
- * *mirror_id names the mirror read.
+ * it was replaced meanwhile by one built anew from the index (a new tree
+ * made from it with its delta folded in reads on); *mirror_id names the
+ * mirror read.
  */
 bool
 gbt_dump_mirror(Relation index, bool tids_only, bool verdicts, GbtDumpFn fn, void *arg,

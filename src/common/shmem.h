@@ -140,6 +140,8 @@ typedef struct GbtMirrorInfo
 	int64		bytes;
 	double		build_ms;
 	uint64		hits;
+	int64		rebuilds;		/* trees rebuilt with the delta folded in */
+	int64		rebuild_copied; /* entries a rebuild under way copied; -1: none */
 } GbtMirrorInfo;
 
 typedef struct GbtServiceShared

@@ -30,6 +30,9 @@
 
 static void run_alloc(GbtRun *run, int ncols, int64 cap);
 static void run_free(GbtRun *run);
+static int64 read_ordered(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
+						  GbtEntries *out, GbtSnapView *view, uint8 *verdicts,
+						  TransactionId *xmins, TransactionId *xmaxs);
 
 /* First position in keys[0..n) whose key is >= key (or > key if after). */
 static int64
@@ -90,7 +93,7 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 static GbtMirror *
 mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 			 const TransactionId *xmin, const TransactionId *xmax,
-			 bool captured, int device, char *err, Size errlen)
+			 bool captured, bool vm_mode, int device, char *err, Size errlen)
 {
 	const gbt_engine_ops *ops = device < 0 ? gbt_engine_cpu_ops() : gbt_engine_gpu_ops();
 	MemoryContext old;
@@ -142,13 +145,15 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 	 * The stamped entries.  With many inserters unknown (an export from a
 	 * table not vacuumed since it was loaded), the mirror decides by the
 	 * visibility map instead of listing them all, until a VACUUM vouches
-	 * for their blocks (gbt_mirror_vouch()).
+	 * for their blocks (gbt_mirror_vouch()).  A rebuild keeps its source's
+	 * mode: entries whose inserters a mirror deciding by the map took as
+	 * frozen are frozen in the copy too, and the map must go on deciding.
 	 */
 	for (i = 0; i < n; i++)
 		if (xmin != NULL ? xmin[i] == GBT_XMIN_UNKNOWN :
 			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) != 0)
 			nstamped++;
-	m->vm_mode = !captured || nstamped > n / 64;
+	m->vm_mode = vm_mode || !captured || nstamped > n / 64;
 	nstamped = 0;
 	spos = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
 	sxmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
@@ -186,7 +191,7 @@ GbtMirror *
 gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 				 bool captured, int device, char *err, Size errlen)
 {
-	return mirror_build(columns, entries, NULL, NULL, captured, device, err, errlen);
+	return mirror_build(columns, entries, NULL, NULL, captured, false, device, err, errlen);
 }
 
 void
@@ -683,8 +688,8 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 bool
 gbt_mirror_wants_merge(const GbtMirror *m)
 {
-	return gbt_delta_n(m) > Max(65536, m->base.n / 8) ||
-		m->nremoved > Max(65536, m->base.n / 4);
+	return gbt_delta_n(m) > Max(GBT_REBUILD_MIN, m->base.n / GBT_REBUILD_SHARE) ||
+		m->nremoved > Max(GBT_REBUILD_MIN, m->base.n / (GBT_REBUILD_SHARE / 2));
 }
 
 /* The device the mirror's tree is on: a CUDA device, or -1 (the CPU twin). */
@@ -694,59 +699,90 @@ gbt_mirror_device(const GbtMirror *m)
 	return m->ops->device(m->engine);
 }
 
-GbtMirror *
-gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen)
+/*
+ * A new tree holding the mirror's live entries, made in steps while the
+ * mirror serves queries and takes changes: each step copies the next
+ * entries in (key, TID) order after the last one copied, with their
+ * stamps.  What changed behind the copy meanwhile the caller keeps from
+ * the change log and applies to the new mirror at the end
+ * (gbt_mirror_apply() passes over entries it holds and deletions it has
+ * stamped already).
+ */
+struct GbtRebuild
 {
 	GbtEntries	all;
 	TransactionId *xmin;
 	TransactionId *xmax;
-	int64		n = gbt_mirror_entries(m);
-	int64		a = 0,
-				b = 0,
-				x = 0;
-	GbtMirror  *merged;
-	GbtRun		delta;
-	GbtStampCursor cur = {0};
+	bool		started;
+	GbtDumpCursor last;
+};
 
-	/* The delta in one run first. */
-	run_alloc(&delta, m->columns.ncols, 1);
-	for (x = 0; x < GBT_RUNS; x++)
-		run_merge((GbtMirror *) m, &delta, &m->runs[x], NULL, NULL, 0, NULL, NULL);
-	x = 0;
+GbtRebuild *
+gbt_rebuild_begin(const GbtMirror *m)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	GbtRebuild *rb = palloc0(sizeof(GbtRebuild));
+	int64		cap = gbt_mirror_entries(m) + gbt_mirror_entries(m) / 16 + 1024;
 
-	gbt_entries_init(&all, m->columns.ncols, n);
-	xmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
-	xmax = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
-	while (a < m->base.n || b < delta.e.n)
+	gbt_entries_init(&rb->all, m->columns.ncols, cap);
+	rb->xmin = palloc_extended(sizeof(TransactionId) * rb->all.cap, MCXT_ALLOC_HUGE);
+	rb->xmax = palloc_extended(sizeof(TransactionId) * rb->all.cap, MCXT_ALLOC_HUGE);
+	MemoryContextSwitchTo(old);
+	return rb;
+}
+
+/* Copy the next step entries; true: all copied. */
+bool
+gbt_rebuild_step(GbtRebuild *rb, const GbtMirror *m, int64 step)
+{
+	int64		n;
+
+	if (rb->all.cap - rb->all.n < step)
 	{
-		if (a < m->base.n && IS_REMOVED(m, a))
-		{
-			a++;
-			continue;
-		}
-		if (b >= delta.e.n ||
-			(a < m->base.n && gbt_entry_cmp(m->base.keys[a], &m->base.tids[a],
-											delta.e.keys[b], &delta.e.tids[b]) < 0))
-		{
-			(void) gbt_stamps_at(m, a, &cur, &xmin[all.n], &xmax[all.n]);
-			gbt_copy_entry(&all, all.n++, &m->base, a++);
-		}
-		else if (delta.xmin[b] == GBT_XMIN_DEAD)
-			b++;
-		else
-		{
-			xmin[all.n] = delta.xmin[b];
-			xmax[all.n] = delta.xmax[b];
-			gbt_copy_entry(&all, all.n++, &delta.e, b++);
-		}
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		int64		cap = rb->all.cap + Max(step, rb->all.cap / 8);
+
+		gbt_entries_grow(&rb->all, cap);
+		rb->xmin = repalloc_huge(rb->xmin, sizeof(TransactionId) * cap);
+		rb->xmax = repalloc_huge(rb->xmax, sizeof(TransactionId) * cap);
+		MemoryContextSwitchTo(old);
 	}
-	merged = mirror_build(&m->columns, &all, xmin, xmax, m->captured,
-						  gbt_mirror_device(m), err, errlen);
-	gbt_entries_free(&all);
-	pfree(xmin);
-	pfree(xmax);
-	run_free(&delta);
+	n = read_ordered(m, rb->started ? &rb->last : NULL, step, &rb->all,
+					 NULL, NULL, rb->xmin, rb->xmax);
+	if (n > 0)
+	{
+		rb->started = true;
+		rb->last.key = rb->all.keys[rb->all.n - 1];
+		rb->last.tid = rb->all.tids[rb->all.n - 1];
+	}
+	return n < step;
+}
+
+/* The new mirror, on m's device; NULL on failure.  Frees rb. */
+GbtMirror *
+gbt_rebuild_finish(GbtRebuild *rb, const GbtMirror *m, char *err, Size errlen)
+{
+	GbtMirror  *merged = mirror_build(&m->columns, &rb->all, rb->xmin, rb->xmax,
+									  m->captured, m->vm_mode, gbt_mirror_device(m),
+									  err, errlen);
+
+	gbt_rebuild_free(rb);
 	return merged;
+}
+
+int64
+gbt_rebuild_copied(const GbtRebuild *rb)
+{
+	return rb->all.n;
+}
+
+void
+gbt_rebuild_free(GbtRebuild *rb)
+{
+	gbt_entries_free(&rb->all);
+	pfree(rb->xmin);
+	pfree(rb->xmax);
+	pfree(rb);
 }
 
 bool
@@ -1040,14 +1076,18 @@ entry_after(const GbtEntries *e, int64 n, uint64 key, const ItemPointerData *tid
 
 /*
  * The tree and the delta's runs merged in (key, TID) order: a reader in
- * chunks (VACUUM's sweep) resumes after the last entry it read, wherever
- * changes applied between its chunks moved entries (inserts, merges of
- * runs, a settling pass's compaction), and so sees every entry that stayed.
- * Appends at most max entries to out, whose arrays have room for them.
+ * chunks (VACUUM's sweep, a rebuild) resumes after the last entry it read,
+ * wherever changes applied between its chunks moved entries (inserts,
+ * merges of runs, a settling pass's compaction), and so sees every entry
+ * that stayed.  Appends at most max entries to out, whose arrays have room
+ * for them; with a view, each one's verdict under it to verdicts[]; with
+ * xmins, each one's stamps to xmins[] and xmaxs[], and then no entry that
+ * no snapshot sees.
  */
-int64
-gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
-				GbtEntries *out, GbtSnapView *view, uint8 *verdicts)
+static int64
+read_ordered(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
+			 GbtEntries *out, GbtSnapView *view, uint8 *verdicts,
+			 TransactionId *xmins, TransactionId *xmaxs)
 {
 	const GbtEntries *seg[GBT_RUNS + 1];
 	int64		next[GBT_RUNS + 1];
@@ -1055,8 +1095,6 @@ gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
 	GbtStampCursor cur;
 	int			s;
 
-	if (view != NULL)
-		view->stamps = view->stamps && m->captured && !m->vm_mode;
 	seg[0] = &m->base;
 	for (s = 0; s < GBT_RUNS; s++)
 		seg[s + 1] = &m->runs[s].e;
@@ -1089,24 +1127,38 @@ gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
 		if (best < 0)
 			break;
 		i = next[best]++;
-		if (view != NULL)
+		if (best == 0)
 		{
-			if (best == 0)
-			{
-				(void) gbt_stamps_at(m, i, &cur, &xmin, &xmax);
-				block = m->blocks[i];
-			}
-			else
-			{
-				xmin = m->runs[best - 1].xmin[i];
-				xmax = m->runs[best - 1].xmax[i];
-				block = ItemPointerGetBlockNumberNoCheck(&seg[best]->tids[i]);
-			}
-			verdicts[out->n - n0] = gbt_snapview_decide(view, xmin, xmax, block);
+			(void) gbt_stamps_at(m, i, &cur, &xmin, &xmax);
+			block = m->blocks[i];
 		}
+		else
+		{
+			xmin = m->runs[best - 1].xmin[i];
+			xmax = m->runs[best - 1].xmax[i];
+			block = ItemPointerGetBlockNumberNoCheck(&seg[best]->tids[i]);
+		}
+		if (xmins != NULL)
+		{
+			if (xmin == GBT_XMIN_DEAD)
+				continue;
+			xmins[out->n] = xmin;
+			xmaxs[out->n] = xmax;
+		}
+		if (view != NULL)
+			verdicts[out->n - n0] = gbt_snapview_decide(view, xmin, xmax, block);
 		gbt_copy_entry(out, out->n++, seg[best], i);
 	}
 	return out->n - n0;
+}
+
+int64
+gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
+				GbtEntries *out, GbtSnapView *view, uint8 *verdicts)
+{
+	if (view != NULL)
+		view->stamps = view->stamps && m->captured && !m->vm_mode;
+	return read_ordered(m, after, max, out, view, verdicts, NULL, NULL);
 }
 
 bool

@@ -72,8 +72,18 @@ extern bool gbt_mirror_merge_step(GbtMirror *m);
 /* Whether the delta has grown enough that rebuilding the tree pays. */
 extern bool gbt_mirror_wants_merge(const GbtMirror *m);
 
-/* A new mirror holding m's live entries in one tree on device; NULL on failure. */
-extern GbtMirror *gbt_mirror_merge(const GbtMirror *m, char *err, Size errlen);
+/*
+ * A new mirror holding m's live entries in one tree on m's device, made a
+ * step at a time while m serves (mirror.c says how changes made meanwhile
+ * reach it).
+ */
+typedef struct GbtRebuild GbtRebuild;
+extern GbtRebuild *gbt_rebuild_begin(const GbtMirror *m);
+extern bool gbt_rebuild_step(GbtRebuild *rb, const GbtMirror *m, int64 step);
+extern GbtMirror *gbt_rebuild_finish(GbtRebuild *rb, const GbtMirror *m,
+									 char *err, Size errlen);
+extern void gbt_rebuild_free(GbtRebuild *rb);
+extern int64 gbt_rebuild_copied(const GbtRebuild *rb);
 
 /*
  * For each inclusive key range [lo[i], hi[i]], the tree positions

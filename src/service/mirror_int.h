@@ -50,6 +50,8 @@ typedef struct GbtStampList
 #ifndef GBT_RUN_MIN				/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
 #define GBT_RUN_MIN 4096
 #define GBT_MERGE_STEP 65536
+#define GBT_REBUILD_MIN 65536	/* fewest delta entries worth a new tree ... */
+#define GBT_REBUILD_SHARE 8		/* ... and a delta past 1/8 of the tree is */
 #endif
 
 /*

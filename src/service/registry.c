@@ -119,6 +119,8 @@ gbt_publish_mirrors(void)
 		info->bytes = gbt_mirror_bytes(sm->mirror);
 		info->build_ms = sm->build_ms;
 		info->hits = sm->hits;
+		info->rebuilds = sm->rebuilds;
+		info->rebuild_copied = sm->rebuild != NULL ? gbt_rebuild_copied(sm->rebuild) : -1;
 		total += info->bytes;
 	}
 	gbt_shared->mirror_bytes = total;
@@ -128,6 +130,7 @@ gbt_publish_mirrors(void)
 void
 gbt_drop_mirror(ServiceMirror *sm)
 {
+	gbt_rebuild_cancel(sm);
 	gbt_mirror_free(sm->mirror);
 	memset(sm, 0, sizeof(ServiceMirror));
 }
@@ -220,6 +223,25 @@ gbt_capture_reset(BuildCapture *bc)
 {
 	capture_free(bc);
 	memset(bc, 0, sizeof(BuildCapture));
+}
+
+/*
+ * Give up the new tree being made for sm (VACUUM's sweep removed entries it
+ * may have copied, or too much was logged meanwhile): a later round starts
+ * again if the delta is still large.
+ */
+void
+gbt_rebuild_cancel(ServiceMirror *sm)
+{
+	if (sm->rebuild != NULL)
+		gbt_rebuild_free(sm->rebuild);
+	sm->rebuild = NULL;
+	if (sm->rebuild_log != NULL)
+	{
+		gbt_capture_reset(sm->rebuild_log);
+		pfree(sm->rebuild_log);
+	}
+	sm->rebuild_log = NULL;
 }
 
 static void
@@ -358,6 +380,10 @@ gbt_apply_log(void)
 			INSTR_TIME_SET_CURRENT(start);
 			gbt_mirror_apply(sm->mirror, mine, pos, nmine);
 			report_slow_step(start, "applying the change log", sm, nmine);
+			for (j = 0; j < nmine && sm->rebuild != NULL; j++)
+				capture_add(sm->rebuild_log, &mine[j], pos[j]);
+			if (sm->rebuild != NULL && sm->rebuild_log->overflow)
+				gbt_rebuild_cancel(sm);
 		}
 	}
 	pfree(mine);
@@ -380,6 +406,9 @@ gbt_apply_log(void)
 #define GBT_SETTLE_INTERVAL_MS 100
 #define GBT_SETTLE_IDLE_MS 1000
 #define GBT_SETTLE_STEP 16384	/* entries looked at per round */
+#ifndef GBT_REBUILD_STEP		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_REBUILD_STEP (1 << 20)	/* entries copied into a new tree per round */
+#endif
 
 /*
  * Older than the xmin of every snapshot that can still run, in any
@@ -487,12 +516,31 @@ gbt_maintain_mirrors(void)
 		INSTR_TIME_SET_CURRENT(start);
 		more |= gbt_mirror_merge_step(sm->mirror);
 		report_slow_step(start, "merging delta runs", sm, gbt_mirror_delta(sm->mirror));
-		if (!gbt_mirror_wants_merge(sm->mirror))
+		if (sm->rebuild == NULL && !gbt_mirror_wants_merge(sm->mirror))
 			continue;
 		INSTR_TIME_SET_CURRENT(start);
-		merged = gbt_mirror_merge(sm->mirror, err, sizeof(err));
-		report_slow_step(start, "merging the delta into a new tree", sm,
-						 gbt_mirror_delta(sm->mirror));
+		if (sm->rebuild == NULL)
+		{
+			sm->rebuild = gbt_rebuild_begin(sm->mirror);
+			sm->rebuild_log = MemoryContextAllocZero(TopMemoryContext, sizeof(BuildCapture));
+			sm->rebuild_log->active = true;
+		}
+		if (!gbt_rebuild_step(sm->rebuild, sm->mirror, GBT_REBUILD_STEP))
+		{
+			report_slow_step(start, "copying entries into a new tree", sm, GBT_REBUILD_STEP);
+			more = true;
+			continue;
+		}
+		merged = gbt_rebuild_finish(sm->rebuild, sm->mirror, err, sizeof(err));
+		sm->rebuild = NULL;
+		if (merged != NULL && sm->rebuild_log->n > 0)
+			gbt_mirror_apply(merged, sm->rebuild_log->entries, sm->rebuild_log->pos,
+							 sm->rebuild_log->n);
+		report_slow_step(start, "building a new tree and applying the changes since",
+						 sm, sm->rebuild_log->n);
+		gbt_capture_reset(sm->rebuild_log);
+		pfree(sm->rebuild_log);
+		sm->rebuild_log = NULL;
 		if (merged == NULL)
 		{
 			ereport(LOG,
@@ -503,6 +551,11 @@ gbt_maintain_mirrors(void)
 		}
 		gbt_mirror_free(sm->mirror);
 		sm->mirror = merged;
+		sm->rebuilds++;
+		/* Its stamps were copied over time: none settled yet. */
+		sm->settling = false;
+		sm->settled_horizon = InvalidTransactionId;
+		sm->settled_stamped = 0;
 		sm->id = gbt_next_mirror_id++;
 	}
 	forget_outcomes(horizon);

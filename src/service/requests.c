@@ -99,6 +99,7 @@ handle_build(GbtRequest *req, int slotno)
 	sm->in_use = true;
 	sm->key = req->hdr.key;
 	sm->id = gbt_next_mirror_id++;
+	sm->lineage = sm->id;
 	sm->generation = req->hdr.generation;
 	sm->db_generation = gbt_generation(req->hdr.key.dbid, InvalidOid);
 	sm->mirror = m;
@@ -171,7 +172,7 @@ handle_dump(GbtRequest *req)
 		req->body.dump.cursor.tid = out.tids[out.n - 1];
 	}
 	req->body.dump.columns = *gbt_mirror_columns(sm->mirror);
-	req->body.dump.mirror_id = sm->id;
+	req->body.dump.mirror_id = sm->lineage;
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
@@ -186,6 +187,8 @@ handle_vouch(GbtRequest *req)
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
+	/* A new tree being made would not learn of it. */
+	gbt_rebuild_cancel(sm);
 	gbt_mirror_vouch(sm->mirror, (const uint8 *) GBT_REQUEST_DATA(req),
 					 req->body.vouch.nvisible);
 	reply(req, GBT_REPLY_OK, NULL);
@@ -297,13 +300,17 @@ handle_remove(GbtRequest *req)
 	uint64		before = gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid);
 	uint64		after;
 
-	if (sm != NULL && (sm->id != req->body.remove.mirror_id || sm->generation != before))
+	if (sm != NULL && (sm->lineage != req->body.remove.mirror_id || sm->generation != before))
 	{
 		gbt_drop_mirror(sm);
 		sm = NULL;
 	}
 	if (sm != NULL)
+	{
+		/* A new tree being made may hold copies of them. */
+		gbt_rebuild_cancel(sm);
 		req->hdr.nresults = gbt_mirror_remove(sm->mirror, dead, req->body.remove.ntids);
+	}
 	after = gbt_invalidate_and_get(req->hdr.key.dbid, req->hdr.key.indexrelid);
 	if (sm != NULL)
 	{

@@ -22,6 +22,7 @@ typedef struct ServiceMirror
 	bool		in_use;
 	GbtMirrorKey key;
 	uint64		id;				/* this mirror's layout: new at each build or merge */
+	uint64		lineage;		/* its id when built: kept across rebuilds */
 	uint64		generation;		/* the index generation it is valid at */
 	uint64		db_generation;	/* its database's, bumped by DROP DATABASE */
 	GbtMirror  *mirror;
@@ -33,6 +34,9 @@ typedef struct ServiceMirror
 	TransactionId settling_horizon; /* ... against this horizon */
 	double		build_ms;
 	uint64		hits;
+	int64		rebuilds;		/* new trees made with the delta folded in */
+	struct GbtRebuild *rebuild; /* a new tree being made, a step a round ... */
+	struct BuildCapture *rebuild_log;	/* ... and what was logged since */
 } ServiceMirror;
 
 /* A request taken from a slot for this round. */
@@ -81,6 +85,7 @@ extern ServiceMirror *gbt_find_mirror(const GbtMirrorKey *key);
 extern ServiceMirror *gbt_current_mirror(const GbtMirrorKey *key, uint64 generation);
 extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes);
 extern void gbt_capture_reset(BuildCapture *bc);
+extern void gbt_rebuild_cancel(ServiceMirror *sm);
 extern int64 gbt_apply_log(void);
 extern bool gbt_maintain_mirrors(void);
 

@@ -480,6 +480,13 @@ def verify_mirrors(prefix="t_g_"):
     return checked, problems
 
 
+def tree_rebuilds(prefix):
+    """New trees the service made with the delta folded in, over the current mirrors of indexes named prefix..."""
+    like = prefix.replace("_", "\\_") + "%"
+    return int(psql("SELECT coalesce(sum(m.rebuilds), 0) FROM gpubtree_mirrors() m JOIN pg_class i "
+                    "ON i.oid = m.index WHERE i.relname LIKE '%s';" % like).strip() or 0)
+
+
 def concurrent(args, gen, common):
     """Checks under one snapshot while writers change the tables."""
     failures = []
@@ -558,11 +565,11 @@ def concurrent(args, gen, common):
     summary = ("concurrent, %d writers, %.0f s: %d checks under one snapshot, %d with a gpubtree bitmap scan, "
                "%d answered by the service (+%d aggregates), %d bitmap scans by nbtree instead; writers: %d "
                "transactions (%d rolled back on purpose, %d write conflicts, %d with bitmap scans forced), "
-               "%d VACUUMs; gpubtree_verify: %d mirrors, %d times during the writes; then %d queries x %d plan "
-               "shapes, %s rows") % (
+               "%d VACUUMs; gpubtree_verify: %d mirrors, %d times during the writes; %d tree rebuilds; then %d "
+               "queries x %d plan shapes, %s rows") % (
         args.writers, elapsed, nchecks, bitmaps, served, aggs, fallbacks, sum(w.txns for w in writers),
         sum(w.rollbacks for w in writers), errors, sum(w.forced for w in writers), sum(w.vacuums for w in writers),
-        mirrors_verified, verifies, len(final_qs), len(SHAPES), rows)
+        mirrors_verified, verifies, tree_rebuilds("t_g_"), len(final_qs), len(SHAPES), rows)
     if kinds:
         summary += "; differences by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
     return failures, summary
@@ -966,12 +973,12 @@ def mvcc(args, common):
                "%d write conflicts, %d VACUUMs); %d checks (%s; %d discarded after a serialization failure), "
                "%d answered by the service, %d with heap checks (%d without own changes); %d with own changes: "
                "%d answered by the service, %d with heap checks; held REPEATABLE READ snapshot: %d x %d checks, %d answered by the service, "
-               "%d with heap checks; %d mirrors verified; %s rows") % (
+               "%d with heap checks; %d mirrors verified; %d tree rebuilds; %s rows") % (
         args.mvcc_rounds, txns, rollbacks, savepoints, serial_s, args.writers, conc_s, sum(w.txns for w in writers),
         sum(w.rollbacks for w in writers), sum(w.savepoints for w in writers), errors, sum(w.vacuums for w in writers),
         stats.checks, ", ".join("%s %d" % kv for kv in stats.by_iso.items()), stats.discarded, stats.served, stats.heap,
         stats.heap - stats.own_heap, stats.own, stats.own_served, stats.own_heap, held.rounds, len(held.qs), held_stats.served, held_stats.heap,
-        c, rows)
+        c, tree_rebuilds("m_"), rows)
     if kinds:
         summary += "; differences by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
     return failures, summary
