@@ -19,10 +19,16 @@
 #            first read after (it waits for the service to catch up);
 #   commit   1-row UPDATE transactions (pgbench -M prepared), 1 and 8
 #            clients, COMMIT_S seconds each, g and b alternating: tps and
-#            mean latency.
+#            mean latency;
+#   rebuild  15 % of the rows updated in 16 transactions, so that the
+#            mirror's delta passes an eighth of its tree and the service
+#            folds it into a new tree, while a reader sums v over 10 % of
+#            the keys without pause until the new tree is in place (btree's
+#            table: the same updates and reader): each read's time, the
+#            rebuild's duration and the service's steps.
 #
 #   test/bench/mvcc.sh [LOG2_ROWS] (default 24)
-#   PHASES ["update writers bulk commit"]  READS [10]  COMMIT_S [10]  BULK_S [10]
+#   PHASES ["update writers bulk commit"] (or rebuild)  READS [10]  COMMIT_S [10]  BULK_S [10]
 #   SERVICE_LOG=1: the service's steps of 20 ms or more (DEBUG1) listed
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -207,6 +213,55 @@ if has commit; then
 		lg=$(awk '/^latency average/ {s += $4; n++} END {printf "%.3f", s / n}' "$WORK/commit-$c-g.out")
 		echo "| $c | $tb | $tg | $lb | $lg | $(awk -v g="$lg" -v b="$lb" 'BEGIN {printf "%.2f", g / b}') |"
 	done
+fi
+if has rebuild; then
+	echo
+	echo "### 15 % of the rows updated in 16 transactions: the delta passes an eighth of the tree, a new tree is made while a reader sums"
+	echo
+	echo "| table | updates, s | new tree in place after the updates, s | reads | reader's sum(v) 10 %: mean / median / max ms | final answer equal to btree's table's |"
+	echo "|---|---|---|---|---|---|"
+	for t in b g; do
+		rb0=$($PSQL -c "SELECT coalesce(max(rebuilds), 0) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass")
+		rm -f "$WORK/stop"
+		(
+			while [ ! -e "$WORK/stop" ]; do
+				timed "SELECT sum(v) FROM $t $R10"
+			done
+		) >"$WORK/rb-ms-$t" &
+		rpid=$!
+		t0=$SECONDS
+		for i in $(seq 0 15); do
+			$PSQL -c "UPDATE $t SET v = v + 1 WHERE k % 100 < 15 AND k BETWEEN $((i * ROWS / 16)) AND $(((i + 1) * ROWS / 16 - 1))" >/dev/null
+		done
+		upd_s=$((SECONDS - t0))
+		t0=$SECONDS
+		waited=""
+		if [ $t = g ]; then
+			waited="did not happen in 300 s"
+			for _ in $(seq 1 600); do
+				if [ "$($PSQL -c "SELECT coalesce(max(rebuilds), 0) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass")" -gt "$rb0" ]; then
+					waited=$((SECONDS - t0))
+					break
+				fi
+				sleep 0.5
+			done
+		else
+			sleep 5
+		fi
+		touch "$WORK/stop"
+		wait $rpid
+		same=""
+		[ $t = g ] && same=$([ "$(answer "SELECT sum(v) FROM g $R10")" = "$(answer "SELECT sum(v) FROM b $R10")" ] && echo yes || echo NO)
+		echo "| $([ $t = g ] && echo gpubtree || echo btree) | $upd_s | $waited | $(wc -l <"$WORK/rb-ms-$t") | $(stats "$WORK/rb-ms-$t") | $same |"
+	done
+	echo
+	echo "gpubtree's reads, ms: $(tr '\n' ' ' <"$WORK/rb-ms-g")"
+	if [ "${SERVICE_LOG:-}" = 1 ]; then
+		echo
+		echo "The service's steps of 20 ms or more while it made the new tree:"
+		echo
+		grep -h -E "gpubtree service: (copying|building a new tree)" "$DIR/server.log" | sed 's/^.*gpubtree service: /    /' | tail -40
+	fi
 fi
 echo
 $PSQL -c "SELECT index::regclass, engine, entries, pg_size_pretty(bytes) AS bytes, delta, state FROM gpubtree_mirrors()" | sed 's/^/    /'
