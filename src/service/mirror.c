@@ -88,10 +88,12 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 
 /*
  * Build from entries in (key, TID) order with their stamps (xmin/xmax NULL:
- * from the entries' GBT_ENTRY_XMIN_UNKNOWN flag, no xmax).
+ * from the entries' GBT_ENTRY_XMIN_UNKNOWN flag, no xmax).  With take, the
+ * mirror takes the entries' arrays (in TopMemoryContext) instead of a copy,
+ * and entries is left empty.
  */
 static GbtMirror *
-mirror_build(const GbtColumns *columns, const GbtEntries *entries,
+mirror_build(const GbtColumns *columns, GbtEntries *entries, bool take,
 			 const TransactionId *xmin, const TransactionId *xmax,
 			 bool captured, bool vm_mode, int device, char *err, Size errlen)
 {
@@ -117,13 +119,15 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 
 	m->columns = *columns;
 	m->captured = captured;
-	gbt_entries_init(&m->base, columns->ncols, n);
-	for (i = 0; i < n; i++)
+	if (take)
+		m->base = *entries;
+	else
 	{
-		gbt_copy_entry(&m->base, i, entries, i);
-		m->base.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+		gbt_entries_init(&m->base, columns->ncols, n);
+		for (i = 0; i < n; i++)
+			gbt_copy_entry(&m->base, i, entries, i);
+		m->base.n = n;
 	}
-	m->base.n = n;
 	m->blocks = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 	{
@@ -176,6 +180,10 @@ mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 	pfree(spos);
 	pfree(sxmin);
 	pfree(sxmax);
+	for (i = 0; i < n; i++)
+		m->base.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+	if (take)
+		memset(entries, 0, sizeof(GbtEntries));
 
 	m->ops = ops;
 	agg_input(&in, m, n);
@@ -191,7 +199,8 @@ GbtMirror *
 gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 				 bool captured, int device, char *err, Size errlen)
 {
-	return mirror_build(columns, entries, NULL, NULL, captured, false, device, err, errlen);
+	return mirror_build(columns, (GbtEntries *) entries, false, NULL, NULL, captured, false, device,
+						err, errlen);
 }
 
 void
@@ -762,7 +771,7 @@ gbt_rebuild_step(GbtRebuild *rb, const GbtMirror *m, int64 step)
 GbtMirror *
 gbt_rebuild_finish(GbtRebuild *rb, const GbtMirror *m, char *err, Size errlen)
 {
-	GbtMirror  *merged = mirror_build(&m->columns, &rb->all, rb->xmin, rb->xmax,
+	GbtMirror  *merged = mirror_build(&m->columns, &rb->all, true, rb->xmin, rb->xmax,
 									  m->captured, m->vm_mode, gbt_mirror_device(m),
 									  err, errlen);
 
