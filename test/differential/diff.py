@@ -555,6 +555,9 @@ def concurrent(args, gen, common):
         "SELECT gpubtree_index_check('t_g_%s', true, true);" % name for name in INDEXES))
     if served == 0:
         failures.append("no check was answered by the GPU service")
+    rebuilds = tree_rebuilds("t_g_")
+    if os.environ.get("GBT_SMALL_LAYOUT") == "1" and rebuilds == 0:
+        failures.append("GBT_SMALL_LAYOUT=1 but no mirror was rebuilt: is the installed build the small one?")
 
     kinds = {}
     for f in failures:
@@ -569,7 +572,7 @@ def concurrent(args, gen, common):
                "queries x %d plan shapes, %s rows") % (
         args.writers, elapsed, nchecks, bitmaps, served, aggs, fallbacks, sum(w.txns for w in writers),
         sum(w.rollbacks for w in writers), errors, sum(w.forced for w in writers), sum(w.vacuums for w in writers),
-        mirrors_verified, verifies, tree_rebuilds("t_g_"), len(final_qs), len(SHAPES), rows)
+        mirrors_verified, verifies, rebuilds, len(final_qs), len(SHAPES), rows)
     if kinds:
         summary += "; differences by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
     return failures, summary
