@@ -125,8 +125,8 @@ typedef enum GbtVerdict
  * entries.h's flat layout for ncols columns (GBT_MAX_COLS, or 0 for keys
  * and TIDs alone); the cursor moves to the last one, done says none is
  * left, and mirror_id identifies the mirror (a rebuild of its tree keeps
- * it: the cursor reads on across one, and the same TIDs are dead in both).  With verdicts, a
- * GbtVerdict byte per entry follows (gbt_dump_reply_verdicts()): whether a
+ * it: the cursor reads on across one, and the same TIDs are dead in both).
+ * With verdicts, a GbtVerdict byte per entry follows (gbt_dump_reply_verdicts()): whether a
  * snapshot taken now sees the entry's row, by its stamps (the asking
  * transaction's own changes are unsure).
  */

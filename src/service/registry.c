@@ -225,6 +225,18 @@ gbt_capture_reset(BuildCapture *bc)
 	memset(bc, 0, sizeof(BuildCapture));
 }
 
+/* Forget the change log kept for a rebuild (done or given up). */
+static void
+rebuild_log_free(ServiceMirror *sm)
+{
+	if (sm->rebuild_log != NULL)
+	{
+		gbt_capture_reset(sm->rebuild_log);
+		pfree(sm->rebuild_log);
+	}
+	sm->rebuild_log = NULL;
+}
+
 /*
  * Give up the new tree being made for sm (VACUUM's sweep removed entries it
  * may have copied, or too much was logged meanwhile): a later round starts
@@ -236,12 +248,7 @@ gbt_rebuild_cancel(ServiceMirror *sm)
 	if (sm->rebuild != NULL)
 		gbt_rebuild_free(sm->rebuild);
 	sm->rebuild = NULL;
-	if (sm->rebuild_log != NULL)
-	{
-		gbt_capture_reset(sm->rebuild_log);
-		pfree(sm->rebuild_log);
-	}
-	sm->rebuild_log = NULL;
+	rebuild_log_free(sm);
 }
 
 static void
@@ -538,9 +545,7 @@ gbt_maintain_mirrors(void)
 							 sm->rebuild_log->n);
 		report_slow_step(start, "building a new tree and applying the changes since",
 						 sm, sm->rebuild_log->n);
-		gbt_capture_reset(sm->rebuild_log);
-		pfree(sm->rebuild_log);
-		sm->rebuild_log = NULL;
+		rebuild_log_free(sm);
 		if (merged == NULL)
 		{
 			ereport(LOG,
