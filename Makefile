@@ -17,7 +17,7 @@ DATA = sql/gpubtree--0.1.0.sql
 PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 
 REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types \
-	device errors differences service security any_planning any_dedup any_params mvcc
+	device errors differences service security any_planning any_dedup any_params lookup mvcc
 REGRESS_OPTS = --load-extension=gpubtree
 
 PG_CONFIG ?= pg_config
@@ -32,7 +32,7 @@ override USE_CUDA := $(if $(NVCC_ON_PATH),1,0)
 endif
 NVCC ?= $(or $(NVCC_ON_PATH),$(CUDA_HOME)/bin/nvcc)
 
-SRC_DIRS = src src/common src/backend src/aggregate src/service
+SRC_DIRS = src src/common src/backend src/aggregate src/lookup src/service
 C_SOURCES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)) $(wildcard cuda/*.c))
 ifeq ($(USE_CUDA),1)
 C_SOURCES := $(filter-out cuda/engine_nogpu.c,$(C_SOURCES))

@@ -5,6 +5,7 @@
 -- once, and return each matching entry once (the "Service:" line of
 -- EXPLAIN ANALYZE).
 SET gpubtree.enable_aggregate = off;
+SET gpubtree.enable_lookup = off;
 SET enable_seqscan = off;
 SET enable_indexscan = off;
 SET enable_indexonlyscan = off;

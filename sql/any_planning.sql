@@ -1,7 +1,9 @@
 -- A large constant = ANY on a gpubtree index gets the service's bitmap path
 -- when it is the cheapest, whether or not the table is all-visible (an
 -- index-only scan costed at the service's price must not hide it), and
--- below gpubtree.min_gpu_batch it stays on btree's costs.
+-- below gpubtree.min_gpu_batch it stays on btree's costs.  The columns the
+-- query reads are in the index, so the GpubtreeLookup node is cheaper
+-- still; without it (gpubtree.enable_lookup = off), the bitmap path.
 CREATE TABLE ap (k int8, v int8);
 INSERT INTO ap SELECT i, i FROM generate_series(1, 200000) i;
 CREATE INDEX ap_k ON ap USING gpubtree (k) INCLUDE (v);
@@ -27,9 +29,15 @@ END $$;
 -- Not all-visible (no VACUUM yet), then all-visible.
 SELECT * FROM ap_plan(5000);
 SELECT * FROM ap_plan(10);
+SET gpubtree.enable_lookup = off;
+SELECT * FROM ap_plan(5000);
+RESET gpubtree.enable_lookup;
 VACUUM ap;
 SELECT * FROM ap_plan(5000);
 SELECT * FROM ap_plan(10);
+SET gpubtree.enable_lookup = off;
+SELECT * FROM ap_plan(5000);
+RESET gpubtree.enable_lookup;
 -- The answer is nbtree's either way.
 SELECT count(*), sum(v) FROM ap WHERE k = ANY ((SELECT array_agg(i * 7) FROM generate_series(1, 5000) i)::int8[]);
 SET gpubtree.device = off;

@@ -1,8 +1,10 @@
 -- Bitmap scans answered by the GPU service (its CPU engine where there is
 -- no GPU), compared with btree on the same data.  The regression cluster
 -- preloads gpubtree, so the service runs.
--- (Aggregates here test scans: the aggregates test covers the GpubtreeAggregate node.)
+-- (Aggregates here test scans: the aggregates test covers the GpubtreeAggregate node,
+-- the lookup test the GpubtreeLookup node.)
 SET gpubtree.enable_aggregate = off;
+SET gpubtree.enable_lookup = off;
 SELECT running, mirror_bytes >= 0 AS sane FROM gpubtree_status();
 
 CREATE TABLE sg (k int8, f float8, d date, v int4);
@@ -148,6 +150,7 @@ RESET gpubtree.device;
 
 RESET ALL;
 SET gpubtree.enable_aggregate = off;
+SET gpubtree.enable_lookup = off;
 
 -- The planner takes the service's bitmap path for a large constant = ANY,
 -- where btree's costs would have it descend the tree once per element.

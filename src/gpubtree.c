@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "build.h"
 #include "capture.h"
+#include "lookup.h"
 #include "resync.h"
 #include "service.h"
 #include "settings.h"
@@ -116,4 +117,5 @@ _PG_init(void)
 	gbt_explain_init();
 	gbt_plan_init();
 	gbt_aggplan_init();
+	gbt_lookup_plan_init();
 }

@@ -68,12 +68,13 @@ prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
 }
 
 /*
- * Add the unsure entries that our snapshot sees.  In TID order, so that the
- * heap is read block after block, each pinned once.
+ * Add the unsure entries that our snapshot sees: to rows, or else to the
+ * aggregate.  In TID order, so that the heap is read block after block,
+ * each pinned once.
  */
 static void
 check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
-			 GbtAggAnswer *answer)
+			 GbtEntries *rows, GbtAggAnswer *answer)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
@@ -94,10 +95,15 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 		if (!table_index_fetch_tuple(fetch, &tid, snapshot, slot, &call_again, &all_dead))
 			continue;
 		ExecClearTuple(slot);
+		answer->checked_visible++;
+		if (rows != NULL)
+		{
+			gbt_copy_entry(rows, rows->n++, e, i);
+			continue;
+		}
 		for (c = 0; c < GBT_MAX_COLS; c++)
 			vals[c] = e->vals[c][i];
 		gbt_agg_add_entry(&answer->r, &answer->columns, vals, e->nulls[i]);
-		answer->checked_visible++;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);
@@ -115,23 +121,27 @@ gbt_agg_unsure_cost(void)
 	return cpu_tuple_cost + random_page_cost / 16;
 }
 
-bool
-gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
-			  int64 nranges, Snapshot snapshot, int64 max_unsure,
-			  GbtAggAnswer *answer, const char **why)
+/*
+ * Ask the service for the entries of the ranges our snapshot sees: their
+ * aggregate, or with rows their list.  On success the reply stays in *call
+ * for the caller to read and end; on failure *why says why.
+ */
+static bool
+ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
+			int64 nranges, Snapshot snapshot, int64 max_listed, bool rows,
+			int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why)
 {
 	Oid			keytype = gbt_mirror_key_type(index);
-	int64		unsure_cap = 65536;
 	GbtReplyStatus status = GBT_REPLY_ERROR;
 	uint64		mirror_id;
 	uint64		log_bound;
 	BlockNumber nblocks;
 	uint8	   *visible;
 	int			attempt;
-	instr_time	t0,
-				t1;
 
 	memset(answer, 0, sizeof(GbtAggAnswer));
+	call->seg = NULL;
+	call->req = NULL;
 	if (gbt_shared == NULL || !gbt_service_running())
 	{
 		*why = "no GPU service";
@@ -147,17 +157,14 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		*why = "index not usable";
 		return false;
 	}
-	INSTR_TIME_SET_CURRENT(t0);
 
 	/* Our own inserts first, so that we see our own rows. */
 	gbt_resync_flush();
 
 	for (attempt = 0; attempt < 3; attempt++)
 	{
-		GbtCall		call;
 		GbtAggRequest *reply;
 		bool		answered;
-		GbtEntries	unsure;
 
 		if (!prepare(index, &status, &mirror_id, &log_bound, &answer->columns))
 		{
@@ -177,61 +184,121 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		visible = gbt_read_visibility(heap, nblocks, &answer->visible_blocks);
 		answer->blocks = nblocks;
 
-		answered = gbt_call_agg(&call, index, mirror_id, log_bound, lo, hi, nranges,
+		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								visible, nblocks, snapshot,
-								gbt_capture_active(heap, index), unsure_cap);
+								gbt_capture_active(heap, index), cap, rows);
 		pfree(visible);
-		if (call.req == NULL)
+		if (call->req == NULL)
 		{
 			*why = "no shared memory for the request";
 			return false;
 		}
-		reply = &call.req->body.agg;
-		if (!answered || call.req->hdr.status == GBT_REPLY_ERROR)
+		reply = &call->req->body.agg;
+		if (!answered || call->req->hdr.status == GBT_REPLY_ERROR)
 		{
-			gbt_call_end(&call);
+			gbt_call_end(call);
 			*why = "the service did not answer";
 			return false;
 		}
-		if (call.req->hdr.status == GBT_REPLY_NO_MIRROR)
+		if (call->req->hdr.status == GBT_REPLY_NO_MIRROR)
 		{
-			gbt_call_end(&call);
+			gbt_call_end(call);
 			continue;			/* merged or rebuilt meanwhile: again */
 		}
-		if (reply->agg.nunsure > Min(max_unsure, GBT_MAX_UNSURE))
+		if (reply->agg.nunsure > max_listed)
 		{
 			int64		need = reply->agg.nunsure;
 
-			gbt_call_end(&call);
-			*why = need > GBT_MAX_UNSURE ?
+			gbt_call_end(call);
+			*why = rows ? psprintf("more than %lld rows", (long long) max_listed) :
+				need > GBT_MAX_UNSURE ?
 				"too many entries on heap pages that are not all-visible" :
 				psprintf("%lld entries to check in the heap cost more",
 						 (long long) need);
 			return false;
 		}
-		if (reply->agg.nunsure > unsure_cap)
+		if (reply->agg.nunsure > cap)
 		{
-			unsure_cap = reply->agg.nunsure;	/* before the reply goes */
-			gbt_call_end(&call);
+			cap = reply->agg.nunsure;	/* before the reply goes */
+			gbt_call_end(call);
 			attempt--;			/* not a failure: only room */
 			continue;
 		}
 		answer->r = reply->agg;
-		answer->on_gpu = call.req->hdr.on_gpu;
-		answer->device_ms = call.req->hdr.device_ms;
-		gbt_entries_unflatten(&unsure, GBT_MAX_COLS, unsure_cap,
-							  gbt_agg_reply_unsure(call.req));
-		unsure.n = call.req->hdr.nresults;
-		check_unsure(heap, snapshot, &unsure, answer);
-		gbt_call_end(&call);
-
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
-		answer->total_ms = INSTR_TIME_GET_MILLISEC(t1);
+		answer->on_gpu = call->req->hdr.on_gpu;
+		answer->device_ms = call->req->hdr.device_ms;
 		return true;
 	}
 	*why = "the mirror kept changing";
 	return false;
+}
+
+bool
+gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
+			  int64 nranges, Snapshot snapshot, int64 max_unsure,
+			  GbtAggAnswer *answer, const char **why)
+{
+	GbtCall		call;
+	GbtEntries	unsure;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!ask_service(heap, index, lo, hi, nranges, snapshot,
+					 Min(max_unsure, GBT_MAX_UNSURE), false, 65536, answer, &call, why))
+		return false;
+	gbt_entries_unflatten(&unsure, GBT_MAX_COLS, call.req->body.agg.unsure_cap,
+						  gbt_agg_reply_unsure(call.req));
+	unsure.n = call.req->hdr.nresults;
+	check_unsure(heap, snapshot, &unsure, NULL, answer);
+	gbt_call_end(&call);
+
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	answer->total_ms = INSTR_TIME_GET_MILLISEC(t1);
+	return true;
+}
+
+bool
+gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
+		   int64 nranges, Snapshot snapshot, GbtEntries *rows,
+		   GbtAggAnswer *answer, const char **why)
+{
+	GbtCall		call;
+	GbtEntries	listed;
+	GbtEntries	unsure;
+	uint8	   *verdicts;
+	int64		i;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!ask_service(heap, index, lo, hi, nranges, snapshot, GBT_MAX_LOOKUP_ROWS, true,
+					 2 * nranges + 1024, answer, &call, why))
+		return false;
+	gbt_entries_unflatten(&listed, GBT_MAX_COLS, call.req->body.agg.unsure_cap,
+						  gbt_agg_reply_unsure(call.req));
+	listed.n = call.req->hdr.nresults;
+	verdicts = gbt_agg_reply_verdicts(call.req);
+
+	/* The entries the mirror decided, then those the heap decides. */
+	gbt_entries_init(rows, GBT_MAX_COLS, Max(listed.n, 1));
+	gbt_entries_init(&unsure, GBT_MAX_COLS, Max(listed.n, 1));
+	for (i = 0; i < listed.n; i++)
+	{
+		if (verdicts[i] == GBT_TAKE)
+			gbt_copy_entry(rows, rows->n++, &listed, i);
+		else
+			gbt_copy_entry(&unsure, unsure.n++, &listed, i);
+	}
+	gbt_call_end(&call);
+	check_unsure(heap, snapshot, &unsure, rows, answer);
+	gbt_entries_free(&unsure);
+
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	answer->total_ms = INSTR_TIME_GET_MILLISEC(t1);
+	return true;
 }
 
 /*

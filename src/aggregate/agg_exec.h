@@ -46,6 +46,19 @@ extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
 						  int64 max_unsure, GbtAggAnswer *answer,
 						  const char **why);
 
+/* Most rows one lookup takes from the service. */
+#define GBT_MAX_LOOKUP_ROWS ((int64) 1 << 24)
+
+/*
+ * The entries of the index in the inclusive key ranges (sorted, disjoint)
+ * that the snapshot sees, into *rows (allocated here; keys, TIDs and the
+ * mirror's column values, in no particular order).  Returns false, with
+ * the reason in *why, when the service cannot answer.
+ */
+extern bool gbt_lookup(Relation heap, Relation index, const uint64 *lo,
+					   const uint64 *hi, int64 nranges, Snapshot snapshot,
+					   GbtEntries *rows, GbtAggAnswer *answer, const char **why);
+
 /*
  * Add to *r the entries of an index scan with these keys whose heap tuples
  * the snapshot sees, their values read as cols says: what the service

@@ -190,8 +190,8 @@ match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
  * Is clause a condition on the index's leading column that the service
  * takes?  Returns its strategy, bound and the bound's type.
  */
-static bool
-match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
+bool
+gbt_match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
 				Oid *subtype, Oid *opno, bool *array, Expr **bound)
 {
 	Oid			keytype = index->opcintype[0];
@@ -385,7 +385,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			continue;
 		}
 		if (rinfo->pseudoconstant ||
-			!match_condition(rinfo->clause, relid, index, &strategy, &subtype,
+			!gbt_match_condition(rinfo->clause, relid, index, &strategy, &subtype,
 							 &opno, &array, &bound))
 			return false;
 		strategies = lappend_int(strategies, strategy);

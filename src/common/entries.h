@@ -64,6 +64,19 @@ gbt_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
 	return oa < ob ? -1 : oa > ob ? 1 : 0;
 }
 
+/* Copy entry i of src to position j of dst (the columns both have). */
+static inline void
+gbt_copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
+{
+	int			c;
+
+	dst->keys[j] = src->keys[i];
+	dst->tids[j] = src->tids[i];
+	for (c = 0; c < Min(src->ncols, dst->ncols); c++)
+		dst->vals[c][j] = src->vals[c][i];
+	dst->nulls[j] = src->nulls[i];
+}
+
 extern void gbt_entries_init(GbtEntries *e, int ncols, int64 cap);
 extern void gbt_entries_grow(GbtEntries *e, int64 cap);
 extern void gbt_entries_free(GbtEntries *e);

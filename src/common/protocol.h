@@ -182,7 +182,9 @@ typedef struct GbtAggPrepareRequest
  * snapshot's xip[xcnt] and subxip[subxcnt].  The entries the snapshot sees
  * are aggregated into agg; those the mirror cannot decide come back (at
  * most unsure_cap, gbt_agg_reply_unsure()) for the backend to check
- * against the heap.
+ * against the heap.  With rows (a lookup's), nothing is aggregated: the
+ * entries the snapshot sees come back too, each with its GbtVerdict
+ * (gbt_agg_reply_verdicts()), and agg.nunsure counts every entry wanted.
  */
 typedef struct GbtAggRequest
 {
@@ -200,6 +202,7 @@ typedef struct GbtAggRequest
 	bool		recovery;		/* taken during recovery */
 	TransactionId topxid;		/* the querying transaction, if it has an ID */
 	bool		stamps;			/* the table's deletes reach the log */
+	bool		rows;			/* list the entries, do not aggregate */
 	/* the reply */
 	GbtAggResult agg;
 	GbtColumns	columns;
@@ -273,6 +276,14 @@ gbt_agg_reply_unsure(GbtRequest *req)
 	return GBT_REQUEST_DATA(req) +
 		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.nvisible,
 								  req->body.agg.xcnt, req->body.agg.subxcnt);
+}
+
+/* Where a rows AGG's verdicts start: after room for unsure_cap entries. */
+static inline uint8 *
+gbt_agg_reply_verdicts(GbtRequest *req)
+{
+	return (uint8 *) gbt_agg_reply_unsure(req) +
+		gbt_entries_flat_size(GBT_MAX_COLS, req->body.agg.unsure_cap);
 }
 
 #endif							/* GPUBTREE_PROTOCOL_H */

@@ -26,6 +26,7 @@ bool		gpubtree_build_after_create = false;
 int			gpubtree_build_wait = 0;
 int			gpubtree_debug_build_delay = 0;
 bool		gpubtree_enable_aggregate = true;
+bool		gpubtree_enable_lookup = true;
 int			gpubtree_change_log_size = 1 << 18;
 
 /*
@@ -231,6 +232,15 @@ gbt_settings_init(void)
 							 "Lets the planner answer range aggregates through the GPU service.",
 							 "The GpubtreeAggregate plan node; off, aggregates use the ordinary plans.",
 							 &gpubtree_enable_aggregate,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.enable_lookup",
+							 "Lets the planner look up the rows of many keys through the GPU service.",
+							 "The GpubtreeLookup plan node, for = ANY of large or run-time arrays and for joins on the key; off, such queries use the ordinary plans.",
+							 &gpubtree_enable_lookup,
 							 true,
 							 PGC_USERSET,
 							 0,

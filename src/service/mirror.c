@@ -863,6 +863,43 @@ entry_vals(const GbtEntries *e, int64 i, int64 *vals)
 	return vals;
 }
 
+/*
+ * Where an aggregate's decided entries go.  Aggregating (verdicts NULL):
+ * those the snapshot sees into agg, the unsure ones into list.  Listing
+ * (the rows of a lookup): both into list, each with its verdict.  Past cap,
+ * entries are only counted (agg->nunsure), so that the caller can ask again
+ * with room for them all.
+ */
+typedef struct EntrySink
+{
+	gbt_agg_result *agg;
+	const GbtColumns *columns;
+	GbtEntries *list;
+	uint8	   *verdicts;
+	int64		cap;
+} EntrySink;
+
+static inline void
+sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
+{
+	int64		vals[GBT_MAX_COLS];
+
+	if (verdict == GBT_SKIP)
+		return;
+	if (verdict == GBT_TAKE && s->verdicts == NULL)
+	{
+		gbt_agg_add_entry(s->agg, s->columns, entry_vals(src, i, vals), src->nulls[i]);
+		return;
+	}
+	if (s->list->n < s->cap)
+	{
+		if (s->verdicts != NULL)
+			s->verdicts[s->list->n] = verdict;
+		gbt_copy_entry(s->list, s->list->n++, src, i);
+	}
+	s->agg->nunsure++;
+}
+
 /* How many stamped entries ahead aggregate_stamped() asks the caches for. */
 #define STAMPED_PREFETCH 16
 
@@ -880,16 +917,14 @@ prefetch_entry(const GbtMirror *m, int64 p)
 }
 
 /*
- * Decide the entries of l at base positions [start, end) and aggregate;
+ * Decide the entries of l at base positions [start, end) into the sink;
  * returns how many were looked at.  They lie scattered over the tree's
  * arrays: prefetched a few entries ahead, the loads overlap.
  */
 static int64
 aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 end,
-				  GbtSnapView *view, GbtAggResult *out, GbtEntries *unsure,
-				  int64 unsure_cap)
+				  GbtSnapView *view, EntrySink *sink)
 {
-	int64		vals[GBT_MAX_COLS];
 	int64		x0 = gbt_stamps_lower(l, start);
 	int64		x;
 
@@ -907,25 +942,39 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
 		v = gbt_snapview_quick(view, l->xmin[x], l->xmax[x]);
 		if (v == GBT_UNDECIDED)
 			v = gbt_snapview_decide_stamps(view, l->xmin[x], l->xmax[x], m->blocks[p]);
-		if (v == GBT_TAKE)
-			gbt_agg_add_entry(out, &m->columns, entry_vals(&m->base, p, vals), m->base.nulls[p]);
-		else if (v == GBT_UNSURE)
-		{
-			if (unsure->n < unsure_cap)
-				gbt_copy_entry(unsure, unsure->n++, &m->base, p);
-			out->nunsure++;
-		}
+		sink_entry(sink, &m->base, p, v);
 	}
 	return x - x0;
 }
 
-/* Decide entry i of a delta run, if logged before log_bound, and aggregate. */
-static inline void
-aggregate_run_entry(const GbtMirror *m, const GbtRun *run, int64 i,
-					uint64 log_bound, GbtSnapView *view, GbtAggResult *out,
-					GbtEntries *unsure, int64 unsure_cap)
+/*
+ * The tree's plain entries at positions [start, end), listed: those on a
+ * block the bits say is visible are seen, the others unsure.  What the
+ * engine does for an aggregate, here, since a lookup lists few entries.
+ */
+static void
+list_plain(const GbtMirror *m, int64 start, int64 end, const uint8 *visible,
+		   int64 nvisible, EntrySink *sink)
 {
-	int64		vals[GBT_MAX_COLS];
+	int64		p;
+
+	for (p = start; p < end; p++)
+	{
+		uint32		b = m->blocks[p];
+
+		if (m->hidden != NULL && (m->hidden[p >> 3] & (1 << (p & 7))) != 0)
+			continue;			/* removed, or stamped: decided apart */
+		sink_entry(sink, &m->base, p,
+				   b < nvisible && (visible[b >> 3] & (1 << (b & 7))) != 0 ?
+				   GBT_TAKE : GBT_UNSURE);
+	}
+}
+
+/* Decide entry i of a delta run, if logged before log_bound, into the sink. */
+static inline void
+aggregate_run_entry(const GbtRun *run, int64 i, uint64 log_bound, GbtSnapView *view,
+					EntrySink *sink)
+{
 	int			v;
 
 	if (run->pos[i] >= log_bound)
@@ -934,26 +983,17 @@ aggregate_run_entry(const GbtMirror *m, const GbtRun *run, int64 i,
 	if (v == GBT_UNDECIDED)
 		v = gbt_snapview_decide_stamps(view, run->xmin[i], run->xmax[i],
 									   ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
-	if (v == GBT_TAKE)
-		gbt_agg_add_entry(out, &m->columns, entry_vals(&run->e, i, vals),
-						  run->e.nulls[i]);
-	else if (v == GBT_UNSURE)
-	{
-		if (unsure->n < unsure_cap)
-			gbt_copy_entry(unsure, unsure->n++, &run->e, i);
-		out->nunsure++;
-	}
+	sink_entry(sink, &run->e, i, v);
 }
 
 /*
  * Decide the entries [from, to) of a delta run, those logged before
- * log_bound, and aggregate: whole summed blocks by their sums and the
- * entries their masks leave out, the rest one by one.
+ * log_bound, into the sink: when aggregating, whole summed blocks by their
+ * sums and the entries their masks leave out, the rest one by one.
  */
 static void
 aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
-			  uint64 log_bound, GbtSnapView *view, GbtAggResult *out,
-			  GbtEntries *unsure, int64 unsure_cap)
+			  uint64 log_bound, GbtSnapView *view, EntrySink *sink)
 {
 	int64		i;
 
@@ -964,24 +1004,25 @@ aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
 		int			w;
 
 		if (i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= to && view->stamps &&
+			sink->verdicts == NULL &&
 			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound, &walk)) != NULL)
 		{
-			gbt_agg_combine(out, sum, &m->columns);
+			gbt_agg_combine(sink->agg, sum, &m->columns);
 			for (w = 0; w < (GBT_SUM_BLOCK + 63) / 64; w++)
 			{
 				uint64		bits = walk[w];
 
 				while (bits != 0)
 				{
-					aggregate_run_entry(m, run, i + w * 64 + pg_rightmost_one_pos64(bits),
-										log_bound, view, out, unsure, unsure_cap);
+					aggregate_run_entry(run, i + w * 64 + pg_rightmost_one_pos64(bits),
+										log_bound, view, sink);
 					bits &= bits - 1;
 				}
 			}
 			i += GBT_SUM_BLOCK - 1;
 			continue;
 		}
-		aggregate_run_entry(m, run, i, log_bound, view, out, unsure, unsure_cap);
+		aggregate_run_entry(run, i, log_bound, view, sink);
 	}
 }
 
@@ -993,17 +1034,23 @@ aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
  * aggregates the plain entries, visible to every snapshot: all of them
  * when the mirror's stamps can be trusted, else those on all-visible
  * blocks.  The stamped ones and the delta are decided here, entry by entry.
+ *
+ * With verdicts (a lookup's rows), nothing is aggregated: every entry the
+ * snapshot sees or might see goes to unsure, with its verdict (GBT_TAKE or
+ * GBT_UNSURE) in verdicts[], and out->nunsure counts them all.
  */
 bool
 gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
 					 GbtSnapView *view, uint64 log_bound,
 					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
-					 GbtAggSteps *steps, char *err, Size errlen)
+					 uint8 *verdicts, GbtAggSteps *steps, char *err, Size errlen)
 {
 	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
 	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
-	int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1), MCXT_ALLOC_HUGE);
 	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
+	const uint8 *visible = trusted ? m->allvis : view->visible;
+	int64		nvisible = trusted ? m->nallvis : view->nvisible;
+	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap};
 	int64		r,
 				i;
 	int			d;
@@ -1016,14 +1063,25 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 		return false;
 
 	/* The tree's plain entries. */
-	if (m->ops->aggregate(m->engine, m->hidden, m->hidden_version,
-						  (const int64_t *) start, (const int64_t *) end, nranges,
-						  trusted ? m->allvis : view->visible,
-						  trusted ? m->nallvis : view->nvisible,
-						  out, (int64_t *) upos, unsure_cap, err, errlen) != 0)
-		return false;
-	for (i = 0; i < Min(out->nunsure, unsure_cap); i++)
-		gbt_copy_entry(unsure, unsure->n++, &m->base, upos[i]);
+	if (verdicts != NULL)
+	{
+		for (r = 0; r < nranges; r++)
+			list_plain(m, start[r], end[r], visible, nvisible, &sink);
+	}
+	else
+	{
+		int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1),
+										   MCXT_ALLOC_HUGE);
+
+		if (m->ops->aggregate(m->engine, m->hidden, m->hidden_version,
+							  (const int64_t *) start, (const int64_t *) end, nranges,
+							  visible, nvisible, out, (int64_t *) upos, unsure_cap,
+							  err, errlen) != 0)
+			return false;
+		for (i = 0; i < Min(out->nunsure, unsure_cap); i++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[i]);
+		pfree(upos);
+	}
 
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
@@ -1038,8 +1096,8 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 		if (end[r] <= start[r])
 			continue;
 		steps->nstamped +=
-			aggregate_stamped(m, &m->stamped, start[r], end[r], view, out, unsure, unsure_cap) +
-			aggregate_stamped(m, &m->recent, start[r], end[r], view, out, unsure, unsure_cap);
+			aggregate_stamped(m, &m->stamped, start[r], end[r], view, &sink) +
+			aggregate_stamped(m, &m->recent, start[r], end[r], view, &sink);
 	}
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
@@ -1056,11 +1114,13 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 			int64		to = key_bound(run->e.keys, run->e.n, hi[r], true);
 
 			steps->ndelta += Max(to - from, 0);
-			aggregate_run(m, run, from, to, log_bound, view, out, unsure, unsure_cap);
+			aggregate_run(m, run, from, to, log_bound, view, &sink);
 		}
 	}
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	pfree(start);
+	pfree(end);
 	return true;
 }
 

@@ -124,7 +124,7 @@ typedef struct GbtAggSteps
 extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 								 int64 nranges, GbtSnapView *view, uint64 log_bound,
 								 gbt_agg_result *out, GbtEntries *unsure, int64 unsure_cap,
-								 GbtAggSteps *steps, char *err, Size errlen);
+								 uint8 *verdicts, GbtAggSteps *steps, char *err, Size errlen);
 
 /*
  * Whether this process can use a GPU, CUDA device 0 (with its name and

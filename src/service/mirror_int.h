@@ -133,19 +133,6 @@ gbt_entry_cmp(uint64 ka, const ItemPointerData *ta, uint64 kb, const ItemPointer
 	return gbt_tid_cmp(ta, tb);
 }
 
-/* Copy entry i of src to position j of dst (same columns). */
-static inline void
-gbt_copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
-{
-	int			c;
-
-	dst->keys[j] = src->keys[i];
-	dst->tids[j] = src->tids[i];
-	for (c = 0; c < Min(src->ncols, dst->ncols); c++)
-		dst->vals[c][j] = src->vals[c][i];
-	dst->nulls[j] = src->nulls[i];
-}
-
 /* Set bit i of *bits (n bits, allocated zeroed on first use). */
 static inline void
 gbt_set_bit(uint8 **bits, int64 n, int64 i)

@@ -254,7 +254,9 @@ handle_agg(GbtRequest *req)
 	getrusage(RUSAGE_SELF, &ru0);
 	INSTR_TIME_SET_CURRENT(t0);
 	ok = gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nranges, &view, agg->log_bound,
-							  &agg->agg, &unsure, agg->unsure_cap, &steps, err, sizeof(err));
+							  &agg->agg, &unsure, agg->unsure_cap,
+							  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,
+							  &steps, err, sizeof(err));
 	gbt_snapview_free(&view);
 	if (!ok)
 	{

@@ -36,7 +36,8 @@ followed by 4 checks), then --writers sessions for --seconds while checks
 run.  A check is one transaction at READ COMMITTED, REPEATABLE READ or
 SERIALIZABLE, some with their own uncommitted changes (some in savepoints,
 rolled back to or released): count, sum, avg, min, max over a random range
-through the GpubtreeAggregate node, against the same query with
+through the GpubtreeAggregate node, or rows of many keys and a join on the
+key through the GpubtreeLookup node, against the same query with
 gpubtree.device = off and by a sequential scan in the same transaction (at
 READ COMMITTED no writer can commit in between: see MVCC_GATE).  A
 REPEATABLE READ snapshot held by a session of its own is checked at the
@@ -278,6 +279,9 @@ def agg_query(gen):
         "SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k = ANY ((SELECT array_agg(x) FROM generate_series(%d, %d, %d) x)::int8[])" % (
             lo, hi, gen.r.randint(1, 3)),
         "SELECT count(*), sum(k) FROM {t} WHERE k2 = ANY (ARRAY(SELECT generate_series(%d, %d)))" % (lo % 10, lo % 10 + gen.r.randint(0, 4)),
+        # Rows of many keys, and a join on the key: the GpubtreeLookup node.
+        "SELECT k, v FROM {t} WHERE k = ANY (ARRAY(SELECT generate_series(%d, %d))) ORDER BY k, v" % (lo, hi),
+        "SELECT p.x, t.k, t.v FROM generate_series(%d, %d) p(x) JOIN {t} t ON t.k = p.x ORDER BY 1, 2, 3" % (lo, hi),
     ])
 
 
@@ -319,7 +323,8 @@ def compare_shapes(qs, settings, prefix, label, failures, used):
 
 LOCAL_OFF = OFF.replace("SET ", "SET LOCAL ")
 LOCAL_BITMAP = LOCAL_OFF + "SET LOCAL enable_bitmapscan=on;"
-LOCAL_SEQSCAN = LOCAL_OFF + "SET LOCAL enable_seqscan=on; SET LOCAL gpubtree.enable_aggregate=off;"
+LOCAL_SEQSCAN = LOCAL_OFF + ("SET LOCAL enable_seqscan=on; SET LOCAL gpubtree.enable_aggregate=off; "
+                             "SET LOCAL gpubtree.enable_lookup=off;")
 EXPECTED_ERRORS = re.compile(r"could not serialize access|deadlock detected|current transaction is aborted")
 PSQL_WRITER = [x for x in PSQL if x not in ("-v", "ON_ERROR_STOP=1")]
 
@@ -602,7 +607,8 @@ MVCC_INDEXES = ["CREATE UNIQUE INDEX m_id ON m USING gpubtree (id);",
 NODE_LOCAL = LOCAL_OFF  # only the node's plan: the scans below it disabled
 ORDINARY_LOCAL = ("SET LOCAL enable_seqscan=on; SET LOCAL enable_indexscan=on; SET LOCAL enable_indexonlyscan=on; "
                   "SET LOCAL enable_bitmapscan=on; SET LOCAL gpubtree.device=off;")
-SEQ_LOCAL = LOCAL_OFF + "SET LOCAL enable_seqscan=on; SET LOCAL gpubtree.enable_aggregate=off;"
+SEQ_LOCAL = LOCAL_OFF + ("SET LOCAL enable_seqscan=on; SET LOCAL gpubtree.enable_aggregate=off; "
+                         "SET LOCAL gpubtree.enable_lookup=off;")
 ISOLATION = ["READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"]
 ISO_SHORT = {"READ COMMITTED": "RC", "REPEATABLE READ": "RR", "SERIALIZABLE": "SER"}
 MVCC_ERRORS = re.compile(r"could not serialize access|deadlock detected|current transaction is aborted")
@@ -726,6 +732,9 @@ class MvccGen:
             "SELECT count(*), count(k), count(v), sum(v), avg(v), min(v), max(v), sum(i) FROM m",
             "SELECT count(*), min(id), max(id), sum(id) FROM m WHERE id BETWEEN %d AND %d" % (a, a + self.r.randint(0, 3000)),
             "SELECT count(*), count(v), sum(v), min(v), max(v) FROM m WHERE k = ANY ('{%s}'::int8[])" % keys,
+            # The GpubtreeLookup node: rows of many keys, a join on the key.
+            "SELECT k, v, i FROM m WHERE k = ANY (ARRAY(SELECT generate_series(%d, %d))) ORDER BY k, v, i" % (lo, hi),
+            "SELECT count(*), sum(t.v), min(t.i), max(p.x) FROM generate_series(%d, %d) p(x) JOIN m t ON t.k = p.x" % (lo, hi),
         ]))
 
 
@@ -755,13 +764,14 @@ def mvcc_begin(iso):
 
 
 def agg_plan_info(explain_json):
-    """(answered by the service?, entries checked in heap) of the GpubtreeAggregate node."""
+    """(answered by the service?, entries checked in heap) of the GpubtreeAggregate or GpubtreeLookup node."""
     answered, checked = False, 0
     stack = list(json.loads(explain_json))
     while stack:
         x = stack.pop()
         if isinstance(x, dict):
-            if x.get("Custom Plan Provider") == "GpubtreeAggregate" and x.get("Answered by") == "GPU service":
+            if x.get("Custom Plan Provider") in ("GpubtreeAggregate", "GpubtreeLookup") and \
+                    x.get("Answered by") == "GPU service":
                 answered = True
                 checked += x.get("Entries Checked in Heap", 0)
             stack.extend(x.values())

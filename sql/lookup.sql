@@ -1,0 +1,225 @@
+-- Rows of many keys through the GpubtreeLookup node: k = ANY(array) with the
+-- array a constant, a parameter of a generic plan, an InitPlan or a PL/pgSQL
+-- variable, and joins that probe the index with another table's keys.  For
+-- every key type of the access method (from its operator classes, so that a
+-- new type is covered by itself), every query form and every kind of array,
+-- the rows equal those of the ordinary plan (gpubtree.device = off), and
+-- EXPLAIN ANALYZE says who answered: the service for many keys, nbtree for
+-- fewer than gpubtree.min_gpu_batch, nothing for a NULL array.  The tables
+-- have updated and deleted rows that no VACUUM has removed, so the mirror's
+-- visibility decisions are compared too.
+SET client_min_messages = warning;
+SET jit = off;
+SET max_parallel_workers_per_gather = 0;
+
+-- The key types, and how to make the n-th value of each.
+CREATE TABLE lk_types AS
+SELECT c.opcintype::regtype AS typ,
+	   CASE WHEN c.opcintype = 'time'::regtype THEN format('(time ''00:00'' + (%%s) * interval ''1 second'')::%s', c.opcintype::regtype)
+			WHEN t.typcategory = 'D' THEN format('(timestamp ''2000-01-01'' + (%%s) * interval ''1 day'')::%s', c.opcintype::regtype)
+			ELSE format('(%%s)::%s', c.opcintype::regtype) END AS make
+FROM pg_opclass c JOIN pg_type t ON t.oid = c.opcintype
+WHERE c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'gpubtree') AND c.opcdefault;
+
+-- One table per type: keys 0..9999 step 3 (some twice), NULL keys, an INCLUDE
+-- payload, a column the index does not hold; then updates and deletes.
+CREATE FUNCTION lk_setup(typ regtype, make text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	t text := 'lk_' || replace(typ::text, ' ', '_');
+BEGIN
+	EXECUTE format('CREATE TABLE %I (k %s, v int8, f float8, w text)', t, typ);
+	EXECUTE format('INSERT INTO %I SELECT %s, g, g / 4.0, ''w'' || g FROM generate_series(0, 9999, 3) g',
+				   t, format(make, 'g % 30000'));
+	EXECUTE format('INSERT INTO %I SELECT %s, -g, NULL, NULL FROM generate_series(0, 3000, 9) g',
+				   t, format(make, 'g'));
+	EXECUTE format('INSERT INTO %I SELECT NULL, g, g, ''null'' FROM generate_series(1, 50) g', t);
+	EXECUTE format('CREATE INDEX ON %I USING gpubtree (k) INCLUDE (v, f)', t);
+	-- The probe keys: 2000 distinct, half of them present, each twice.
+	EXECUTE format('CREATE TABLE %I AS SELECT %s AS a FROM generate_series(1, 2000) g, generate_series(1, 2)',
+				   t || '_probe', format(make, 'g * 3 + (g % 2)'));
+END $$;
+SELECT lk_setup(typ, make) FROM lk_types;
+SELECT format('VACUUM ANALYZE %I, %I', 'lk_' || replace(typ::text, ' ', '_'),
+			  'lk_' || replace(typ::text, ' ', '_') || '_probe') FROM lk_types \gexec
+SELECT format('UPDATE %I SET v = v + 1000000 WHERE v %% 17 = 0', 'lk_' || replace(typ::text, ' ', '_')),
+	   format('DELETE FROM %I WHERE v %% 23 = 0', 'lk_' || replace(typ::text, ' ', '_'))
+FROM lk_types \gexec
+
+-- answered(query): what the GpubtreeLookup node says answered it.
+CREATE FUNCTION answered(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	found bool := false;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		found := found OR line LIKE '%GpubtreeLookup%';
+		IF line LIKE '%Answered by%' AND found THEN
+			RETURN regexp_replace(trim(line), 'Answered by: ', '');
+		END IF;
+	END LOOP;
+	RETURN CASE WHEN found THEN 'not run' ELSE 'no GpubtreeLookup node' END;
+END $$;
+
+-- same(query): its rows, sorted, equal gpubtree.device = off's.  Read row
+-- by row, so that the query may be an EXECUTE.
+CREATE FUNCTION rows_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	out text[] := '{}';
+BEGIN
+	FOR r IN EXECUTE q LOOP
+		out := out || r::text;
+	END LOOP;
+	RETURN ARRAY(SELECT x FROM unnest(out) x ORDER BY x);
+END $$;
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	a text[] := rows_of(q);
+	b text[];
+BEGIN
+	PERFORM set_config('gpubtree.device', 'off', true);
+	b := rows_of(q);
+	PERFORM set_config('gpubtree.device', 'auto', true);
+	RETURN CASE WHEN a = b THEN 'same, ' || cardinality(a) || ' rows' ELSE 'DIFFERENT' END;
+END $$;
+
+-- The arrays, as SQL expressions over a type's probe table.
+CREATE TABLE lk_arrays (name text, expr text);
+INSERT INTO lk_arrays VALUES
+	('4000 keys, 2000 distinct', 'ARRAY(SELECT a FROM %1$I)'),
+	('NULL elements among them', 'ARRAY(SELECT CASE WHEN hashtext(a::text) %% 3 = 0 THEN NULL ELSE a END FROM %1$I)'),
+	('3 keys', 'ARRAY(SELECT a FROM %1$I LIMIT 3)'),
+	('empty', 'ARRAY(SELECT a FROM %1$I LIMIT 0)'),
+	('NULL', '(SELECT NULL::%2$s[])::%2$s[]');
+
+-- Every type x array: a generic plan's parameter, a constant (a custom
+-- plan), an InitPlan; rows from the index's columns and from the heap.
+CREATE FUNCTION lk_check(typ regtype, arr text, form text) RETURNS TABLE (answered text, result text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	t text := 'lk_' || replace(typ::text, ' ', '_');
+	a text := format(arr, t || '_probe', typ);
+	lit text;
+	q text;
+BEGIN
+	EXECUTE format('SELECT quote_nullable((%s)::text)', a) INTO lit;
+	IF form = 'generic plan' THEN
+		EXECUTE format('PREPARE lk_p(%s[]) AS SELECT k, v, f FROM %I WHERE k = ANY($1)', typ, t);
+		q := format('EXECUTE lk_p(%s)', lit);
+		PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+		answered := answered(q);
+		result := same(q);
+		PERFORM set_config('plan_cache_mode', 'auto', true);
+		DEALLOCATE lk_p;
+		RETURN NEXT;
+		RETURN;
+	ELSIF form = 'constant' THEN
+		q := format('SELECT k, v FROM %I WHERE k = ANY(%s::%s[])', t, lit, typ);
+	ELSIF form = 'InitPlan' THEN
+		q := format('SELECT k, v FROM %I WHERE k = ANY(%s)', t, a);
+	ELSIF form = 'InitPlan, heap columns' THEN
+		q := format('SELECT k, w FROM %I WHERE k = ANY(%s) AND w <> ''w3''', t, a);
+	END IF;
+	answered := answered(q);
+	result := same(q);
+	RETURN NEXT;
+END $$;
+
+SELECT typ, a.name AS array, form, c.*
+FROM lk_types, lk_arrays a,
+	 unnest(ARRAY['generic plan', 'constant', 'InitPlan', 'InitPlan, heap columns']) form,
+	 LATERAL lk_check(typ, a.expr, form) c
+ORDER BY typ::text, a.name, form;
+
+-- The generic plan really was generic, and still chose the node.
+SET plan_cache_mode = force_generic_plan;
+PREPARE lk_g(int8[]) AS SELECT k, v FROM lk_bigint WHERE k = ANY($1);
+EXPLAIN (COSTS OFF) EXECUTE lk_g('{1,2,3}');
+SELECT generic_plans > 0 AS generic FROM pg_prepared_statements WHERE name = 'lk_g';
+DEALLOCATE lk_g;
+RESET plan_cache_mode;
+
+-- Arrays of another integer width than the key.
+SELECT answered(q), same(q) FROM (VALUES
+	('SELECT k, v FROM lk_bigint WHERE k = ANY(ARRAY(SELECT a::int4 FROM lk_bigint_probe))'),
+	('SELECT k, v FROM lk_bigint WHERE k = ANY(ARRAY(SELECT a::int2 FROM lk_bigint_probe))'),
+	('SELECT k, v FROM lk_integer WHERE k = ANY(ARRAY(SELECT a::int8 FROM lk_integer_probe))'),
+	('SELECT k, v FROM lk_smallint WHERE k = ANY(ARRAY(SELECT a::int8 FROM lk_smallint_probe))')
+) x(q);
+
+-- A PL/pgSQL variable: generic plans after five calls.
+CREATE FUNCTION lk_rows(keys int8[]) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+BEGIN
+	SELECT string_agg(k || ':' || v, ';' ORDER BY k, v) INTO r FROM lk_bigint WHERE k = ANY (keys);
+	RETURN r;
+END $$;
+SELECT i, lk_rows(a) = (SELECT string_agg(k || ':' || v, ';' ORDER BY k, v)
+						 FROM lk_bigint WHERE k = ANY (a)) AS agrees
+FROM (SELECT array_agg(a) AS a FROM lk_bigint_probe) p, generate_series(1, 7) i ORDER BY i;
+
+-- Joins that probe the index with another table's keys, for every type;
+-- repeated probe keys give repeated rows, as a join must.  These tables are
+-- small enough that a hash join over a sequential scan is cheaper: with the
+-- table's other scans disabled, the lookup is what remains (the probe keys
+-- come from a function scan, which the settings leave alone).
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+SET enable_indexonlyscan = off;
+SET enable_bitmapscan = off;
+SELECT typ,
+	   answered(format('SELECT sum(t.v), count(*) FROM unnest(ARRAY(SELECT a FROM %I)) p(a) JOIN %I t ON t.k = p.a',
+					   'lk_' || replace(typ::text, ' ', '_') || '_probe', 'lk_' || replace(typ::text, ' ', '_'))),
+	   same(format('SELECT t.k, t.v, t.f, p.a FROM unnest(ARRAY(SELECT a FROM %I)) p(a) JOIN %I t ON t.k = p.a',
+				   'lk_' || replace(typ::text, ' ', '_') || '_probe', 'lk_' || replace(typ::text, ' ', '_')))
+FROM lk_types ORDER BY typ::text;
+-- Conditions on both sides; inner rows that need the heap; the keys of
+-- another integer width; fewer keys than gpubtree.min_gpu_batch.
+SELECT answered(q), same(q) FROM (VALUES
+	('SELECT t.k, t.v, p.a FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a AND t.v > p.a WHERE t.f < 2000'),
+	('SELECT t.k, t.w FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a'),
+	('SELECT t.k, t.v FROM unnest(ARRAY(SELECT a::int4 FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a'),
+	('SELECT t.k, t.v FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe LIMIT 10)) p(a) JOIN lk_bigint t ON t.k = p.a')
+) x(q);
+
+-- Our own changes, not committed, are seen.
+BEGIN;
+UPDATE lk_bigint SET v = v + 7 WHERE k % 2 = 0;
+INSERT INTO lk_bigint SELECT a, 42, 42, 'new' FROM lk_bigint_probe LIMIT 300;
+SELECT answered(q), same(q) FROM (VALUES
+	('SELECT k, v FROM lk_bigint WHERE k = ANY(ARRAY(SELECT a FROM lk_bigint_probe))'),
+	('SELECT t.k, t.v FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a')
+) x(q);
+ROLLBACK;
+RESET enable_seqscan;
+RESET enable_indexscan;
+RESET enable_indexonlyscan;
+RESET enable_bitmapscan;
+
+-- On a larger table, the planner takes the lookup for a join by itself.
+CREATE TABLE lk_big (k int8, v int8);
+INSERT INTO lk_big SELECT g, g FROM generate_series(1, 100000) g;
+CREATE INDEX ON lk_big USING gpubtree (k) INCLUDE (v);
+VACUUM ANALYZE lk_big;
+EXPLAIN (COSTS OFF) SELECT sum(t.v) FROM lk_bigint_probe p JOIN lk_big t ON t.k = p.a;
+SELECT answered(q), same(q) FROM (VALUES
+	('SELECT sum(t.v), count(*) FROM lk_bigint_probe p JOIN lk_big t ON t.k = p.a')) x(q);
+DROP TABLE lk_big;
+
+-- Few keys stay on nbtree; with the service off, nbtree answers a plan
+-- made with it, and a new plan has no lookup node at all.
+SET plan_cache_mode = force_generic_plan;
+PREPARE lk_o(int8[]) AS SELECT k, v FROM lk_bigint WHERE k = ANY($1);
+SELECT answered(format('EXECUTE lk_o(%L)', (SELECT array_agg(a) FROM lk_bigint_probe)));
+SET gpubtree.device = off;
+SELECT answered(format('EXECUTE lk_o(%L)', (SELECT array_agg(a) FROM lk_bigint_probe)));
+SELECT answered('SELECT k, v FROM lk_bigint WHERE k = ANY(ARRAY(SELECT a FROM lk_bigint_probe))');
+RESET gpubtree.device;
+DEALLOCATE lk_o;
+RESET plan_cache_mode;
+
+DROP FUNCTION lk_setup, lk_check, lk_rows, answered, same, rows_of;
+SELECT format('DROP TABLE %I, %I', 'lk_' || replace(typ::text, ' ', '_'),
+			  'lk_' || replace(typ::text, ' ', '_') || '_probe') FROM lk_types \gexec
+DROP TABLE lk_types, lk_arrays;

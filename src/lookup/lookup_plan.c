@@ -1,0 +1,483 @@
+/*
+ * lookup_plan.c
+ *	  Rows of many keys looked up in one batch through the GPU service: the
+ *	  "GpubtreeLookup" custom scan, and where the planner may use it.
+ *
+ * Two shapes of query probe a gpubtree index with many keys at once:
+ *
+ * - k = ANY(array) on the leading key column, the array a constant of at
+ *	 least gpubtree.min_gpu_batch elements or known only when the plan runs
+ *	 (a parameter of a generic plan, a PL/pgSQL variable, an InitPlan).  The
+ *	 node evaluates the array and asks the service for the rows of all its
+ *	 keys in one request.
+ *
+ * - An inner join on k = expression of the other side.  The node goes under
+ *	 a hash join as its inner side: it runs its own copy of the outer plan
+ *	 first, only for the join keys, asks the service for the rows of those
+ *	 keys, and the hash join joins them with the outer rows as usual.  One
+ *	 batched lookup instead of an index descent per outer row, and a hash
+ *	 table of only the matching rows instead of the whole table.  Reading the
+ *	 outer side twice is the price; the path's cost says so, and add_path()
+ *	 keeps it only when it is the cheapest.
+ *
+ * The service decides which entries the query's snapshot sees (agg_exec.c);
+ * when the index holds every column the query needs from the table (key and
+ * INCLUDE columns of mirrored types), the rows are made from the mirror's
+ * values, else read from the heap by TID.  Other conditions on the table are
+ * checked on each row.  Rows come in no particular order (the path promises
+ * none).
+ *
+ * At run time, fewer distinct keys than gpubtree.min_gpu_batch, or a
+ * service that cannot answer, and nbtree answers: one index scan with the
+ * keys as its = ANY array, which is what PostgreSQL's generic plan for such
+ * a query does.  For an array known only at run time, the path is costed 2 %
+ * under the table's cheapest ordinary path (beyond add_path()'s 1 % fuzz),
+ * so that the choice is left to run time; for a constant array and for a
+ * join, at the service's cost: a round trip, a small cost per key and per
+ * row, and a heap visit per row the mirror cannot decide (or per row, when
+ * the rows come from the heap).
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "agg_exec.h"
+#include "agg_node.h"
+#include "backend.h"
+#include "capture.h"
+#include "keytypes.h"
+#include "lookup.h"
+#include "settings.h"
+#include "shmem.h"
+
+/* Service round trip, in cost units, as costing.c prices it. */
+#define LOOKUP_ROUND_TRIP_COST (100.0 * cpu_operator_cost)
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+static set_join_pathlist_hook_type prev_set_join_pathlist = NULL;
+static CustomPathMethods lookup_path_methods;
+
+/* Path-only private items, after the plan's (lookup.h). */
+#define PRIV_LOOKUP_ANY_CLAUSE LOOKUP_PRIV_N	/* the = ANY RestrictInfo */
+
+/*
+ * Can the node read this table?  A plain table, no row-level security, in a
+ * SELECT that locks no rows.
+ */
+static bool
+table_ok(PlannerInfo *root, RelOptInfo *rel)
+{
+	RangeTblEntry *rte;
+	Relation	heap;
+	bool		rls;
+
+	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION ||
+		rel->indexlist == NIL || root->parse->commandType != CMD_SELECT ||
+		root->parse->rowMarks != NIL || gbt_shared == NULL || !gpubtree_enable_lookup ||
+		gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
+		return false;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->inh || rte->tablesample != NULL || rte->securityQuals != NIL ||
+		rte->relkind != RELKIND_RELATION)
+		return false;
+	heap = table_open(rte->relid, NoLock);
+	rls = heap->rd_rel->relrowsecurity;
+	table_close(heap, NoLock);
+	return !rls;
+}
+
+/*
+ * Which of the table's columns the node must produce (those of exprs), and
+ * whether the mirror holds them all: then attmap[c] names the table column
+ * of mirror column c that is needed (0: none).  False if a system column or
+ * the whole row is needed.
+ */
+static bool
+needed_columns(IndexOptInfo *index, Oid tableoid, List *exprs, Index relid,
+			   List **attmap, int *natts, bool *covered)
+{
+	Bitmapset  *attrs = NULL;
+	int			map[GBT_MAX_COLS] = {0};
+	int			x = -1;
+	int			c;
+
+	pull_varattnos((Node *) exprs, relid, &attrs);
+	*natts = 0;
+	*covered = true;
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+		bool		found = false;
+
+		if (attno <= 0)
+			return false;
+		*natts = Max(*natts, attno);
+		for (c = 0; c < Min(index->ncolumns, GBT_MAX_COLS) && !found; c++)
+		{
+			if (index->indexkeys[c] == attno &&
+				gbt_key_type(get_atttype(tableoid, attno)) != NULL)
+			{
+				map[c] = attno;
+				found = true;
+			}
+		}
+		*covered &= found;
+	}
+	*attmap = NIL;
+	for (c = 0; c < GBT_MAX_COLS; c++)
+		*attmap = lappend_int(*attmap, *covered ? map[c] : 0);
+	return true;
+}
+
+/* The share of rows whose visibility the mirror may leave to the heap. */
+static double
+unsure_fraction(RelOptInfo *rel, Oid tableoid)
+{
+	double		frac = 1.0 - rel->allvisfrac;
+	Relation	heap = table_open(tableoid, NoLock);
+
+	if (gbt_capture_enabled(heap))
+		frac = Min(frac, 1.0 / 64);
+	table_close(heap, NoLock);
+	return frac;
+}
+
+/* The service's cost of nkeys keys and rows rows. */
+static Cost
+service_cost(double nkeys, double rows, double unsure_frac, bool covered)
+{
+	return LOOKUP_ROUND_TRIP_COST + nkeys * cpu_operator_cost +
+		rows * cpu_tuple_cost +
+		rows * (covered ? unsure_frac : 1.0) * gbt_agg_unsure_cost();
+}
+
+static CustomPath *
+make_lookup_path(RelOptInfo *rel, IndexOptInfo *index, int subtype, Oid opno,
+				 bool join, List *attmap, int natts, bool covered)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.rows = rel->rows;
+	cpath->methods = &lookup_path_methods;
+	cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
+									   makeInteger((int) subtype),
+									   makeInteger((int) opno),
+									   makeInteger(join),
+									   makeInteger(covered));
+	cpath->custom_private = lappend(cpath->custom_private, attmap);
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(natts));
+	return cpath;
+}
+
+/* The cheapest unparameterized path of rel so far. */
+static Path *
+cheapest_path(RelOptInfo *rel)
+{
+	Path	   *best = NULL;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (p->param_info == NULL && (best == NULL || p->total_cost < best->total_cost))
+			best = p;
+	}
+	return best;
+}
+
+/* k = ANY(array) on the leading column of a gpubtree index. */
+static void
+lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+						RangeTblEntry *rte)
+{
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist)
+		prev_set_rel_pathlist(root, rel, rti, rte);
+	if (!table_ok(root, rel))
+		return;
+
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+		RestrictInfo *any = NULL;
+		List	   *needed;
+		List	   *attmap;
+		int			natts;
+		bool		covered;
+		int			strategy;
+		Oid			subtype;
+		Oid			opno;
+		bool		array;
+		Expr	   *bound;
+		ListCell   *lc2;
+		CustomPath *cpath;
+		Path	   *best;
+		double		nkeys;
+
+		if (!gpubtree_is_gpubtree_indexinfo(index) || index->indpred != NIL ||
+			index->indexkeys[0] == 0 || index->hypothetical)
+			continue;
+		foreach(lc2, rel->baserestrictinfo)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+
+			if (!rinfo->pseudoconstant &&
+				gbt_match_condition(rinfo->clause, rel->relid, index, &strategy,
+									&subtype, &opno, &array, &bound) && array)
+			{
+				any = rinfo;
+				break;
+			}
+		}
+		if (any == NULL)
+			continue;
+
+		/* The table's columns that the target list and other conditions use. */
+		needed = list_copy(rel->reltarget->exprs);
+		foreach(lc2, rel->baserestrictinfo)
+			if (lfirst(lc2) != any)
+				needed = lappend(needed, lfirst_node(RestrictInfo, lc2)->clause);
+		if (!needed_columns(index, planner_rt_fetch(rel->relid, root)->relid, needed,
+							rel->relid, &attmap, &natts, &covered))
+			return;
+
+		best = cheapest_path(rel);
+		if (best == NULL)
+			return;
+		cpath = make_lookup_path(rel, index, subtype, opno, false, attmap, natts, covered);
+		cpath->custom_private = lappend(cpath->custom_private, any);
+		if (IsA(bound, Const))
+		{
+			/* A constant: below min_gpu_batch, or from the heap, as costing.c has it. */
+			if (((Const *) bound)->constisnull || !covered)
+				return;
+			nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) bound)->constvalue)),
+								   ARR_DIMS(DatumGetArrayTypeP(((Const *) bound)->constvalue)));
+			if (nkeys < gpubtree_min_gpu_batch)
+				return;
+			cpath->path.startup_cost =
+				service_cost(nkeys, rel->rows,
+							 unsure_fraction(rel, planner_rt_fetch(rel->relid, root)->relid),
+							 covered);
+		}
+		else
+			cpath->path.startup_cost = best->total_cost * 0.98;
+		cpath->path.total_cost = cpath->path.startup_cost;
+		add_path(rel, (Path *) cpath);
+		return;
+	}
+}
+
+/*
+ * The expression of the outer side that an inner-join clause equates with
+ * the leading column of the index, and the operator with the index's column
+ * on its left; or NULL.
+ */
+static Expr *
+join_key(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
+		 IndexOptInfo *index, Oid *opno, Oid *subtype)
+{
+	OpExpr	   *e = (OpExpr *) rinfo->clause;
+	Node	   *inner;
+	Node	   *outer;
+	Oid			op;
+	int			strategy;
+	Oid			lefttype;
+	Oid			righttype;
+	Var		   *var;
+
+	if (!IsA(e, OpExpr) || list_length(e->args) != 2 || !rinfo->can_join ||
+		!OidIsValid(rinfo->hashjoinoperator))
+		return NULL;
+	if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
+		bms_is_subset(rinfo->right_relids, outerrel->relids))
+	{
+		inner = linitial(e->args);
+		outer = lsecond(e->args);
+		op = e->opno;
+	}
+	else if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
+			 bms_is_subset(rinfo->right_relids, innerrel->relids))
+	{
+		inner = lsecond(e->args);
+		outer = linitial(e->args);
+		op = get_commutator(e->opno);
+	}
+	else
+		return NULL;
+	if (IsA(inner, RelabelType))
+		inner = (Node *) ((RelabelType *) inner)->arg;
+	var = (Var *) inner;
+	if (!IsA(var, Var) || var->varno != innerrel->relid || var->varlevelsup != 0 ||
+		var->varattno != index->indexkeys[0] || !OidIsValid(op) ||
+		!op_in_opfamily(op, index->opfamily[0]) || contain_volatile_functions(outer))
+		return NULL;
+	get_op_opfamily_properties(op, index->opfamily[0], false, &strategy,
+							   &lefttype, &righttype);
+	if (strategy != BTEqualStrategyNumber || lefttype != index->opcintype[0] ||
+		!gbt_comparable(righttype, lefttype) || exprType(outer) != righttype)
+		return NULL;
+	*opno = op;
+	*subtype = righttype;
+	return (Expr *) outer;
+}
+
+/*
+ * An inner join whose inner side is a table with a gpubtree index on the
+ * join key: a hash join over the lookup of the outer side's keys.
+ */
+static void
+lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
+						 RelOptInfo *outerrel, RelOptInfo *innerrel,
+						 JoinType jointype, JoinPathExtraData *extra)
+{
+	Path	   *outer_path;
+	ListCell   *lc;
+
+	if (prev_set_join_pathlist)
+		prev_set_join_pathlist(root, joinrel, outerrel, innerrel, jointype, extra);
+	if (jointype != JOIN_INNER || !table_ok(root, innerrel) ||
+		!enable_hashjoin || (outer_path = outerrel->cheapest_total_path) == NULL ||
+		outer_path->param_info != NULL || !is_projection_capable_path(outer_path))
+		return;
+
+	foreach(lc, innerrel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+		Oid			tableoid = planner_rt_fetch(innerrel->relid, root)->relid;
+		List	   *hashclauses = NIL;
+		Expr	   *key = NULL;
+		Oid			opno = InvalidOid;
+		Oid			subtype = InvalidOid;
+		List	   *needed;
+		List	   *attmap;
+		int			natts;
+		bool		covered;
+		CustomPath *cpath;
+		JoinCostWorkspace workspace;
+		ListCell   *lc2;
+		double		nkeys;
+
+		if (!gpubtree_is_gpubtree_indexinfo(index) || index->indpred != NIL ||
+			index->indexkeys[0] == 0 || index->hypothetical)
+			continue;
+
+		/* The hash clauses, and the one on the index's key. */
+		foreach(lc2, extra->restrictlist)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Expr	   *k;
+
+			if (!rinfo->can_join || !OidIsValid(rinfo->hashjoinoperator))
+				continue;
+			if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
+				bms_is_subset(rinfo->right_relids, innerrel->relids))
+				rinfo->outer_is_left = true;
+			else if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
+					 bms_is_subset(rinfo->right_relids, outerrel->relids))
+				rinfo->outer_is_left = false;
+			else
+				continue;
+			hashclauses = lappend(hashclauses, rinfo);
+			if (key == NULL &&
+				(k = join_key(rinfo, outerrel, innerrel, index, &opno, &subtype)) != NULL)
+				key = k;
+		}
+		if (key == NULL)
+			continue;
+
+		needed = list_copy(innerrel->reltarget->exprs);
+		foreach(lc2, innerrel->baserestrictinfo)
+			needed = lappend(needed, lfirst_node(RestrictInfo, lc2)->clause);
+		if (!needed_columns(index, tableoid, needed, innerrel->relid, &attmap, &natts,
+							&covered))
+			return;
+
+		/* The inner side: the rows of the outer side's keys that match. */
+		cpath = make_lookup_path(innerrel, index, subtype, opno, true, attmap, natts, covered);
+		cpath->custom_paths = list_make1(outer_path);
+		cpath->custom_private = lappend(cpath->custom_private, key);
+		nkeys = outerrel->rows;
+		cpath->path.rows = Min(innerrel->rows, joinrel->rows);
+		cpath->path.startup_cost = outer_path->total_cost +
+			service_cost(nkeys, cpath->path.rows, unsure_fraction(innerrel, tableoid),
+						 covered);
+		cpath->path.total_cost = cpath->path.startup_cost;
+
+		initial_cost_hashjoin(root, &workspace, jointype, hashclauses, outer_path,
+							  (Path *) cpath, extra, false);
+		add_path(joinrel, (Path *) create_hashjoin_path(root, joinrel, jointype,
+														&workspace, extra, outer_path,
+														(Path *) cpath, false,
+														extra->restrictlist, NULL,
+														hashclauses));
+		return;
+	}
+}
+
+static Plan *
+plan_lookup(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *priv = best_path->custom_private;
+	Node	   *arg = list_nth(priv, PRIV_LOOKUP_ANY_CLAUSE);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.scanrelid = rel->relid;
+	cscan->methods = &gbt_lookup_scan_methods;
+	cscan->custom_private = list_truncate(list_copy(priv), LOOKUP_PRIV_N);
+	if (intVal(list_nth(priv, LOOKUP_PRIV_JOIN)))
+	{
+		/* The outer plan, made to produce just the join key. */
+		Plan	   *keys = linitial(custom_plans);
+
+		keys->targetlist = list_make1(makeTargetEntry(copyObject((Expr *) arg), 1,
+													  NULL, false));
+		cscan->custom_plans = list_make1(keys);
+	}
+	else
+	{
+		RestrictInfo *any = (RestrictInfo *) arg;
+
+		clauses = list_copy(clauses);
+		clauses = list_delete_ptr(clauses, any);
+		cscan->custom_exprs =
+			list_make1(copyObject(lsecond(((ScalarArrayOpExpr *) any->clause)->args)));
+	}
+	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	return &cscan->scan.plan;
+}
+
+void
+gbt_lookup_plan_init(void)
+{
+	lookup_path_methods.CustomName = "GpubtreeLookup";
+	lookup_path_methods.PlanCustomPath = plan_lookup;
+	gbt_lookup_node_init();
+
+	prev_set_rel_pathlist = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = lookup_set_rel_pathlist;
+	prev_set_join_pathlist = set_join_pathlist_hook;
+	set_join_pathlist_hook = lookup_set_join_pathlist;
+}
