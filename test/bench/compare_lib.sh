@@ -8,10 +8,12 @@ median() {
 	$PSQL -c '\timing on' -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" |
 		awk '/^Time:/ {print $2}' | tail -5 | sort -n | sed -n 3p
 }
-answer() { $PSQL -c "$1"; }
+answer() { $PSQL -c "$1"; }	# rows in any order: compare them sorted
 # answered QUERY: what answered the query on gpubtree.
 answered() {
-	$PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $1" |
+	local q=${1#COPY (}
+	q=${q%) TO STDOUT}
+	$PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q" |
 		grep -E 'Answered by|Service:|Mirror:|Checked in Heap' | sed 's/^ *//' | head -3 | paste -sd ';' -
 }
 # wait_mirror: seconds until g_k's mirror is current (at most 10 min).  A
@@ -31,7 +33,8 @@ row() {		# row WHAT QUERY-TEMPLATE TIMING-FUNCTION
 	q=$2
 	gt=$($3 "$(printf "$q" g)")
 	bt=$($3 "$(printf "$q" b)")
-	same=$([ "$(answer "$(printf "$q" g)")" = "$(answer "$(printf "$q" b)")" ] && echo yes || echo NO)
+	same=$([ "$(answer "$(printf "$q" g)" | sort | md5sum)" = "$(answer "$(printf "$q" b)" | sort | md5sum)" ] &&
+		echo yes || echo NO)
 	printf '| %s | %s | %s | %s | %s |\n' "$1" "$bt" "$gt" "$same" "$(answered "$(printf "$q" g)")"
 }
 
