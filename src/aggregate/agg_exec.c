@@ -42,6 +42,7 @@
 #include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "utils/memutils.h"
 #include "storage/smgr.h"
 #include "utils/rel.h"
@@ -160,6 +161,13 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 	/* Our own inserts first, so that we see our own rows. */
 	gbt_resync_flush();
+
+	/*
+	 * No index page or heap tuple is read, so none is predicate-locked: a
+	 * serializable transaction locks the whole table, as a sequential scan
+	 * does, or its reads would escape conflict detection.
+	 */
+	PredicateLockRelation(heap, snapshot);
 
 	for (attempt = 0; attempt < 3; attempt++)
 	{

@@ -10,9 +10,11 @@
 #include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "access/visibilitymap.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "storage/predicate.h"
 #include "utils/array.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -61,6 +63,7 @@ typedef struct LookupState
 	int64		next;
 	IndexFetchTableData *fetch;
 	IndexScanDesc scan;
+	Buffer		vmbuffer;		/* for an index-only nbtree scan */
 	GbtAggAnswer answer;
 } LookupState;
 
@@ -186,6 +189,15 @@ ask_service(LookupState *s, ScanKey key)
 		s->why = "gpubtree.device = off";
 		return false;
 	}
+	/* Too few elements to be worth encoding and sorting: no need to look. */
+	s->nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(key->sk_argument)),
+							  ARR_DIMS(DatumGetArrayTypeP(key->sk_argument)));
+	if (s->nkeys < gpubtree_min_gpu_batch)
+	{
+		s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
+						  (long long) s->nkeys);
+		return false;
+	}
 	if (!gbt_keys_to_ranges(key, 1, s->index->rd_opcintype[0], true, &lo, &hi, &s->nkeys))
 	{
 		s->why = "keys the service does not take";
@@ -246,6 +258,7 @@ start_lookup(LookupState *s)
 		s->source = LOOKUP_NBTREE;
 		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index,
 								  s->css.ss.ps.state->es_snapshot, 1, 0);
+		s->scan->xs_want_itup = s->covered;
 		index_rescan(s->scan, &key, 1, NULL, 0);
 	}
 	MemoryContextSwitchTo(old);
@@ -267,6 +280,52 @@ store_heap_row(LookupState *s)
 		slot->tts_isnull[i] = i < s->natts ? s->heapslot->tts_isnull[i] : true;
 	}
 	return ExecStoreVirtualTuple(slot);
+}
+
+/*
+ * The next row of nbtree's scan: as an index-only scan, from the index
+ * tuple, when the index holds the columns and the visibility map vouches
+ * for the heap page; else the heap tuple.
+ */
+static TupleTableSlot *
+next_nbtree_row(LookupState *s)
+{
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+	Relation	heap = s->css.ss.ss_currentRelation;
+	ItemPointer tid;
+
+	if (!s->covered)
+		return index_getnext_slot(s->scan, ForwardScanDirection, s->heapslot) ?
+			store_heap_row(s) : NULL;
+	while ((tid = index_getnext_tid(s->scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
+		int			c;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!VM_ALL_VISIBLE(heap, ItemPointerGetBlockNumber(tid), &s->vmbuffer))
+		{
+			if (!index_fetch_heap(s->scan, s->heapslot))
+				continue;		/* no version of the row our snapshot sees */
+			ExecClearTuple(s->heapslot);
+		}
+		else					/* as an index-only scan: no tuple to lock */
+			PredicateLockPage(heap, ItemPointerGetBlockNumber(tid),
+							  s->css.ss.ps.state->es_snapshot);
+		index_deform_tuple(s->scan->xs_itup, s->scan->xs_itupdesc, values, isnull);
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		for (c = 0; c < GBT_MAX_COLS; c++)
+		{
+			if (s->attmap[c] == 0)
+				continue;
+			slot->tts_values[s->attmap[c] - 1] = values[c];
+			slot->tts_isnull[s->attmap[c] - 1] = isnull[c];
+		}
+		return ExecStoreVirtualTuple(slot);
+	}
+	return NULL;
 }
 
 /* Row i of the service's answer, from the mirror's values. */
@@ -302,8 +361,10 @@ lookup_next(ScanState *ss)
 
 	if (s->source == LOOKUP_NBTREE)
 	{
-		if (index_getnext_slot(s->scan, ForwardScanDirection, s->heapslot))
-			return store_heap_row(s);
+		TupleTableSlot *slot = next_nbtree_row(s);
+
+		if (slot != NULL)
+			return slot;
 	}
 	else if (s->source == LOOKUP_SERVICE && s->covered)
 	{
@@ -345,6 +406,9 @@ end_run(LookupState *s)
 {
 	if (s->scan != NULL)
 		index_endscan(s->scan);
+	if (BufferIsValid(s->vmbuffer))
+		ReleaseBuffer(s->vmbuffer);
+	s->vmbuffer = InvalidBuffer;
 	if (s->fetch != NULL)
 		table_index_fetch_end(s->fetch);
 	ExecClearTuple(s->heapslot);
