@@ -103,7 +103,7 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 			continue;
 		}
 		for (c = 0; c < GBT_MAX_COLS; c++)
-			vals[c] = e->vals[c][i];
+			vals[c] = c < e->ncols ? e->vals[c][i] : 0;
 		gbt_agg_add_entry(&answer->r, &answer->columns, vals, e->nulls[i]);
 	}
 	ExecDropSingleTupleTableSlot(slot);
@@ -194,7 +194,8 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								visible, nblocks, snapshot,
-								gbt_capture_active(heap, index), cap, rows);
+								gbt_capture_active(heap, index), answer->columns.ncols,
+								cap, rows);
 		pfree(visible);
 		if (call->req == NULL)
 		{
@@ -255,7 +256,7 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	if (!ask_service(heap, index, lo, hi, nranges, snapshot,
 					 Min(max_unsure, GBT_MAX_UNSURE), false, 65536, answer, &call, why))
 		return false;
-	gbt_entries_unflatten(&unsure, GBT_MAX_COLS, call.req->body.agg.unsure_cap,
+	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
 	unsure.n = call.req->hdr.nresults;
 	check_unsure(heap, snapshot, &unsure, NULL, answer);
@@ -281,17 +282,18 @@ gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 				t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	/* Room for a row a key: more, and the service says how many. */
 	if (!ask_service(heap, index, lo, hi, nranges, snapshot, GBT_MAX_LOOKUP_ROWS, true,
-					 2 * nranges + 1024, answer, &call, why))
+					 nranges + 1024, answer, &call, why))
 		return false;
-	gbt_entries_unflatten(&listed, GBT_MAX_COLS, call.req->body.agg.unsure_cap,
+	gbt_entries_unflatten(&listed, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
 	listed.n = call.req->hdr.nresults;
 	verdicts = gbt_agg_reply_verdicts(call.req);
 
 	/* The entries the mirror decided, then those the heap decides. */
-	gbt_entries_init(rows, GBT_MAX_COLS, Max(listed.n, 1));
-	gbt_entries_init(&unsure, GBT_MAX_COLS, Max(listed.n, 1));
+	gbt_entries_init(rows, listed.ncols, Max(listed.n, 1));
+	gbt_entries_init(&unsure, listed.ncols, Max(listed.n, 1));
 	for (i = 0; i < listed.n; i++)
 	{
 		if (verdicts[i] == GBT_TAKE)

@@ -24,6 +24,7 @@
 #include "scankeys.h"
 #include "shmem.h"
 #include "nodes/extensible.h"
+#include "portability/instr_time.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -60,6 +61,7 @@ typedef struct AggScanState
 	GbtAggAnswer answer;
 	int64		null_entries;	/* rows with NULL keys added */
 	int64		nranges;
+	double		keys_ms;		/* evaluating, encoding and sorting the keys */
 	bool		answered;
 } AggScanState;
 
@@ -111,7 +113,10 @@ answer_by_service(AggScanState *s)
 	bool		ok;
 	bool		runtime_array = false;
 	int			i;
+	instr_time	t0,
+				t1;
 
+	INSTR_TIME_SET_CURRENT(t0);
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
 	{
 		s->why = "gpubtree.device = off";
@@ -138,6 +143,9 @@ answer_by_service(AggScanState *s)
 	index = index_open(s->indexoid, AccessShareLock);
 	heap = table_open(index->rd_index->indrelid, NoLock);
 	ok = gbt_keys_to_ranges(keys, nkeys, index->rd_opcintype[0], true, &lo, &hi, &s->nranges);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
 	if (!ok)
 		s->why = "conditions the service does not take";
 	else if (runtime_array && s->nranges < gpubtree_min_gpu_batch)
@@ -295,6 +303,7 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		if (es->timing)
 		{
+			ExplainPropertyFloat("Key Preparation Time", "ms", s->keys_ms, 3, es);
 			ExplainPropertyFloat("Device Time", "ms", s->answer.device_ms, 3, es);
 			ExplainPropertyFloat("Service Time", "ms", s->answer.total_ms, 3, es);
 		}

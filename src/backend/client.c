@@ -296,12 +296,12 @@ bool
 gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 			 const uint64 *lo, const uint64 *hi, int64 nranges,
 			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
-			 bool stamps, int64 unsure_cap, bool rows)
+			 bool stamps, int ncols, int64 unsure_cap, bool rows)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_AGG, index, current_generation(index),
 								 gbt_agg_request_data_size(nranges, nvisible, snapshot->xcnt,
 														   snapshot->subxcnt),
-								 gbt_entries_flat_size(GBT_MAX_COLS, unsure_cap) +
+								 gbt_entries_flat_size(ncols, unsure_cap) +
 								 (rows ? unsure_cap : 0));
 	GbtAggRequest *agg;
 	char	   *data;
@@ -324,6 +324,7 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	agg->topxid = GetTopTransactionIdIfAny();
 	agg->stamps = stamps;
 	agg->rows = rows;
+	agg->ncols = ncols;
 	data = GBT_REQUEST_DATA(req);
 	memcpy(data, lo, sizeof(uint64) * nranges);
 	memcpy(data + sizeof(uint64) * nranges, hi, sizeof(uint64) * nranges);

@@ -8,6 +8,7 @@
 #include "access/skey.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/arrayaccess.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -177,8 +178,7 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 		int16		elmlen;
 		bool		elmbyval;
 		char		elmalign;
-		Datum	   *elems;
-		bool	   *nulls;
+		array_iter	it;
 		int			nelems;
 		uint64	   *points;
 		int64		n = 0;
@@ -191,22 +191,23 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 			ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) < gpubtree_min_gpu_batch)
 			return false;		/* small: nbtree's descents are cheaper */
 		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-		deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
-						  &elems, &nulls, &nelems);
+		nelems = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 
-		points = palloc(sizeof(uint64) * Max(nelems, 1));
+		/* Walked in place: no copy of a million Datums to make first. */
+		points = palloc_extended(sizeof(uint64) * Max(nelems, 1), MCXT_ALLOC_HUGE);
+		array_iter_setup(&it, (AnyArrayType *) arr);
 		for (i = 0; i < nelems && !empty; i++)
 		{
+			bool		isnull;
+			Datum		elem = array_iter_next(&it, &isnull, i, elmlen, elmbyval, elmalign);
 			uint64		k;
 
-			if (nulls[i])
+			if (isnull)
 				continue;		/* = NULL matches nothing */
-			k = elemkt->encode(elems[i]);
+			k = elemkt->encode(elem);
 			if (k >= lo && k <= hi)
 				points[n++] = k;
 		}
-		pfree(elems);
-		pfree(nulls);
 		n = sort_unique_keys(points, n);
 
 		/* What nbtree would descend for is the distinct keys, not elements. */

@@ -182,7 +182,8 @@ typedef struct GbtAggPrepareRequest
  * snapshot's xip[xcnt] and subxip[subxcnt].  The entries the snapshot sees
  * are aggregated into agg; those the mirror cannot decide come back (at
  * most unsure_cap, gbt_agg_reply_unsure()) for the backend to check
- * against the heap.  With rows (a lookup's), nothing is aggregated: the
+ * against the heap, with ncols columns (the mirror's, from AGG_PREPARE).
+ * With rows (a lookup's), nothing is aggregated: the
  * entries the snapshot sees come back too, each with its GbtVerdict
  * (gbt_agg_reply_verdicts()), and agg.nunsure counts every entry wanted.
  */
@@ -203,6 +204,7 @@ typedef struct GbtAggRequest
 	TransactionId topxid;		/* the querying transaction, if it has an ID */
 	bool		stamps;			/* the table's deletes reach the log */
 	bool		rows;			/* list the entries, do not aggregate */
+	int			ncols;			/* columns of the entries that come back */
 	/* the reply */
 	GbtAggResult agg;
 	GbtColumns	columns;
@@ -283,7 +285,7 @@ static inline uint8 *
 gbt_agg_reply_verdicts(GbtRequest *req)
 {
 	return (uint8 *) gbt_agg_reply_unsure(req) +
-		gbt_entries_flat_size(GBT_MAX_COLS, req->body.agg.unsure_cap);
+		gbt_entries_flat_size(req->body.agg.ncols, req->body.agg.unsure_cap);
 }
 
 #endif							/* GPUBTREE_PROTOCOL_H */

@@ -14,6 +14,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/predicate.h"
 #include "utils/array.h"
 #include "utils/datum.h"
@@ -58,11 +59,13 @@ typedef struct LookupState
 	LookupSource source;
 	const char *why;			/* why nbtree answers */
 	int64		nkeys;			/* distinct keys looked up */
+	double		keys_ms;		/* gathering, encoding and sorting them */
 	GbtEntries	rows;			/* from the service */
 	int64	   *order;			/* rows in TID order, to read the heap */
 	int64		next;
 	IndexFetchTableData *fetch;
 	IndexScanDesc scan;
+	instr_time	started;
 	Buffer		vmbuffer;		/* for an index-only nbtree scan */
 	GbtAggAnswer answer;
 } LookupState;
@@ -183,6 +186,7 @@ ask_service(LookupState *s, ScanKey key)
 	uint64	   *lo;
 	uint64	   *hi;
 	int			c;
+	instr_time	t1;
 
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
 	{
@@ -203,6 +207,9 @@ ask_service(LookupState *s, ScanKey key)
 		s->why = "keys the service does not take";
 		return false;
 	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, s->started);
+	s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
 	if (s->nkeys < gpubtree_min_gpu_batch)
 	{
 		s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
@@ -242,6 +249,7 @@ start_lookup(LookupState *s)
 	Datum		array;
 	ScanKeyData key;
 
+	INSTR_TIME_SET_CURRENT(s->started);
 	if (!gather_keys(s, &array))
 	{
 		s->source = LOOKUP_NOTHING;
@@ -464,6 +472,7 @@ explain_lookup(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Entries Checked in Heap", NULL, s->answer.checked, es);
 		if (es->timing)
 		{
+			ExplainPropertyFloat("Key Preparation Time", "ms", s->keys_ms, 3, es);
 			ExplainPropertyFloat("Device Time", "ms", s->answer.device_ms, 3, es);
 			ExplainPropertyFloat("Service Time", "ms", s->answer.total_ms, 3, es);
 		}

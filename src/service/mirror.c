@@ -911,6 +911,11 @@ prefetch_entry(const GbtMirror *m, int64 p)
 
 	if (m->removed != NULL)
 		__builtin_prefetch(&m->removed[p >> 3]);
+	if (m->hidden != NULL)
+		__builtin_prefetch(&m->hidden[p >> 3]);
+	__builtin_prefetch(&m->blocks[p]);
+	__builtin_prefetch(&m->base.keys[p]);
+	__builtin_prefetch(&m->base.tids[p]);
 	__builtin_prefetch(&m->base.nulls[p]);
 	for (c = 0; c < m->base.ncols; c++)
 		__builtin_prefetch(&m->base.vals[c][p]);
@@ -960,7 +965,11 @@ list_plain(const GbtMirror *m, int64 start, int64 end, const uint8 *visible,
 
 	for (p = start; p < end; p++)
 	{
-		uint32		b = m->blocks[p];
+		uint32		b;
+
+		if (p + STAMPED_PREFETCH < end)
+			prefetch_entry(m, p + STAMPED_PREFETCH);
+		b = m->blocks[p];
 
 		if (m->hidden != NULL && (m->hidden[p >> 3] & (1 << (p & 7))) != 0)
 			continue;			/* removed, or stamped: decided apart */
@@ -1065,8 +1074,14 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	/* The tree's plain entries. */
 	if (verdicts != NULL)
 	{
+		/* A range or two per key, scattered: ask for the next ones early. */
 		for (r = 0; r < nranges; r++)
+		{
+			if (r + STAMPED_PREFETCH < nranges &&
+				start[r + STAMPED_PREFETCH] < end[r + STAMPED_PREFETCH])
+				prefetch_entry(m, start[r + STAMPED_PREFETCH]);
 			list_plain(m, start[r], end[r], visible, nvisible, &sink);
+		}
 	}
 	else
 	{
@@ -1091,7 +1106,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	view->stamps = trusted;
 
 	/* The tree's stamped entries. */
-	for (r = 0; r < nranges; r++)
+	for (r = 0; r < nranges && m->stamped.n + m->recent.n > 0; r++)
 	{
 		if (end[r] <= start[r])
 			continue;

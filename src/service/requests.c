@@ -237,7 +237,12 @@ handle_agg(GbtRequest *req)
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
-	gbt_entries_unflatten(&unsure, GBT_MAX_COLS, agg->unsure_cap, gbt_agg_reply_unsure(req));
+	if (agg->ncols < 0 || agg->ncols > GBT_MAX_COLS)
+	{
+		reply(req, GBT_REPLY_ERROR, "bad column count");
+		return;
+	}
+	gbt_entries_unflatten(&unsure, agg->ncols, agg->unsure_cap, gbt_agg_reply_unsure(req));
 	unsure.n = 0;
 
 	snap.snapshot_type = SNAPSHOT_MVCC;
