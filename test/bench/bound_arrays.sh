@@ -73,6 +73,17 @@ END \$\$;
 SQL
 done
 echo "loaded and indexed in $((SECONDS - t0)) s; mirror built in $(wait_mirror) s"
+
+# Where the time goes, on gpubtree (first, so that a run cut short has it;
+# the service's own steps with SERVICE_LOG=1 at the end).
+echo
+echo "EXPLAIN ANALYZE on gpubtree:"
+for q in "SELECT count(*), sum(v) FROM g WHERE k = ANY ((SELECT a FROM arr)::int8[])" \
+	"SELECT k, v FROM g WHERE k = ANY ((SELECT a FROM arr)::int8[])" \
+	"SELECT sum(t.v), count(*) FROM probe p JOIN g t ON t.k = p.k"; do
+	echo
+	$PSQL -c "EXPLAIN (ANALYZE, VERBOSE) $q" | sed 's/^/    /'
+done
 echo
 echo "| query | btree ms | gpubtree ms | same | gpubtree: what answered |"
 echo "|---|---|---|---|---|"
@@ -132,15 +143,6 @@ if [ "${UPDATE_PCT:-1}" != 0 ]; then
 	queries
 fi
 
-# Where the time went, on gpubtree (the service's own steps with SERVICE_LOG=1).
-echo
-echo "EXPLAIN ANALYZE on gpubtree:"
-for q in "SELECT count(*), sum(v) FROM g WHERE k = ANY ((SELECT a FROM arr)::int8[])" \
-	"SELECT k, v FROM g WHERE k = ANY ((SELECT a FROM arr)::int8[])" \
-	"SELECT sum(t.v), count(*) FROM probe p JOIN g t ON t.k = p.k"; do
-	echo
-	$PSQL -c "EXPLAIN (ANALYZE, VERBOSE) $q" | sed 's/^/    /'
-done
 if [ "${SERVICE_LOG:-}" = 1 ]; then
 	echo
 	echo "The service's aggregates and lookups of 5 ms or more:"
