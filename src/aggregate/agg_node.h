@@ -36,16 +36,6 @@ typedef enum GbtArrayKind
 
 extern CustomScanMethods gbt_agg_scan_methods;
 
-/*
- * Is clause a range, equality or = ANY on the leading column of the index
- * with a bound fixed during the scan?  Then its btree strategy, the bound's
- * type, the operator (the column on its left), whether it is = ANY, and
- * the bound.  The lookup's planner asks too.
- */
-struct IndexOptInfo;
-extern bool gbt_match_condition(Expr *clause, Index relid, struct IndexOptInfo *index,
-								int *strategy, Oid *subtype, Oid *opno, bool *array,
-								Expr **bound);
 extern void gbt_agg_node_init(void);
 
 #endif							/* GPUBTREE_AGG_NODE_H */

@@ -46,6 +46,7 @@
 #include "agg_node.h"
 #include "backend.h"
 #include "capture.h"
+#include "planning.h"
 #include "keytypes.h"
 #include "miscadmin.h"
 #include "scankeys.h"
@@ -78,33 +79,6 @@ static create_upper_paths_hook_type prev_create_upper_paths = NULL;
 #define GBT_AGG_BASE_COST 200.0
 
 static CustomPathMethods agg_path_methods;
-
-/*
- * The column of the table that node reads, if it is a plain column, or one
- * of a domain type relabelled to its base type: how a domain column appears
- * as the argument of its base type's operators and aggregates.
- */
-static Var *
-column_of(Node *node, Index relid)
-{
-	Var		   *var;
-
-	if (IsA(node, RelabelType))
-	{
-		RelabelType *r = (RelabelType *) node;
-
-		if (!IsA(r->arg, Var) ||
-			r->resulttype != getBaseType(((Var *) r->arg)->vartype))
-			return NULL;
-		node = (Node *) r->arg;
-	}
-	if (!IsA(node, Var))
-		return NULL;
-	var = (Var *) node;
-	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
-		return NULL;
-	return var;
-}
 
 static bool
 column_not_null(Oid relid, AttrNumber attnum)
@@ -161,7 +135,7 @@ match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
 	if (list_length(aggref->args) != 1)
 		return false;
 	arg = linitial_node(TargetEntry, aggref->args);
-	var = column_of((Node *) arg->expr, relid);
+	var = gbt_column_of((Node *) arg->expr, relid);
 	if (var == NULL)
 		return false;
 	/* A column that is never NULL counts every row, whatever its type. */
@@ -184,69 +158,6 @@ match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
 		return gbt_agg_supported(*kind, base);
 	}
 	return false;
-}
-
-/*
- * Is clause a condition on the index's leading column that the service
- * takes?  Returns its strategy, bound and the bound's type.
- */
-bool
-gbt_match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
-				Oid *subtype, Oid *opno, bool *array, Expr **bound)
-{
-	Oid			keytype = index->opcintype[0];
-	Node	   *left;
-	Node	   *right;
-	Var		   *var;
-	Oid			op;
-	Oid			lefttype;
-	Oid			righttype;
-
-	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
-	{
-		OpExpr	   *e = (OpExpr *) clause;
-
-		left = linitial(e->args);
-		right = lsecond(e->args);
-		op = e->opno;
-		*array = false;
-		if (column_of(left, relid) == NULL && column_of(right, relid) != NULL)
-		{
-			Node	   *t = left;
-
-			left = right;
-			right = t;
-			op = get_commutator(op);
-			if (!OidIsValid(op))
-				return false;
-		}
-	}
-	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
-	{
-		ScalarArrayOpExpr *e = (ScalarArrayOpExpr *) clause;
-
-		left = linitial(e->args);
-		right = lsecond(e->args);
-		op = e->opno;
-		*array = true;
-	}
-	else
-		return false;
-
-	var = column_of(left, relid);
-	if (var == NULL || var->varattno != index->indexkeys[0] ||
-		!is_pseudo_constant_clause(right) ||
-		!op_in_opfamily(op, index->opfamily[0]))
-		return false;
-	get_op_opfamily_properties(op, index->opfamily[0], false, strategy,
-							   &lefttype, &righttype);
-	if (lefttype != keytype || !gbt_comparable(righttype, keytype) ||
-		(*array && *strategy != BTEqualStrategyNumber))
-		return false;
-	*subtype = righttype;
-	*opno = op;
-	*bound = (Expr *) right;
-	return true;
 }
 
 /*
@@ -378,7 +289,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		/* k IS NOT NULL: what the mirror holds anyway. */
 		if (IsA(rinfo->clause, NullTest) &&
 			((NullTest *) rinfo->clause)->nulltesttype == IS_NOT_NULL &&
-			(var = column_of((Node *) ((NullTest *) rinfo->clause)->arg, relid)) != NULL &&
+			(var = gbt_column_of((Node *) ((NullTest *) rinfo->clause)->arg, relid)) != NULL &&
 			var->varattno == index->indexkeys[0])
 		{
 			key_not_null = true;
@@ -481,9 +392,6 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 					   RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
 {
 	Query	   *parse = root->parse;
-	RangeTblEntry *rte;
-	Relation	rel;
-	bool		rls;
 	List	   *aggrefs = NIL;
 	List	   *vars;
 	ListCell   *lc;
@@ -495,16 +403,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		!parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
 		parse->havingQual != NULL || parse->hasWindowFuncs || parse->hasTargetSRFs ||
-		input_rel->reloptkind != RELOPT_BASEREL || input_rel->rtekind != RTE_RELATION)
-		return;
-	rte = planner_rt_fetch(input_rel->relid, root);
-	if (rte->inh || rte->tablesample != NULL || rte->securityQuals != NIL ||
-		rte->relkind != RELKIND_RELATION)
-		return;
-	rel = table_open(rte->relid, NoLock);
-	rls = rel->rd_rel->relrowsecurity;
-	table_close(rel, NoLock);
-	if (rls)
+		!gbt_plain_table(root, input_rel))
 		return;
 
 	/* The aggregates, each once; nothing else may come from the table. */

@@ -57,11 +57,11 @@
 #include "utils/rel.h"
 
 #include "agg_exec.h"
-#include "agg_node.h"
 #include "backend.h"
 #include "capture.h"
 #include "keytypes.h"
 #include "lookup.h"
+#include "planning.h"
 #include "settings.h"
 #include "shmem.h"
 
@@ -73,32 +73,15 @@ static set_join_pathlist_hook_type prev_set_join_pathlist = NULL;
 static CustomPathMethods lookup_path_methods;
 
 /* Path-only private items, after the plan's (lookup.h). */
-#define PRIV_LOOKUP_ANY_CLAUSE LOOKUP_PRIV_N	/* the = ANY RestrictInfo */
+#define PRIV_LOOKUP_KEYS LOOKUP_PRIV_N	/* the = ANY RestrictInfo, or the join key */
 
-/*
- * Can the node read this table?  A plain table, no row-level security, in a
- * SELECT that locks no rows.
- */
+/* Can the node read this table?  In a SELECT that locks no rows. */
 static bool
 table_ok(PlannerInfo *root, RelOptInfo *rel)
 {
-	RangeTblEntry *rte;
-	Relation	heap;
-	bool		rls;
-
-	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION ||
-		rel->indexlist == NIL || root->parse->commandType != CMD_SELECT ||
-		root->parse->rowMarks != NIL || gbt_shared == NULL || !gpubtree_enable_lookup ||
-		gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
-		return false;
-	rte = planner_rt_fetch(rel->relid, root);
-	if (rte->inh || rte->tablesample != NULL || rte->securityQuals != NIL ||
-		rte->relkind != RELKIND_RELATION)
-		return false;
-	heap = table_open(rte->relid, NoLock);
-	rls = heap->rd_rel->relrowsecurity;
-	table_close(heap, NoLock);
-	return !rls;
+	return rel->indexlist != NIL && root->parse->commandType == CMD_SELECT &&
+		root->parse->rowMarks == NIL && gbt_shared != NULL && gpubtree_enable_lookup &&
+		gpubtree_device_mode != GPUBTREE_DEVICE_OFF && gbt_plain_table(root, rel);
 }
 
 /*
@@ -233,6 +216,7 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		CustomPath *cpath;
 		Path	   *best;
 		double		nkeys;
+		ArrayType  *arr;
 
 		if (!gpubtree_is_gpubtree_indexinfo(index) || index->indpred != NIL ||
 			index->indexkeys[0] == 0 || index->hypothetical)
@@ -271,8 +255,8 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 			/* A constant: below min_gpu_batch, or from the heap, as costing.c has it. */
 			if (((Const *) bound)->constisnull || !covered)
 				return;
-			nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) bound)->constvalue)),
-								   ARR_DIMS(DatumGetArrayTypeP(((Const *) bound)->constvalue)));
+			arr = DatumGetArrayTypeP(((Const *) bound)->constvalue);
+			nkeys = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 			if (nkeys < gpubtree_min_gpu_batch)
 				return;
 			cpath->path.startup_cost =
@@ -441,7 +425,7 @@ plan_lookup(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *priv = best_path->custom_private;
-	Node	   *arg = list_nth(priv, PRIV_LOOKUP_ANY_CLAUSE);
+	Node	   *arg = list_nth(priv, PRIV_LOOKUP_KEYS);
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.scanrelid = rel->relid;

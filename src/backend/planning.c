@@ -1,0 +1,136 @@
+/*
+ * planning.c
+ *	  What the planner's nodes (the GpubtreeAggregate and GpubtreeLookup
+ *	  paths) ask of a table and of its conditions alike.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "access/stratnum.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "keytypes.h"
+#include "planning.h"
+
+/*
+ * Is rel a plain table whose rows a node may produce from the mirror: no
+ * inheritance or partition parent, no TABLESAMPLE, no row-level security
+ * (the node's answer would bypass its policies)?
+ */
+bool
+gbt_plain_table(PlannerInfo *root, RelOptInfo *rel)
+{
+	RangeTblEntry *rte;
+	Relation	heap;
+	bool		rls;
+
+	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION)
+		return false;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->inh || rte->tablesample != NULL || rte->securityQuals != NIL ||
+		rte->relkind != RELKIND_RELATION)
+		return false;
+	heap = table_open(rte->relid, NoLock);
+	rls = heap->rd_rel->relrowsecurity;
+	table_close(heap, NoLock);
+	return !rls;
+}
+
+/*
+ * The column of the table that node reads, if it is a plain column, or one
+ * of a domain type relabelled to its base type: how a domain column appears
+ * as the argument of its base type's operators and aggregates.
+ */
+Var *
+gbt_column_of(Node *node, Index relid)
+{
+	Var		   *var;
+
+	if (IsA(node, RelabelType))
+	{
+		RelabelType *r = (RelabelType *) node;
+
+		if (!IsA(r->arg, Var) ||
+			r->resulttype != getBaseType(((Var *) r->arg)->vartype))
+			return NULL;
+		node = (Node *) r->arg;
+	}
+	if (!IsA(node, Var))
+		return NULL;
+	var = (Var *) node;
+	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
+		return NULL;
+	return var;
+}
+
+/*
+ * Is clause a range, equality or = ANY on the index's leading column with a
+ * bound fixed during the scan, which the service takes?  Returns its btree
+ * strategy, the bound's type, the operator (the column on its left),
+ * whether it is = ANY, and the bound.
+ */
+bool
+gbt_match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strategy,
+				Oid *subtype, Oid *opno, bool *array, Expr **bound)
+{
+	Oid			keytype = index->opcintype[0];
+	Node	   *left;
+	Node	   *right;
+	Var		   *var;
+	Oid			op;
+	Oid			lefttype;
+	Oid			righttype;
+
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *e = (OpExpr *) clause;
+
+		left = linitial(e->args);
+		right = lsecond(e->args);
+		op = e->opno;
+		*array = false;
+		if (gbt_column_of(left, relid) == NULL && gbt_column_of(right, relid) != NULL)
+		{
+			Node	   *t = left;
+
+			left = right;
+			right = t;
+			op = get_commutator(op);
+			if (!OidIsValid(op))
+				return false;
+		}
+	}
+	else if (IsA(clause, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) clause)->useOr)
+	{
+		ScalarArrayOpExpr *e = (ScalarArrayOpExpr *) clause;
+
+		left = linitial(e->args);
+		right = lsecond(e->args);
+		op = e->opno;
+		*array = true;
+	}
+	else
+		return false;
+
+	var = gbt_column_of(left, relid);
+	if (var == NULL || var->varattno != index->indexkeys[0] ||
+		!is_pseudo_constant_clause(right) ||
+		!op_in_opfamily(op, index->opfamily[0]))
+		return false;
+	get_op_opfamily_properties(op, index->opfamily[0], false, strategy,
+							   &lefttype, &righttype);
+	if (lefttype != keytype || !gbt_comparable(righttype, keytype) ||
+		(*array && *strategy != BTEqualStrategyNumber))
+		return false;
+	*subtype = righttype;
+	*opno = op;
+	*bound = (Expr *) right;
+	return true;
+}
+
