@@ -32,6 +32,7 @@ for _ in $(seq 1 60); do [ "$(stat running)" = t ] && break; sleep 0.5; done
 answers() {
 	$PSQL -c "SET enable_seqscan = off" -c "SET enable_indexscan = off" \
 		-c "SET enable_indexonlyscan = off" -c "SET max_parallel_workers_per_gather = 0" \
+		-c "SET gpubtree.enable_lookup = off" \
 		-c "SELECT count(*) || ':' || sum(v) FROM $1 WHERE k BETWEEN 1000 AND 150000" \
 		-c "SELECT count(*) || ':' || sum(v) FROM $1 WHERE k = ANY (ARRAY(SELECT generate_series(0, 250000, 3)::int8))" \
 		-c "RESET ALL" \

@@ -25,7 +25,7 @@ VACUUM ANALYZE g;
 VACUUM ANALYZE b;
 SQL
 
-BITMAP="SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off; SET max_parallel_workers_per_gather = 0;"
+BITMAP="SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off; SET max_parallel_workers_per_gather = 0; SET gpubtree.enable_lookup = off;"
 RANGE="SELECT count(*) || ':' || sum(v) FROM %s WHERE k BETWEEN 1000 AND 90000"
 q() { $PSQL -c "$BITMAP" -c "$(printf "$RANGE" "$1")" | tail -1; }
 # explain [SETTING]: the range aggregate's plan, as run (the aggregate node;

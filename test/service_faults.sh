@@ -26,6 +26,7 @@ SQL
 q() {
 	$PSQL -c "SET enable_seqscan = off" -c "SET enable_indexscan = off" \
 		-c "SET enable_indexonlyscan = off" -c "SET max_parallel_workers_per_gather = 0" \
+		-c "SET gpubtree.enable_lookup = off" \
 		${2:+-c "$2"} \
 		-c "SELECT count(*) || ':' || sum(v) FROM $1 WHERE k BETWEEN 1000 AND 90000" \
 		-c "SELECT count(*) || ':' || sum(v) FROM $1 WHERE k = ANY (ARRAY(SELECT generate_series(0, 199999, 7)::int8))"
@@ -70,7 +71,7 @@ $PSQL -c "CREATE TABLE gb AS SELECT * FROM g WHERE k < 50000" \
 timeouts_of() {
 	{
 		echo "SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;"
-		echo "SET max_parallel_workers_per_gather = 0; SET gpubtree.enable_aggregate = off;"
+		echo "SET max_parallel_workers_per_gather = 0; SET gpubtree.enable_aggregate = off; SET gpubtree.enable_lookup = off;"
 		echo "$1"
 		for _ in $(seq 1 25); do
 			echo "$2 SET statement_timeout = '$((RANDOM % 90 + 5))ms'; $3 RESET statement_timeout;"

@@ -20,7 +20,7 @@ PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
 $PSQL -f $HERE/setup.sql >/dev/null || exit 1
 
 r0=$($PSQL -c "SELECT requests FROM gpubtree_status()")
-export PGOPTIONS="-c enable_seqscan=off -c enable_indexscan=off -c enable_indexonlyscan=off -c max_parallel_workers_per_gather=0 ${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
+export PGOPTIONS="-c enable_seqscan=off -c enable_indexscan=off -c enable_indexonlyscan=off -c max_parallel_workers_per_gather=0 -c gpubtree.enable_lookup=off ${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
 "$PGBIN/pgbench" -n -c "$CLIENTS" -j "$(( CLIENTS < 8 ? CLIENTS : 8 ))" -T "$DURATION" \
 	-f $HERE/read_range.sql@20 -f $HERE/read_any.sql@20 -f $HERE/write.sql@1 postgres \
 	>"$DIR/pgbench.log" 2>&1

@@ -31,7 +31,7 @@ export PGOPTIONS="$DEV"
 PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
 # Forced bitmap scans; = ANY of two or more keys goes to the service.
 BITMAP="SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;
-SET max_parallel_workers_per_gather = 0; SET gpubtree.min_gpu_batch = 2;"
+SET max_parallel_workers_per_gather = 0; SET gpubtree.min_gpu_batch = 2; SET gpubtree.enable_lookup = off;"
 SEQ="SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;"
 
 
@@ -85,7 +85,7 @@ SQL
 
 # load SECONDS TAG: pgbench in the background (pid in $load_pid).
 load() {
-	PGOPTIONS="$DEV -c enable_seqscan=off -c enable_indexscan=off -c enable_indexonlyscan=off -c gpubtree.min_gpu_batch=2 -c max_parallel_workers_per_gather=0" \
+	PGOPTIONS="$DEV -c enable_seqscan=off -c enable_indexscan=off -c enable_indexonlyscan=off -c gpubtree.min_gpu_batch=2 -c gpubtree.enable_lookup=off -c max_parallel_workers_per_gather=0" \
 		"$PGBIN/pgbench" -n -c "$CLIENTS" -j 2 -T "$1" --max-tries=5 \
 		-f "$W/write.sql@10" -f "$W/delete.sql@3" -f "$W/read.sql@10" -f "$W/vacuum.sql@1" postgres \
 		>"$DIR/pgbench.$2.log" 2>&1 &

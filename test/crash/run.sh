@@ -19,7 +19,7 @@ PORT=${PORT:-54407}
 trap 'kill $(jobs -p) 2>/dev/null; cluster_stop "$DIR" immediate; rm -rf "$DIR"' EXIT
 cluster_init "$DIR" "$PORT" && cluster_start "$DIR" || exit 1
 cluster_env "$DIR" "$PORT"
-export PGOPTIONS="-c gpubtree.min_gpu_batch=2 ${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
+export PGOPTIONS="-c gpubtree.min_gpu_batch=2 -c gpubtree.enable_lookup=off ${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
 PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
 
 $PSQL -c "CREATE EXTENSION gpubtree" >/dev/null ||

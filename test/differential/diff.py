@@ -80,11 +80,11 @@ INDEXES = {  # name: definition after USING <am>
 
 OFF = "SET enable_seqscan=off; SET enable_indexscan=off; SET enable_indexonlyscan=off; SET enable_bitmapscan=off;"
 SHAPES = {  # shape: (settings, EXPLAIN node that must appear on a t_g index)
-    "index": (OFF + "SET enable_indexscan=on;", r"Index Scan (Backward )?using t_g_"),
-    "index-only": (OFF + "SET enable_indexscan=on; SET enable_indexonlyscan=on;", r"Index Only Scan (Backward )?using t_g_"),
-    "bitmap": (OFF + "SET enable_bitmapscan=on;", r"Bitmap Index Scan on t_g_"),
+    "index": (OFF + "SET enable_indexscan=on; SET gpubtree.enable_lookup=off;", r"Index Scan (Backward )?using t_g_"),
+    "index-only": (OFF + "SET enable_indexscan=on; SET enable_indexonlyscan=on; SET gpubtree.enable_lookup=off;", r"Index Only Scan (Backward )?using t_g_"),
+    "bitmap": (OFF + "SET enable_bitmapscan=on; SET gpubtree.enable_lookup=off;", r"Bitmap Index Scan on t_g_"),
 }
-SEQSCAN = OFF + "SET enable_seqscan=on;"
+SEQSCAN = OFF + "SET enable_seqscan=on; SET gpubtree.enable_lookup=off;"
 PARALLEL = ("SET parallel_setup_cost=0; SET parallel_tuple_cost=0; SET min_parallel_table_scan_size=0;"
             "SET min_parallel_index_scan_size=0; SET max_parallel_workers_per_gather=2;")
 T0 = "'2026-01-01 00:00+00'::timestamptz"
