@@ -207,6 +207,18 @@ SELECT answered(q), same(q) FROM (VALUES
 	('SELECT sum(t.v), count(*) FROM lk_bigint_probe p JOIN lk_big t ON t.k = p.a')) x(q);
 DROP TABLE lk_big;
 
+-- A generic plan keeps a selective condition on another index: the lookup
+-- of a long array could not beat it, so it is not offered.
+CREATE INDEX lk_bigint_v ON lk_bigint (v);
+SET plan_cache_mode = force_generic_plan;
+PREPARE lk_v(int8[], int8) AS SELECT k, v FROM lk_bigint WHERE k = ANY($1) AND v = $2;
+EXPLAIN (COSTS OFF) EXECUTE lk_v('{1,2,3}', 42);
+SELECT answered(format('EXECUTE lk_v(%L, 42)', (SELECT array_agg(a) FROM lk_bigint_probe))),
+	   same(format('EXECUTE lk_v(%L, 42)', (SELECT array_agg(a) FROM lk_bigint_probe)));
+DEALLOCATE lk_v;
+RESET plan_cache_mode;
+DROP INDEX lk_bigint_v;
+
 -- Few keys stay on nbtree; with the service off, nbtree answers a plan
 -- made with it, and a new plan has no lookup node at all.
 SET plan_cache_mode = force_generic_plan;

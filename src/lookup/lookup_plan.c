@@ -31,7 +31,8 @@
  * service that cannot answer, and nbtree answers: one index scan with the
  * keys as its = ANY array, which is what PostgreSQL's generic plan for such
  * a query does.  For an array known only at run time, the path is costed 2 %
- * under the table's cheapest ordinary path (beyond add_path()'s 1 % fuzz),
+ * under the table's cheapest ordinary path (beyond add_path()'s 1 % fuzz)
+ * when that path probes the same index with the array, one descent per key,
  * so that the choice is left to run time; for a constant array and for a
  * join, at the service's cost: a round trip, a small cost per key and per
  * row, and a heap visit per row the mirror cannot decide (or per row, when
@@ -187,6 +188,32 @@ cheapest_path(RelOptInfo *rel)
 	return best;
 }
 
+/*
+ * Does path probe index with clause among its conditions, as the ordinary
+ * plan of k = ANY($1) does, one descent per key?  Then the lookup may take
+ * its place for an array known only at run time; not where another path
+ * (say, a selective condition on another index) is the cheapest, which the
+ * lookup of a long array could not beat.
+ */
+static bool
+path_probes(Path *path, IndexOptInfo *index, RestrictInfo *clause)
+{
+	IndexPath  *ipath;
+	ListCell   *lc;
+
+	if (IsA(path, BitmapHeapPath))
+		path = ((BitmapHeapPath *) path)->bitmapqual;
+	if (!IsA(path, IndexPath))
+		return false;
+	ipath = (IndexPath *) path;
+	if (ipath->indexinfo != index)
+		return false;
+	foreach(lc, ipath->indexclauses)
+		if (lfirst_node(IndexClause, lc)->rinfo == clause)
+			return true;
+	return false;
+}
+
 /* k = ANY(array) on the leading column of a gpubtree index. */
 static void
 lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
@@ -264,8 +291,10 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 							 unsure_fraction(rel, planner_rt_fetch(rel->relid, root)->relid),
 							 covered);
 		}
-		else
+		else if (path_probes(best, index, any))
 			cpath->path.startup_cost = best->total_cost * 0.98;
+		else
+			return;
 		cpath->path.total_cost = cpath->path.startup_cost;
 		add_path(rel, (Path *) cpath);
 		return;
