@@ -1,6 +1,7 @@
 -- Rows of many keys through the GpubtreeLookup node: k = ANY(array) with the
 -- array a constant, a parameter of a generic plan, an InitPlan or a PL/pgSQL
--- variable, and joins that probe the index with another table's keys.  For
+-- variable; and joins that probe the index with another table's keys, the
+-- GpubtreeJoin node.  For
 -- every key type of the access method (from its operator classes, so that a
 -- new type is covered by itself), every query form and every kind of array,
 -- the rows equal those of the ordinary plan (gpubtree.device = off), and
@@ -45,19 +46,20 @@ SELECT format('UPDATE %I SET v = v + 1000000 WHERE v %% 17 = 0', 'lk_' || replac
 	   format('DELETE FROM %I WHERE v %% 23 = 0', 'lk_' || replace(typ::text, ' ', '_'))
 FROM lk_types \gexec
 
--- answered(query): what the GpubtreeLookup node says answered it.
+-- answered(query): what the GpubtreeLookup or GpubtreeJoin node says
+-- answered it.
 CREATE FUNCTION answered(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	line text;
 	found bool := false;
 BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		found := found OR line LIKE '%GpubtreeLookup%';
+		found := found OR line LIKE '%GpubtreeLookup%' OR line LIKE '%GpubtreeJoin%';
 		IF line LIKE '%Answered by%' AND found THEN
 			RETURN regexp_replace(trim(line), 'Answered by: ', '');
 		END IF;
 	END LOOP;
-	RETURN CASE WHEN found THEN 'not run' ELSE 'no GpubtreeLookup node' END;
+	RETURN CASE WHEN found THEN 'not run' ELSE 'no lookup node' END;
 END $$;
 
 -- same(query): its rows, sorted, equal gpubtree.device = off's.  Read row
@@ -162,8 +164,8 @@ FROM (SELECT array_agg(a) AS a FROM lk_bigint_probe) p, generate_series(1, 7) i 
 -- Joins that probe the index with another table's keys, for every type;
 -- repeated probe keys give repeated rows, as a join must.  These tables are
 -- small enough that a hash join over a sequential scan is cheaper: with the
--- table's other scans disabled, the lookup is what remains (the probe keys
--- come from a function scan, which the settings leave alone).
+-- table's other scans disabled, the join node is what remains (the probe
+-- keys come from a function scan, which the settings leave alone).
 SET enable_seqscan = off;
 SET enable_indexscan = off;
 SET enable_indexonlyscan = off;
@@ -174,12 +176,14 @@ SELECT typ,
 	   same(format('SELECT t.k, t.v, t.f, p.a FROM unnest(ARRAY(SELECT a FROM %I)) p(a) JOIN %I t ON t.k = p.a',
 				   'lk_' || replace(typ::text, ' ', '_') || '_probe', 'lk_' || replace(typ::text, ' ', '_')))
 FROM lk_types ORDER BY typ::text;
--- Conditions on both sides; inner rows that need the heap; the keys of
--- another integer width; fewer keys than gpubtree.min_gpu_batch.
+-- Conditions on both sides; inner columns the index does not hold (no
+-- join node); keys of another integer width; NULL keys and repeated ones;
+-- fewer keys than gpubtree.min_gpu_batch.
 SELECT answered(q), same(q) FROM (VALUES
 	('SELECT t.k, t.v, p.a FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a AND t.v > p.a WHERE t.f < 2000'),
 	('SELECT t.k, t.w FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a'),
 	('SELECT t.k, t.v FROM unnest(ARRAY(SELECT a::int4 FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a'),
+	('SELECT t.k, t.v, p.a FROM unnest(ARRAY(SELECT CASE WHEN hashtext(a::text) % 3 = 0 THEN NULL ELSE a END FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a'),
 	('SELECT t.k, t.v FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe LIMIT 10)) p(a) JOIN lk_bigint t ON t.k = p.a')
 ) x(q);
 

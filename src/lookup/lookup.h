@@ -1,7 +1,8 @@
 /*
  * lookup.h
- *	  The GpubtreeLookup custom scan: what its plan carries (lookup_plan.c
- *	  plans it), and its execution (lookup_node.c).
+ *	  The GpubtreeLookup and GpubtreeJoin custom scans: what their plans
+ *	  carry (lookup_plan.c plans them), and their execution (lookup_node.c,
+ *	  join_node.c).
  */
 #ifndef GPUBTREE_LOOKUP_H
 #define GPUBTREE_LOOKUP_H
@@ -16,14 +17,26 @@ enum
 	LOOKUP_PRIV_INDEX,			/* index OID */
 	LOOKUP_PRIV_SUBTYPE,		/* the keys' type, the operator's right input */
 	LOOKUP_PRIV_OPERATOR,		/* index column = key */
-	LOOKUP_PRIV_JOIN,			/* 1: keys from the plan below; 0: an array */
 	LOOKUP_PRIV_COVERED,		/* 1: rows from the mirror's values */
 	LOOKUP_PRIV_ATTMAP,			/* per mirror column: the table column, or 0 */
 	LOOKUP_PRIV_NATTS,			/* the last table column needed */
 	LOOKUP_PRIV_N
 };
 
+/* custom_private of the GpubtreeJoin plan, in this order. */
+enum
+{
+	JOIN_PRIV_INDEX,			/* the inner table's index OID */
+	JOIN_PRIV_SUBTYPE,			/* the join key's type, the operator's right input */
+	JOIN_PRIV_OPERATOR,			/* index column = join key */
+	JOIN_PRIV_NOUTER,			/* outer columns first in the scan tuple */
+	JOIN_PRIV_INNER_COLS,		/* then per inner column: its mirror column */
+	JOIN_PRIV_N
+};
+
 extern CustomScanMethods gbt_lookup_scan_methods;
+extern CustomScanMethods gbt_join_scan_methods;
+extern void gbt_join_node_init(void);
 extern void gbt_lookup_node_init(void);
 extern void gbt_lookup_plan_init(void);
 

@@ -1,8 +1,8 @@
 /*
  * lookup_node.c
- *	  The GpubtreeLookup custom scan at run time: gather the keys (an array,
- *	  or the join keys of the plan below), ask the service for their rows in
- *	  one request, or let nbtree answer; and say in EXPLAIN which did.
+ *	  The GpubtreeLookup custom scan at run time: evaluate the = ANY array,
+ *	  ask the service for the rows of its keys in one request, or let nbtree
+ *	  answer; and say in EXPLAIN which did.
  */
 #include "postgres.h"
 
@@ -44,11 +44,10 @@ typedef struct LookupState
 	/* from the plan */
 	Oid			subtype;
 	Oid			opno;
-	bool		join;
 	bool		covered;
 	int			attmap[GBT_MAX_COLS];
 	int			natts;
-	ExprState  *array;			/* the = ANY array (not for a join) */
+	ExprState  *array;			/* the = ANY array */
 
 	Relation	index;
 	const GbtKeyType *coltype[GBT_MAX_COLS];	/* of each needed mirror column */
@@ -83,7 +82,6 @@ create_lookup_state(CustomScan *cscan)
 	s->css.methods = &lookup_exec_methods;
 	s->subtype = (Oid) intVal(list_nth(priv, LOOKUP_PRIV_SUBTYPE));
 	s->opno = (Oid) intVal(list_nth(priv, LOOKUP_PRIV_OPERATOR));
-	s->join = intVal(list_nth(priv, LOOKUP_PRIV_JOIN)) != 0;
 	s->covered = intVal(list_nth(priv, LOOKUP_PRIV_COVERED)) != 0;
 	for (c = 0; c < GBT_MAX_COLS; c++)
 		s->attmap[c] = list_nth_int(list_nth(priv, LOOKUP_PRIV_ATTMAP), c);
@@ -108,72 +106,21 @@ begin_lookup(CustomScanState *node, EState *estate, int eflags)
 	s->heapslot = table_slot_create(heap, NULL);
 	s->runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpubtreeLookup",
 									  ALLOCSET_DEFAULT_SIZES);
-	if (s->join)
-		node->custom_ps = list_make1(ExecInitNode(linitial(cscan->custom_plans), estate, eflags));
-	else
-		s->array = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
+	s->array = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 }
 
-/*
- * The keys as one array, in runcxt; false for a NULL array.  The plan below
- * runs in the executor's context: its state outlives a run.
- */
+/* The array, copied to runcxt; false for a NULL array. */
 static bool
 gather_keys(LookupState *s, Datum *array)
 {
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Datum	   *keys;
-	int64		n = 0;
-	int64		cap = 1024;
-	PlanState  *child;
+	bool		isnull;
+	Datum		v = ExecEvalExpr(s->array, s->css.ss.ps.ps_ExprContext, &isnull);
 	MemoryContext old;
 
-	if (!s->join)
-	{
-		bool		isnull;
-		Datum		v = ExecEvalExpr(s->array, s->css.ss.ps.ps_ExprContext, &isnull);
-
-		if (isnull)
-			return false;
-		old = MemoryContextSwitchTo(s->runcxt);
-		*array = datumCopy(v, false, -1);
-		MemoryContextSwitchTo(old);
-		return true;
-	}
-
-	/* The join keys of the plan below, NULLs left out (= matches none). */
-	get_typlenbyvalalign(s->subtype, &typlen, &typbyval, &typalign);
-	keys = MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * cap);
-	child = linitial(s->css.custom_ps);
-	for (;;)
-	{
-		TupleTableSlot *slot = ExecProcNode(child);
-		bool		isnull;
-		Datum		v;
-
-		if (TupIsNull(slot))
-			break;
-		v = slot_getattr(slot, 1, &isnull);
-		if (isnull)
-			continue;
-		if (n == cap)
-		{
-			cap *= 2;
-			keys = repalloc_huge(keys, sizeof(Datum) * cap);
-		}
-		old = MemoryContextSwitchTo(s->runcxt);
-		keys[n++] = datumCopy(v, typbyval, typlen);
-		MemoryContextSwitchTo(old);
-	}
-	if (n > MaxArraySize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many join keys for one lookup: %lld", (long long) n)));
+	if (isnull)
+		return false;
 	old = MemoryContextSwitchTo(s->runcxt);
-	*array = PointerGetDatum(construct_array(keys, (int) n, s->subtype, typlen,
-											 typbyval, typalign));
+	*array = datumCopy(v, false, -1);
 	MemoryContextSwitchTo(old);
 	return true;
 }
@@ -436,8 +383,6 @@ end_lookup(CustomScanState *node)
 
 	end_run(s);
 	ExecDropSingleTupleTableSlot(s->heapslot);
-	if (s->join)
-		ExecEndNode(linitial(node->custom_ps));
 	index_close(s->index, AccessShareLock);
 }
 
@@ -447,8 +392,6 @@ rescan_lookup(CustomScanState *node)
 	LookupState *s = (LookupState *) node;
 
 	end_run(s);
-	if (s->join)
-		ExecReScan(linitial(node->custom_ps));
 }
 
 static void
@@ -457,7 +400,6 @@ explain_lookup(CustomScanState *node, List *ancestors, ExplainState *es)
 	LookupState *s = (LookupState *) node;
 
 	ExplainPropertyText("Index", RelationGetRelationName(s->index), es);
-	ExplainPropertyText("Keys", s->join ? "join keys of the plan below" : "= ANY array", es);
 	ExplainPropertyText("Rows", s->covered ? "from the index's columns" : "from the heap", es);
 	if (!es->analyze)
 		return;

@@ -1,31 +1,29 @@
 /*
  * lookup_plan.c
  *	  Rows of many keys looked up in one batch through the GPU service: the
- *	  "GpubtreeLookup" custom scan, and where the planner may use it.
+ *	  "GpubtreeLookup" and "GpubtreeJoin" custom scans, and where the
+ *	  planner may use them.
  *
  * Two shapes of query probe a gpubtree index with many keys at once:
  *
  * - k = ANY(array) on the leading key column, the array a constant of at
  *	 least gpubtree.min_gpu_batch elements or known only when the plan runs
- *	 (a parameter of a generic plan, a PL/pgSQL variable, an InitPlan).  The
- *	 node evaluates the array and asks the service for the rows of all its
- *	 keys in one request.
+ *	 (a parameter of a generic plan, a PL/pgSQL variable, an InitPlan): the
+ *	 GpubtreeLookup scan evaluates the array and asks the service for the
+ *	 rows of all its keys in one request.
  *
- * - An inner join on k = expression of the other side.  The node goes under
- *	 a hash join as its inner side: it runs its own copy of the outer plan
- *	 first, only for the join keys, asks the service for the rows of those
- *	 keys, and the hash join joins them with the outer rows as usual.  One
- *	 batched lookup instead of an index descent per outer row, and a hash
- *	 table of only the matching rows instead of the whole table.  Reading the
- *	 outer side twice is the price; the path's cost says so, and add_path()
- *	 keeps it only when it is the cheapest.
+ * - An inner join on k = expression of the other side: the GpubtreeJoin
+ *	 reads the other side once, keeping its rows, looks all their keys up in
+ *	 one request, and joins each kept row with its key's rows from a hash
+ *	 table: one batched lookup instead of an index descent per outer row,
+ *	 and only the matching rows of the table in memory.
  *
- * The service decides which entries the query's snapshot sees (agg_exec.c);
- * when the index holds every column the query needs from the table (key and
- * INCLUDE columns of mirrored types), the rows are made from the mirror's
- * values, else read from the heap by TID.  Other conditions on the table are
- * checked on each row.  Rows come in no particular order (the path promises
- * none).
+ * The service decides which entries the query's snapshot sees (agg_exec.c).
+ * The lookup makes its rows from the mirror's values when the index holds
+ * every column the query needs from the table (key and INCLUDE columns of
+ * mirrored types), else reads them from the heap by TID; the join only
+ * where the index holds them.  Other conditions are checked on each row.
+ * Rows come in no particular order (the paths promise none).
  *
  * At run time, fewer distinct keys than gpubtree.min_gpu_batch, or a
  * service that cannot answer, and nbtree answers: one index scan with the
@@ -36,7 +34,7 @@
  * so that the choice is left to run time; for a constant array and for a
  * join, at the service's cost: a round trip, a small cost per key and per
  * row, and a heap visit per row the mirror cannot decide (or per row, when
- * the rows come from the heap).
+ * the rows come from the heap), the join's outer side and its rows kept.
  */
 #include "postgres.h"
 
@@ -72,9 +70,10 @@
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
 static set_join_pathlist_hook_type prev_set_join_pathlist = NULL;
 static CustomPathMethods lookup_path_methods;
+static CustomPathMethods join_path_methods;
 
 /* Path-only private items, after the plan's (lookup.h). */
-#define PRIV_LOOKUP_KEYS LOOKUP_PRIV_N	/* the = ANY RestrictInfo, or the join key */
+#define PRIV_LOOKUP_ANY LOOKUP_PRIV_N	/* the = ANY RestrictInfo */
 
 /* Can the node read this table?  In a SELECT that locks no rows. */
 static bool
@@ -152,7 +151,7 @@ service_cost(double nkeys, double rows, double unsure_frac, bool covered)
 
 static CustomPath *
 make_lookup_path(RelOptInfo *rel, IndexOptInfo *index, int subtype, Oid opno,
-				 bool join, List *attmap, int natts, bool covered)
+				 List *attmap, int natts, bool covered)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -164,9 +163,8 @@ make_lookup_path(RelOptInfo *rel, IndexOptInfo *index, int subtype, Oid opno,
 	cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
 									   makeInteger((int) subtype),
 									   makeInteger((int) opno),
-									   makeInteger(join),
-									   makeInteger(covered));
-	cpath->custom_private = lappend(cpath->custom_private, attmap);
+									   makeInteger(covered),
+									   attmap);
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(natts));
 	return cpath;
 }
@@ -275,7 +273,7 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		best = cheapest_path(rel);
 		if (best == NULL)
 			return;
-		cpath = make_lookup_path(rel, index, subtype, opno, false, attmap, natts, covered);
+		cpath = make_lookup_path(rel, index, subtype, opno, attmap, natts, covered);
 		cpath->custom_private = lappend(cpath->custom_private, any);
 		if (IsA(bound, Const))
 		{
@@ -355,9 +353,19 @@ join_key(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
 	return (Expr *) outer;
 }
 
+/* Path-only private items of a GpubtreeJoin path, after the plan's. */
+enum
+{
+	JOIN_PATH_KEY = JOIN_PRIV_N,	/* the outer side's join key */
+	JOIN_PATH_OUTER_VARS,		/* the outer columns the join needs */
+	JOIN_PATH_INNER_VARS,		/* the inner ones, per JOIN_PRIV_INNER_COLS */
+	JOIN_PATH_QUALS				/* every other condition (RestrictInfos) */
+};
+
 /*
  * An inner join whose inner side is a table with a gpubtree index on the
- * join key: a hash join over the lookup of the outer side's keys.
+ * join key, and whose index holds every inner column the join needs: a
+ * GpubtreeJoin over the outer side's cheapest path.
  */
 static void
 lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
@@ -370,82 +378,145 @@ lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 	if (prev_set_join_pathlist)
 		prev_set_join_pathlist(root, joinrel, outerrel, innerrel, jointype, extra);
 	if (jointype != JOIN_INNER || !table_ok(root, innerrel) ||
-		!enable_hashjoin || (outer_path = outerrel->cheapest_total_path) == NULL ||
+		(outer_path = outerrel->cheapest_total_path) == NULL ||
 		outer_path->param_info != NULL || !is_projection_capable_path(outer_path))
 		return;
+	foreach(lc, outerrel->reltarget->exprs)
+		if (!IsA(lfirst(lc), Var))
+			return;				/* placeholders: not for us */
 
 	foreach(lc, innerrel->indexlist)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 		Oid			tableoid = planner_rt_fetch(innerrel->relid, root)->relid;
-		List	   *hashclauses = NIL;
+		RestrictInfo *keyclause = NULL;
 		Expr	   *key = NULL;
 		Oid			opno = InvalidOid;
 		Oid			subtype = InvalidOid;
 		List	   *needed;
 		List	   *attmap;
+		List	   *inner_cols = NIL;
+		List	   *inner_vars = NIL;
+		List	   *quals = NIL;
 		int			natts;
 		bool		covered;
 		CustomPath *cpath;
-		JoinCostWorkspace workspace;
 		ListCell   *lc2;
-		double		nkeys;
+		int			c;
+		double		rows;
 
 		if (!gpubtree_is_gpubtree_indexinfo(index) || index->indpred != NIL ||
 			index->indexkeys[0] == 0 || index->hypothetical)
 			continue;
-
-		/* The hash clauses, and the one on the index's key. */
 		foreach(lc2, extra->restrictlist)
 		{
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
-			Expr	   *k;
 
-			if (!rinfo->can_join || !OidIsValid(rinfo->hashjoinoperator))
-				continue;
-			if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
-				bms_is_subset(rinfo->right_relids, innerrel->relids))
-				rinfo->outer_is_left = true;
-			else if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
-					 bms_is_subset(rinfo->right_relids, outerrel->relids))
-				rinfo->outer_is_left = false;
+			if (keyclause == NULL &&
+				(key = join_key(rinfo, outerrel, innerrel, index, &opno, &subtype)) != NULL)
+				keyclause = rinfo;
 			else
-				continue;
-			hashclauses = lappend(hashclauses, rinfo);
-			if (key == NULL &&
-				(k = join_key(rinfo, outerrel, innerrel, index, &opno, &subtype)) != NULL)
-				key = k;
+				quals = lappend(quals, rinfo);
 		}
-		if (key == NULL)
+		if (keyclause == NULL)
 			continue;
 
+		/* The inner columns: the join's, and those of the table's own conditions. */
 		needed = list_copy(innerrel->reltarget->exprs);
 		foreach(lc2, innerrel->baserestrictinfo)
 			needed = lappend(needed, lfirst_node(RestrictInfo, lc2)->clause);
 		if (!needed_columns(index, tableoid, needed, innerrel->relid, &attmap, &natts,
-							&covered))
+							&covered) || !covered)
 			return;
+		for (c = 0; c < GBT_MAX_COLS; c++)
+		{
+			AttrNumber	attno = list_nth_int(attmap, c);
+			Oid			typid;
+			int32		typmod;
+			Oid			collid;
 
-		/* The inner side: the rows of the outer side's keys that match. */
-		cpath = make_lookup_path(innerrel, index, subtype, opno, true, attmap, natts, covered);
-		cpath->custom_paths = list_make1(outer_path);
-		cpath->custom_private = lappend(cpath->custom_private, key);
-		nkeys = outerrel->rows;
-		cpath->path.rows = Min(innerrel->rows, joinrel->rows);
+			if (attno == 0)
+				continue;
+			get_atttypetypmodcoll(tableoid, attno, &typid, &typmod, &collid);
+			inner_cols = lappend_int(inner_cols, c);
+			inner_vars = lappend(inner_vars, makeVar(innerrel->relid, attno, typid, typmod,
+													 collid, 0));
+		}
+		quals = list_concat(quals, innerrel->baserestrictinfo);
+
+		/*
+		 * The outer side read once and kept, its keys looked up, each outer
+		 * row joined with its key's rows in a hash table.
+		 */
+		rows = Min(innerrel->rows, joinrel->rows);
+		cpath = makeNode(CustomPath);
+		cpath->path.pathtype = T_CustomScan;
+		cpath->path.parent = joinrel;
+		cpath->path.pathtarget = joinrel->reltarget;
+		cpath->path.rows = joinrel->rows;
 		cpath->path.startup_cost = outer_path->total_cost +
-			service_cost(nkeys, cpath->path.rows, unsure_fraction(innerrel, tableoid),
-						 covered);
-		cpath->path.total_cost = cpath->path.startup_cost;
-
-		initial_cost_hashjoin(root, &workspace, jointype, hashclauses, outer_path,
-							  (Path *) cpath, extra, false);
-		add_path(joinrel, (Path *) create_hashjoin_path(root, joinrel, jointype,
-														&workspace, extra, outer_path,
-														(Path *) cpath, false,
-														extra->restrictlist, NULL,
-														hashclauses));
+			outerrel->rows * cpu_tuple_cost +
+			service_cost(outerrel->rows, rows, unsure_fraction(innerrel, tableoid), true);
+		cpath->path.total_cost = cpath->path.startup_cost +
+			joinrel->rows * (cpu_tuple_cost + list_length(quals) * cpu_operator_cost);
+		cpath->custom_paths = list_make1(outer_path);
+		cpath->methods = &join_path_methods;
+		cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
+										   makeInteger((int) subtype),
+										   makeInteger((int) opno),
+										   makeInteger(list_length(outerrel->reltarget->exprs)),
+										   inner_cols);
+		cpath->custom_private = lappend(cpath->custom_private, key);
+		cpath->custom_private = lappend(cpath->custom_private, outerrel->reltarget->exprs);
+		cpath->custom_private = lappend(cpath->custom_private, inner_vars);
+		cpath->custom_private = lappend(cpath->custom_private, quals);
+		add_path(joinrel, (Path *) cpath);
 		return;
 	}
+}
+
+/*
+ * The join's scan tuple is the outer columns, then the inner ones; the plan
+ * below produces the join key, then the outer columns.
+ */
+static Plan *
+plan_join(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+		  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *priv = best_path->custom_private;
+	Plan	   *outer = linitial(custom_plans);
+	List	   *scan_tlist = NIL;
+	List	   *outer_tlist;
+	ListCell   *lc;
+
+	outer_tlist = list_make1(makeTargetEntry(copyObject(list_nth(priv, JOIN_PATH_KEY)), 1,
+											 NULL, false));
+	foreach(lc, list_nth(priv, JOIN_PATH_OUTER_VARS))
+	{
+		outer_tlist = lappend(outer_tlist,
+							  makeTargetEntry(copyObject(lfirst(lc)),
+											  list_length(outer_tlist) + 1, NULL, false));
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, false));
+	}
+	foreach(lc, list_nth(priv, JOIN_PATH_INNER_VARS))
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, false));
+	outer->targetlist = outer_tlist;
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual =
+		extract_actual_clauses(list_nth(priv, JOIN_PATH_QUALS),
+							   false);
+	cscan->scan.scanrelid = 0;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_plans = list_make1(outer);
+	cscan->custom_private = list_truncate(list_copy(priv), JOIN_PRIV_N);
+	cscan->methods = &gbt_join_scan_methods;
+	return &cscan->scan.plan;
 }
 
 static Plan *
@@ -454,30 +525,16 @@ plan_lookup(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *priv = best_path->custom_private;
-	Node	   *arg = list_nth(priv, PRIV_LOOKUP_KEYS);
+	RestrictInfo *any = list_nth(priv, PRIV_LOOKUP_ANY);
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.scanrelid = rel->relid;
 	cscan->methods = &gbt_lookup_scan_methods;
 	cscan->custom_private = list_truncate(list_copy(priv), LOOKUP_PRIV_N);
-	if (intVal(list_nth(priv, LOOKUP_PRIV_JOIN)))
-	{
-		/* The outer plan, made to produce just the join key. */
-		Plan	   *keys = linitial(custom_plans);
-
-		keys->targetlist = list_make1(makeTargetEntry(copyObject((Expr *) arg), 1,
-													  NULL, false));
-		cscan->custom_plans = list_make1(keys);
-	}
-	else
-	{
-		RestrictInfo *any = (RestrictInfo *) arg;
-
-		clauses = list_copy(clauses);
-		clauses = list_delete_ptr(clauses, any);
-		cscan->custom_exprs =
-			list_make1(copyObject(lsecond(((ScalarArrayOpExpr *) any->clause)->args)));
-	}
+	cscan->custom_exprs =
+		list_make1(copyObject(lsecond(((ScalarArrayOpExpr *) any->clause)->args)));
+	/* The = ANY is the lookup's own: exact, not rechecked. */
+	clauses = list_delete_ptr(list_copy(clauses), any);
 	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
 	return &cscan->scan.plan;
 }
@@ -487,7 +544,10 @@ gbt_lookup_plan_init(void)
 {
 	lookup_path_methods.CustomName = "GpubtreeLookup";
 	lookup_path_methods.PlanCustomPath = plan_lookup;
+	join_path_methods.CustomName = "GpubtreeJoin";
+	join_path_methods.PlanCustomPath = plan_join;
 	gbt_lookup_node_init();
+	gbt_join_node_init();
 
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = lookup_set_rel_pathlist;

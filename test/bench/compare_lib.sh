@@ -3,10 +3,11 @@
 
 # timed QUERY: one run's milliseconds (psql \timing).
 timed() { $PSQL -c '\timing on' -c "$1" | awk '/^Time:/ {print $2}'; }
-# median QUERY: median of 5 timed runs after one warm-up.
+# median QUERY: median of RUNS (default 5) timed runs after one warm-up.
 median() {
-	$PSQL -c '\timing on' -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" -c "$1" |
-		awk '/^Time:/ {print $2}' | tail -5 | sort -n | sed -n 3p
+	local n=${RUNS:-5} args=(-c '\timing on') i
+	for i in $(seq 0 "$n"); do args+=(-c "$1"); done
+	$PSQL "${args[@]}" | awk '/^Time:/ {print $2}' | tail -"$n" | sort -n | sed -n "$(((n + 1) / 2))p"
 }
 answer() { $PSQL -c "$1"; }	# rows in any order: compare them sorted
 # answered QUERY: what answered the query on gpubtree.

@@ -37,7 +37,7 @@ run.  A check is one transaction at READ COMMITTED, REPEATABLE READ or
 SERIALIZABLE, some with their own uncommitted changes (some in savepoints,
 rolled back to or released): count, sum, avg, min, max over a random range
 through the GpubtreeAggregate node, or rows of many keys and a join on the
-key through the GpubtreeLookup node, against the same query with
+key through the GpubtreeLookup and GpubtreeJoin nodes, against the same query with
 gpubtree.device = off and by a sequential scan in the same transaction (at
 READ COMMITTED no writer can commit in between: see MVCC_GATE).  A
 REPEATABLE READ snapshot held by a session of its own is checked at the
@@ -764,13 +764,13 @@ def mvcc_begin(iso):
 
 
 def agg_plan_info(explain_json):
-    """(answered by the service?, entries checked in heap) of the GpubtreeAggregate or GpubtreeLookup node."""
+    """(answered by the service?, entries checked in heap) of the GpubtreeAggregate, -Lookup or -Join node."""
     answered, checked = False, 0
     stack = list(json.loads(explain_json))
     while stack:
         x = stack.pop()
         if isinstance(x, dict):
-            if x.get("Custom Plan Provider") in ("GpubtreeAggregate", "GpubtreeLookup") and \
+            if x.get("Custom Plan Provider") in ("GpubtreeAggregate", "GpubtreeLookup", "GpubtreeJoin") and \
                     x.get("Answered by") == "GPU service":
                 answered = True
                 checked += x.get("Entries Checked in Heap", 0)

@@ -1,0 +1,494 @@
+/*
+ * join_node.c
+ *	  The GpubtreeJoin custom scan at run time: an inner join on the key of
+ *	  a gpubtree index, its inner rows looked up in one request.
+ *
+ * The plan below is the outer side, made to produce the join key first and
+ * then the outer columns the join needs.  All its rows are read once into a
+ * tuplestore, their keys gathered; the service returns the inner table's
+ * rows of those keys that the snapshot sees (agg_exec.c: gbt_lookup()), or
+ * else one nbtree scan with the keys as its = ANY array reads them, as an
+ * index-only scan where the visibility map allows.  They go into a hash
+ * table on the encoded key, and each stored outer row is joined with the
+ * inner rows of its key.  Other join conditions and the inner table's own
+ * are checked on each joined row (the plan's qual).
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/visibilitymap.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/predicate.h"
+#include "utils/array.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/tuplestore.h"
+
+#include "agg_exec.h"
+#include "backend.h"
+#include "keytypes.h"
+#include "lookup.h"
+#include "scankeys.h"
+#include "settings.h"
+
+/* A hash table from an encoded key to the first inner row of that key. */
+typedef struct KeyHead
+{
+	uint64		key;
+	int64		head;			/* index into the rows; next[] chains the rest */
+	char		status;
+} KeyHead;
+
+static inline uint32
+hash_key(uint64 k)
+{
+	k ^= k >> 33;
+	k *= UINT64CONST(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	return (uint32) k;
+}
+
+#define SH_PREFIX keyhead
+#define SH_ELEMENT_TYPE KeyHead
+#define SH_KEY_TYPE uint64
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) hash_key(k)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct GbtJoinState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	Oid			subtype;
+	Oid			opno;
+	int			nouter;			/* outer columns in the scan tuple, first */
+	List	   *inner_cols;		/* per inner column after them: mirror column */
+
+	Relation	heap;
+	Relation	index;
+	const GbtKeyType *keytype;	/* of the join key, to encode it */
+	const GbtKeyType *coltype[GBT_MAX_COLS];
+	TupleTableSlot *heapslot;
+	TupleTableSlot *outer;		/* a stored outer row */
+	MemoryContext runcxt;
+
+	/* one run */
+	bool		started;
+	Tuplestorestate *store;
+	int64		nrows;			/* inner rows */
+	Datum	   *vals[GBT_MAX_COLS];	/* per mirror column, per row */
+	bool	   *nulls[GBT_MAX_COLS];
+	int64	   *next;			/* the next row of the same key, or -1 */
+	keyhead_hash *heads;
+	int64		cur;			/* the next inner row for the current outer row */
+	bool		answered;		/* by the service, else nbtree */
+	const char *why;
+	int64		nkeys;
+	double		keys_ms;
+	GbtAggAnswer answer;
+} GbtJoinState;
+
+CustomScanMethods gbt_join_scan_methods;
+static CustomExecMethods join_exec_methods;
+
+static Node *
+create_join_state(CustomScan *cscan)
+{
+	GbtJoinState  *s = (GbtJoinState *) newNode(sizeof(GbtJoinState), T_CustomScanState);
+	List	   *priv = cscan->custom_private;
+
+	s->css.methods = &join_exec_methods;
+	s->subtype = (Oid) intVal(list_nth(priv, JOIN_PRIV_SUBTYPE));
+	s->opno = (Oid) intVal(list_nth(priv, JOIN_PRIV_OPERATOR));
+	s->nouter = intVal(list_nth(priv, JOIN_PRIV_NOUTER));
+	s->inner_cols = list_nth(priv, JOIN_PRIV_INNER_COLS);
+	return (Node *) s;
+}
+
+static void
+begin_join(CustomScanState *node, EState *estate, int eflags)
+{
+	GbtJoinState  *s = (GbtJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Plan	   *child = linitial(cscan->custom_plans);
+	ListCell   *lc;
+
+	s->index = index_open((Oid) intVal(list_nth(cscan->custom_private, JOIN_PRIV_INDEX)),
+						  AccessShareLock);
+	s->heap = table_open(s->index->rd_index->indrelid, AccessShareLock);
+	s->keytype = gbt_key_type(s->subtype);
+	foreach(lc, s->inner_cols)
+	{
+		int			c = lfirst_int(lc);
+
+		s->coltype[c] = gbt_key_type(TupleDescAttr(RelationGetDescr(s->heap),
+												   s->index->rd_index->indkey.values[c] - 1)->atttypid);
+	}
+	s->heapslot = table_slot_create(s->heap, NULL);
+	node->custom_ps = list_make1(ExecInitNode(child, estate, eflags));
+	s->outer = MakeSingleTupleTableSlot(ExecTypeFromTL(child->targetlist), &TTSOpsMinimalTuple);
+	s->runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpubtreeJoin",
+									  ALLOCSET_DEFAULT_SIZES);
+}
+
+/* Room for the inner rows, in runcxt. */
+static void
+rows_alloc(GbtJoinState *s, int64 n)
+{
+	ListCell   *lc;
+
+	foreach(lc, s->inner_cols)
+	{
+		int			c = lfirst_int(lc);
+
+		s->vals[c] = MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * Max(n, 1));
+		s->nulls[c] = MemoryContextAllocHuge(s->runcxt, sizeof(bool) * Max(n, 1));
+	}
+	s->next = MemoryContextAllocHuge(s->runcxt, sizeof(int64) * Max(n, 1));
+	s->heads = keyhead_create(s->runcxt, Max(n, 16), NULL);
+	s->nrows = 0;
+}
+
+/* Chain row i under its key. */
+static void
+rows_link(GbtJoinState *s, uint64 key)
+{
+	bool		found;
+	KeyHead    *h = keyhead_insert(s->heads, key, &found);
+
+	s->next[s->nrows] = found ? h->head : -1;
+	h->head = s->nrows++;
+}
+
+/* The inner rows from the service's answer. */
+static void
+rows_from_service(GbtJoinState *s, const GbtEntries *rows)
+{
+	int64		i;
+	ListCell   *lc;
+
+	rows_alloc(s, rows->n);
+	for (i = 0; i < rows->n; i++)
+	{
+		foreach(lc, s->inner_cols)
+		{
+			int			c = lfirst_int(lc);
+			int64		v = rows->vals[c][i];
+
+			s->nulls[c][s->nrows] = (rows->nulls[i] & (1 << c)) != 0;
+			s->vals[c][s->nrows] = s->nulls[c][s->nrows] ? (Datum) 0 :
+				s->coltype[c]->datum(v, gbt_val_float8(v));
+		}
+		rows_link(s, rows->keys[i]);
+	}
+}
+
+/*
+ * The inner rows by nbtree: one scan with the keys as its array, from the
+ * index tuples when the visibility map vouches for the heap page (as an
+ * index-only scan), else after the heap says the snapshot sees the row.
+ */
+static void
+rows_from_nbtree(GbtJoinState *s, ScanKey key)
+{
+	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+	IndexScanDesc scan = index_beginscan(s->heap, s->index, snapshot, 1, 0);
+	Buffer		vmbuffer = InvalidBuffer;
+	int64		cap = 1024;
+	ItemPointer tid;
+
+	scan->xs_want_itup = true;
+	index_rescan(scan, key, 1, NULL, 0);
+	rows_alloc(s, cap);
+	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(tid), &vmbuffer))
+		{
+			if (!index_fetch_heap(scan, s->heapslot))
+				continue;
+			ExecClearTuple(s->heapslot);
+		}
+		else
+			PredicateLockPage(s->heap, ItemPointerGetBlockNumber(tid), snapshot);
+		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
+		if (s->nrows == cap)
+		{
+			cap *= 2;
+			foreach(lc, s->inner_cols)
+			{
+				s->vals[lfirst_int(lc)] = repalloc_huge(s->vals[lfirst_int(lc)], sizeof(Datum) * cap);
+				s->nulls[lfirst_int(lc)] = repalloc_huge(s->nulls[lfirst_int(lc)], sizeof(bool) * cap);
+			}
+			s->next = repalloc_huge(s->next, sizeof(int64) * cap);
+		}
+		foreach(lc, s->inner_cols)
+		{
+			int			c = lfirst_int(lc);
+
+			s->vals[c][s->nrows] = values[c];	/* the key types are by value */
+			s->nulls[c][s->nrows] = isnull[c];
+		}
+		rows_link(s, gbt_encode_key(values[0], s->index->rd_opcintype[0]));
+	}
+	if (BufferIsValid(vmbuffer))
+		ReleaseBuffer(vmbuffer);
+	index_endscan(scan);
+}
+
+/*
+ * Read the outer side into the tuplestore, gather its keys, and take the
+ * inner rows of those keys from the service or nbtree.
+ */
+static void
+start_join(GbtJoinState *s)
+{
+	PlanState  *child = linitial(s->css.custom_ps);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *keys;
+	int64		n = 0;
+	int64		cap = 1024;
+	MemoryContext old;
+	ScanKeyData key;
+	Datum		array;
+	uint64	   *lo;
+	uint64	   *hi;
+	GbtEntries	rows;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	get_typlenbyvalalign(s->subtype, &typlen, &typbyval, &typalign);
+	keys = MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * cap);
+	old = MemoryContextSwitchTo(s->runcxt);
+	s->store = tuplestore_begin_heap(false, false, work_mem);
+	MemoryContextSwitchTo(old);
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(child);
+		bool		isnull;
+		Datum		v;
+
+		if (TupIsNull(slot))
+			break;
+		v = slot_getattr(slot, 1, &isnull);
+		if (isnull)
+			continue;			/* = NULL joins nothing */
+		if (n == cap)
+		{
+			cap *= 2;
+			keys = repalloc_huge(keys, sizeof(Datum) * cap);
+		}
+		keys[n++] = v;			/* the key types are by value */
+		tuplestore_puttupleslot(s->store, slot);
+	}
+	if (n > MaxArraySize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many join keys for one lookup: %lld", (long long) n)));
+	old = MemoryContextSwitchTo(s->runcxt);
+	array = PointerGetDatum(construct_array(keys, (int) n, s->subtype, typlen, typbyval,
+											typalign));
+	ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, s->subtype,
+						   s->index->rd_indcollation[0], get_opcode(s->opno), array);
+
+	s->answered = false;
+	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
+		s->why = "gpubtree.device = off";
+	else if (n < gpubtree_min_gpu_batch)
+		s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch", (long long) n);
+	else if (!gbt_keys_to_ranges(&key, 1, s->index->rd_opcintype[0], true, &lo, &hi,
+								 &s->nkeys))
+		s->why = "keys the service does not take";
+	else
+	{
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
+		if (s->nkeys < gpubtree_min_gpu_batch)
+			s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
+							  (long long) s->nkeys);
+		else if (gbt_lookup(s->heap, s->index, lo, hi, s->nkeys,
+							s->css.ss.ps.state->es_snapshot, &rows, &s->answer, &s->why))
+		{
+			ListCell   *lc;
+
+			s->answered = true;
+			foreach(lc, s->inner_cols)
+			{
+				int			c = lfirst_int(lc);
+
+				if (c >= s->answer.columns.ncols ||
+					s->answer.columns.type[c] != gbt_column_type(s->coltype[c]->typid))
+				{
+					s->why = "the mirror does not hold a column as expected";
+					s->answered = false;
+				}
+			}
+			if (s->answered)
+				rows_from_service(s, &rows);
+		}
+	}
+	if (!s->answered)
+		rows_from_nbtree(s, &key);
+	MemoryContextSwitchTo(old);
+	s->cur = -1;
+	s->started = true;
+}
+
+static TupleTableSlot *
+join_next(ScanState *ss)
+{
+	GbtJoinState  *s = (GbtJoinState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+
+	if (!s->started)
+		start_join(s);
+	for (;;)
+	{
+		int			i;
+		ListCell   *lc;
+
+		if (s->cur < 0)
+		{
+			KeyHead    *h;
+			bool		isnull;
+
+			if (!tuplestore_gettupleslot(s->store, true, false, s->outer))
+				return ExecClearTuple(slot);
+			CHECK_FOR_INTERRUPTS();
+			h = keyhead_lookup(s->heads,
+							   s->keytype->encode(slot_getattr(s->outer, 1, &isnull)));
+			if (h == NULL)
+				continue;
+			s->cur = h->head;
+			slot_getallattrs(s->outer);
+		}
+
+		/* The outer row's columns, then the inner row's. */
+		ExecClearTuple(slot);
+		for (i = 0; i < s->nouter; i++)
+		{
+			slot->tts_values[i] = s->outer->tts_values[i + 1];
+			slot->tts_isnull[i] = s->outer->tts_isnull[i + 1];
+		}
+		foreach(lc, s->inner_cols)
+		{
+			int			c = lfirst_int(lc);
+
+			slot->tts_values[i] = s->vals[c][s->cur];
+			slot->tts_isnull[i] = s->nulls[c][s->cur];
+			i++;
+		}
+		s->cur = s->next[s->cur];
+		return ExecStoreVirtualTuple(slot);
+	}
+}
+
+static bool
+join_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+exec_join(CustomScanState *node)
+{
+	return ExecScan(&node->ss, join_next, join_recheck);
+}
+
+static void
+end_run(GbtJoinState *s)
+{
+	if (s->store != NULL)
+		tuplestore_end(s->store);
+	s->store = NULL;
+	ExecClearTuple(s->outer);
+	ExecClearTuple(s->heapslot);
+	MemoryContextReset(s->runcxt);
+	s->heads = NULL;
+	s->started = false;
+}
+
+static void
+end_join(CustomScanState *node)
+{
+	GbtJoinState  *s = (GbtJoinState *) node;
+
+	end_run(s);
+	ExecDropSingleTupleTableSlot(s->heapslot);
+	ExecDropSingleTupleTableSlot(s->outer);
+	ExecEndNode(linitial(node->custom_ps));
+	table_close(s->heap, AccessShareLock);
+	index_close(s->index, AccessShareLock);
+}
+
+static void
+rescan_join(CustomScanState *node)
+{
+	end_run((GbtJoinState *) node);
+	ExecReScan(linitial(node->custom_ps));
+}
+
+static void
+explain_join(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GbtJoinState  *s = (GbtJoinState *) node;
+
+	ExplainPropertyText("Index", RelationGetRelationName(s->index), es);
+	ExplainPropertyText("Inner Rows", "from the index's columns", es);
+	if (!es->analyze || !s->started)
+		return;
+	if (s->answered)
+	{
+		ExplainPropertyText("Answered by", "GPU service", es);
+		if (es->verbose)
+			ExplainPropertyText("Engine", s->answer.on_gpu ? "GPU" : "CPU engine", es);
+		ExplainPropertyInteger("Keys Looked Up", NULL, s->nkeys, es);
+		ExplainPropertyInteger("Entries Decided by the Mirror", NULL,
+							   s->nrows - s->answer.checked_visible, es);
+		ExplainPropertyInteger("Entries Checked in Heap", NULL, s->answer.checked, es);
+		if (es->timing)
+		{
+			ExplainPropertyFloat("Key Preparation Time", "ms", s->keys_ms, 3, es);
+			ExplainPropertyFloat("Device Time", "ms", s->answer.device_ms, 3, es);
+			ExplainPropertyFloat("Service Time", "ms", s->answer.total_ms, 3, es);
+		}
+	}
+	else
+		ExplainPropertyText("Answered by", psprintf("nbtree (%s)", s->why), es);
+}
+
+void
+gbt_join_node_init(void)
+{
+	gbt_join_scan_methods.CustomName = "GpubtreeJoin";
+	gbt_join_scan_methods.CreateCustomScanState = create_join_state;
+	join_exec_methods.CustomName = "GpubtreeJoin";
+	join_exec_methods.BeginCustomScan = begin_join;
+	join_exec_methods.ExecCustomScan = exec_join;
+	join_exec_methods.EndCustomScan = end_join;
+	join_exec_methods.ReScanCustomScan = rescan_join;
+	join_exec_methods.ExplainCustomScan = explain_join;
+	RegisterCustomScanMethods(&gbt_join_scan_methods);
+}
