@@ -13,8 +13,7 @@
 #
 #   test/bench/bound_arrays.sh [LOG2_ROWS [LOG2_KEYS]]     (default: 24 20)
 #   SERVICE_LOG=1: the service's aggregates and lookups of 5 ms or more
-#   RUNS=N: the median of N runs (default 5)
-#   (DEBUG1) listed at the end
+#   (DEBUG1) listed at the end; RUNS=N: the median of N runs (default 5)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 GBT_BUILD_WAIT=   # the shipped default
