@@ -446,9 +446,12 @@ lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 
 		/*
 		 * The outer side read once and kept, its keys looked up, each outer
-		 * row joined with its key's rows in a hash table.
+		 * row joined with its key's rows in a hash table, which is held in
+		 * memory: only for as many rows as one lookup may return.
 		 */
 		rows = Min(innerrel->rows, joinrel->rows);
+		if (rows > GBT_MAX_LOOKUP_ROWS / 4 || outerrel->rows > MaxArraySize / 2)
+			return;
 		cpath = makeNode(CustomPath);
 		cpath->path.pathtype = T_CustomScan;
 		cpath->path.parent = joinrel;
