@@ -187,6 +187,12 @@ SELECT answered(q), same(q) FROM (VALUES
 	('SELECT t.k, t.v FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe LIMIT 10)) p(a) JOIN lk_bigint t ON t.k = p.a')
 ) x(q);
 
+-- A join under an outer join, with a placeholder for a constant of the
+-- subquery's: placeholders stay with the ordinary plans.
+SELECT answered(q), same(q) FROM (VALUES
+	('SELECT g, s.k, s.one FROM generate_series(1, 30) g LEFT JOIN (SELECT t.k, 1 AS one FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a) s ON s.k = g')
+) x(q);
+
 -- Our own changes, not committed, are seen.
 BEGIN;
 UPDATE lk_bigint SET v = v + 7 WHERE k % 2 = 0;

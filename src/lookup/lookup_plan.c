@@ -381,7 +381,9 @@ lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 		(outer_path = outerrel->cheapest_total_path) == NULL ||
 		outer_path->param_info != NULL || !is_projection_capable_path(outer_path))
 		return;
-	foreach(lc, outerrel->reltarget->exprs)
+	foreach(lc, list_concat(list_copy(outerrel->reltarget->exprs),
+							list_concat(list_copy(innerrel->reltarget->exprs),
+										joinrel->reltarget->exprs)))
 		if (!IsA(lfirst(lc), Var))
 			return;				/* placeholders: not for us */
 
