@@ -78,6 +78,15 @@ FROM dd_type,
 		('mixed, below', NULL, 'SELECT k FROM generate_series(0, 4999) g JOIN dd_keys ON i = g % 1700 + 1 '
 		 'UNION ALL SELECT v FROM generate_series(1, 300) g, unnest((SELECT specials || absent FROM dd_vals)) v',
 		 'k <= (SELECT k FROM dd_keys WHERE i = 1600)'),
+		-- past 65536 elements (radix-sorted): every key many times,
+		-- shuffled, in order, and with every special and absent value
+		('large', NULL, 'SELECT k FROM generate_series(0, 69999) g JOIN dd_keys ON i = g % 1900 + 1 '
+		 'ORDER BY md5(g::text)', NULL),
+		('large, in order', NULL, 'SELECT k FROM generate_series(0, 69999) g JOIN dd_keys ON i = g % 1900 + 1 '
+		 'ORDER BY k', NULL),
+		('large, specials', NULL, 'SELECT k FROM (SELECT k FROM generate_series(0, 69999) g JOIN dd_keys ON i = g % 1900 + 1 '
+		 'UNION ALL SELECT v FROM generate_series(1, 300) g, unnest((SELECT specials || absent FROM dd_vals)) v) e '
+		 'ORDER BY md5(k::text)', NULL),
 		-- bounds that no element meets
 		('contradiction', NULL, 'SELECT k FROM generate_series(0, 4999) g JOIN dd_keys ON i = g % 10 + 1',
 		 'k > (SELECT k FROM dd_keys WHERE i = 20) AND k < (SELECT k FROM dd_keys WHERE i = 10)')) c(name, elemtype, elems, extra)

@@ -156,10 +156,10 @@ done
 # stepped merges and stamp lists at tiny sizes, so that their every layout
 # change happens on small tables; then the shipped build again.
 section "small layout (GBT_SMALL_LAYOUT=1)"
-# (only the service's mirror code uses the sizes: its objects are rebuilt,
-# and the library too, which PGXS would not relink for missing objects:
-# its Makefile.global declares every target .SECONDARY)
-if { rm -f src/service/*.o gpubtree.so && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+# (only the service's mirror code and the join node use the sizes: their
+# objects are rebuilt, and the library too, which PGXS would not relink for
+# missing objects: its Makefile.global declares every target .SECONDARY)
+if { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	# (the differential test's concurrent seeds check that mirrors were rebuilt)
 	for t in differential/run.sh isolation/run.sh; do
 		GBT_SMALL_LAYOUT=1 suite "$t"
@@ -168,7 +168,7 @@ else
 	cat /tmp/gpubtree-install.log
 	record "small layout (build)" 1
 fi
-if ! { rm -f src/service/*.o gpubtree.so && make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+if ! { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	cat /tmp/gpubtree-install.log
 	record "reinstall after the small layout" 1
 fi

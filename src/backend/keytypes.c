@@ -20,7 +20,8 @@
 
 /*
  * The table: one row per key type, from keytable.h.  Each row's functions
- * turn a Datum into its 64-bit key, and a mirrored value (int64 or float8,
+ * turn a Datum into its 64-bit key (or many values, as an array without
+ * NULLs holds them, side by side), and a mirrored value (int64 or float8,
  * as the row holds it) back into a Datum of the type.
  */
 #define GBT_KEY_FUNCS(name, ctype, encoder, typoid, family, held, sum, \
@@ -29,6 +30,12 @@ static uint64 \
 encode_##name(Datum value) \
 { \
 	return encoder(datumget(value)); \
+} \
+static void \
+encode_packed_##name(const void *values, int64 n, uint64 *keys) \
+{ \
+	for (int64 i = 0; i < n; i++) \
+		keys[i] = encoder(((const ctype *) values)[i]); \
 } \
 static Datum \
 datum_##name(int64 i, double f) \
@@ -40,7 +47,7 @@ datum_##name(int64 i, double f) \
 #define GBT_KEY_ROW(name, ctype, encoder, typoid, family, held, sum, \
 					getdatum, datumget, numeric) \
 	{typoid, #name, GBT_FAMILY_##family, GBT_COL_##held, GBT_SUM_##sum, \
-	 encode_##name, datum_##name, numeric},
+	 encode_##name, encode_packed_##name, datum_##name, numeric},
 
 GBT_KEY_TYPES(GBT_KEY_FUNCS)
 

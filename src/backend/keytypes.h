@@ -40,6 +40,8 @@ typedef struct GbtKeyType
 	GbtColType	held;			/* how the mirror holds its values */
 	GbtSumKind	sum;
 	uint64		(*encode) (Datum value);	/* its order-preserving key */
+	/* the keys of n values side by side (the C type's array) */
+	void		(*encode_packed) (const void *values, int64 n, uint64 *keys);
 	Datum		(*datum) (int64 i, double f);	/* a held value as a Datum */
 	PGFunction	numeric;		/* see gbt_key_numeric() */
 } GbtKeyType;

@@ -31,20 +31,28 @@
 /*
  * LSD radix sort of keys[0..n), 16 bits a pass: for large arrays, several
  * times faster than comparison sorting.  A pass whose digit is the same in
- * every key is skipped (small keys, narrow ranges).
+ * every key is skipped (small keys, narrow ranges), and keys already in
+ * order, as applications often send them, cost one read.
  */
 static void
 radix_sort_keys(uint64 *keys, int64 n)
 {
-	uint64	   *tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-	int64	   *count = palloc(sizeof(int64) * (1 << RADIX_BITS));
+	uint64	   *tmp;
+	int64	   *count;
 	uint64	   *from = keys;
-	uint64	   *to = tmp;
+	uint64	   *to;
+	int64		i;
 	int			shift;
 
+	for (i = 1; i < n && keys[i - 1] <= keys[i]; i++)
+		;
+	if (i == n)
+		return;
+	tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	count = palloc(sizeof(int64) * (1 << RADIX_BITS));
+	to = tmp;
 	for (shift = 0; shift < 64; shift += RADIX_BITS)
 	{
-		int64		i;
 		int64		sum = 0;
 		int			d;
 
@@ -77,8 +85,8 @@ radix_sort_keys(uint64 *keys, int64 n)
  * values have one encoding (gbt_encode_key folds -0 into 0 and every NaN
  * into one key), so this is SQL equality.
  */
-static int64
-sort_unique_keys(uint64 *keys, int64 n)
+int64
+gbt_sort_unique_keys(uint64 *keys, int64 n)
 {
 	int64		i;
 	int64		u = 1;
@@ -93,6 +101,56 @@ sort_unique_keys(uint64 *keys, int64 n)
 		if (keys[i] != keys[u - 1])
 			keys[u++] = keys[i];
 	return u;
+}
+
+/*
+ * The keys of an array's elements that lie in [lo, hi], into keys; returns
+ * how many.  NULL elements match nothing and are left out.  A flat array
+ * without NULLs holds its elements side by side, as the key type's C array
+ * (fixed width, aligned to it): encoded in one loop, not element by element.
+ */
+static int64
+array_keys(AnyArrayType *arr, const GbtKeyType *kt, uint64 lo, uint64 hi, uint64 *keys)
+{
+	int			nelems = ArrayGetNItems(AARR_NDIM(arr), AARR_DIMS(arr));
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	int64		n = 0;
+	int64		i;
+
+	get_typlenbyvalalign(AARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+	if (!VARATT_IS_EXPANDED_HEADER(arr) && !ARR_HASNULL(&arr->flt) &&
+		elmlen > 0 && att_align_nominal(elmlen, elmalign) == elmlen)
+	{
+		kt->encode_packed(ARR_DATA_PTR(&arr->flt), nelems, keys);
+		n = nelems;
+	}
+	else
+	{
+		array_iter	it;
+
+		/* Walked in place (an expanded array too): no copy to make first. */
+		array_iter_setup(&it, arr);
+		for (i = 0; i < nelems; i++)
+		{
+			bool		isnull;
+			Datum		elem = array_iter_next(&it, &isnull, i, elmlen, elmbyval, elmalign);
+
+			if (!isnull)
+				keys[n++] = kt->encode(elem);
+		}
+	}
+	if (lo > 0 || hi < PG_UINT64_MAX)
+	{
+		int64		kept = 0;
+
+		for (i = 0; i < n; i++)
+			if (keys[i] >= lo && keys[i] <= hi)
+				keys[kept++] = keys[i];
+		n = kept;
+	}
+	return n;
 }
 
 /*
@@ -173,42 +231,21 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 
 	if (array_key != NULL)
 	{
-		ArrayType  *arr = DatumGetArrayTypeP(array_key->sk_argument);
-		Oid			elemtype = ARR_ELEMTYPE(arr);
-		int16		elmlen;
-		bool		elmbyval;
-		char		elmalign;
-		array_iter	it;
-		int			nelems;
-		uint64	   *points;
-		int64		n = 0;
+		AnyArrayType *arr = DatumGetAnyArrayP(array_key->sk_argument);
+		Oid			elemtype = AARR_ELEMTYPE(arr);
+		int			nelems = ArrayGetNItems(AARR_NDIM(arr), AARR_DIMS(arr));
 		const GbtKeyType *elemkt;
+		uint64	   *points;
+		int64		n;
 
 		if (!gbt_comparable(elemtype, keytype))
 			return false;
 		elemkt = gbt_key_type(elemtype);	/* once, not per element */
-		if (!aggregate &&
-			ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) < gpubtree_min_gpu_batch)
+		if (!aggregate && nelems < gpubtree_min_gpu_batch)
 			return false;		/* small: nbtree's descents are cheaper */
-		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-		nelems = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-
-		/* Walked in place: no copy of a million Datums to make first. */
 		points = palloc_extended(sizeof(uint64) * Max(nelems, 1), MCXT_ALLOC_HUGE);
-		array_iter_setup(&it, (AnyArrayType *) arr);
-		for (i = 0; i < nelems && !empty; i++)
-		{
-			bool		isnull;
-			Datum		elem = array_iter_next(&it, &isnull, i, elmlen, elmbyval, elmalign);
-			uint64		k;
-
-			if (isnull)
-				continue;		/* = NULL matches nothing */
-			k = elemkt->encode(elem);
-			if (k >= lo && k <= hi)
-				points[n++] = k;
-		}
-		n = sort_unique_keys(points, n);
+		n = empty ? 0 : array_keys(arr, elemkt, lo, hi, points);
+		n = gbt_sort_unique_keys(points, n);
 
 		/* What nbtree would descend for is the distinct keys, not elements. */
 		if (!aggregate && n > 0 && n < gpubtree_min_gpu_batch)
@@ -217,7 +254,7 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 			return false;
 		}
 		*lo_out = points;
-		*hi_out = palloc(sizeof(uint64) * Max(n, 1));
+		*hi_out = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
 		memcpy(*hi_out, points, sizeof(uint64) * n);
 		*n_out = n;
 		return true;

@@ -4,8 +4,8 @@
  *	  a gpubtree index, its inner rows looked up in one request.
  *
  * The plan below is the outer side, made to produce the join key first and
- * then the outer columns the join needs.  All its rows are read once into a
- * tuplestore, their keys gathered; the service returns the inner table's
+ * then the outer columns the join needs.  All its rows are read once and
+ * kept (outer_put()), their keys gathered; the service returns the inner table's
  * rows of those keys that the snapshot sees (agg_exec.c: gbt_lookup()), or
  * else one nbtree scan with the keys as its = ANY array reads them, as an
  * index-only scan where the visibility map allows.  They go into a hash
@@ -40,11 +40,16 @@
 #include "scankeys.h"
 #include "settings.h"
 
-/* A hash table from an encoded key to the first inner row of that key. */
+/*
+ * A hash table from an encoded key to its run of inner rows: they are kept
+ * in key order, so a key's rows are run_start[run] .. run_start[run + 1].
+ * Sixteen bytes an entry: a million keys probed a million times miss the
+ * caches, and half the bytes halve the lines to fetch.
+ */
 typedef struct KeyHead
 {
 	uint64		key;
-	int64		head;			/* index into the rows; next[] chains the rest */
+	uint32		run;
 	char		status;
 } KeyHead;
 
@@ -83,18 +88,27 @@ typedef struct GbtJoinState
 	const GbtKeyType *keytype;	/* of the join key, to encode it */
 	const GbtKeyType *coltype[GBT_MAX_COLS];
 	TupleTableSlot *heapslot;
-	TupleTableSlot *outer;		/* a stored outer row */
+	TupleTableSlot *outer;		/* a kept outer row */
+	bool		byvalue;		/* all its columns passed by value */
 	MemoryContext runcxt;
 
 	/* one run */
 	bool		started;
-	Tuplestorestate *store;
-	int64		nrows;			/* inner rows */
+	Datum	   *outer_vals;		/* the outer rows, while in memory */
+	bool	   *outer_nulls;
+	int64		outer_n;
+	int64		outer_cap;
+	int64		outer_next;		/* the next one to join */
+	Tuplestorestate *store;		/* else here */
+	int64		nrows;			/* inner rows, in key order */
 	Datum	   *vals[GBT_MAX_COLS];	/* per mirror column, per row */
 	bool	   *nulls[GBT_MAX_COLS];
-	int64	   *next;			/* the next row of the same key, or -1 */
+	uint64		last_key;		/* of the last row added */
+	int64	   *run_start;		/* per distinct key, its first row */
+	uint32		nruns;
 	keyhead_hash *heads;
 	int64		cur;			/* the next inner row for the current outer row */
+	int64		cur_end;		/* and the end of its run */
 	bool		answered;		/* by the service, else nbtree */
 	const char *why;
 	int64		nkeys;
@@ -141,6 +155,9 @@ begin_join(CustomScanState *node, EState *estate, int eflags)
 	s->heapslot = table_slot_create(s->heap, NULL);
 	node->custom_ps = list_make1(ExecInitNode(child, estate, eflags));
 	s->outer = MakeSingleTupleTableSlot(ExecTypeFromTL(child->targetlist), &TTSOpsMinimalTuple);
+	s->byvalue = true;
+	for (int i = 0; i < s->outer->tts_tupleDescriptor->natts; i++)
+		s->byvalue &= TupleDescAttr(s->outer->tts_tupleDescriptor, i)->attbyval;
 	s->runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpubtreeJoin",
 									  ALLOCSET_DEFAULT_SIZES);
 }
@@ -158,32 +175,71 @@ rows_alloc(GbtJoinState *s, int64 n)
 		s->vals[c] = MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * Max(n, 1));
 		s->nulls[c] = MemoryContextAllocHuge(s->runcxt, sizeof(bool) * Max(n, 1));
 	}
-	s->next = MemoryContextAllocHuge(s->runcxt, sizeof(int64) * Max(n, 1));
+	s->run_start = MemoryContextAllocHuge(s->runcxt, sizeof(int64) * (Max(n, 1) + 1));
 	s->heads = keyhead_create(s->runcxt, Max(n, 16), NULL);
 	s->nrows = 0;
+	s->nruns = 0;
 }
 
-/* Chain row i under its key. */
+/* How many rows ahead the buckets of their keys are asked for. */
+#define JOIN_PREFETCH 64
+
+/*
+ * Where key's bucket lies: fetched early, a probe waits less.  Always
+ * inlined: a function whose only effect is a prefetch counts as having
+ * none, and gcc drops the calls.
+ */
+static pg_attribute_always_inline void
+prefetch_key(keyhead_hash *heads, uint64 key)
+{
+	__builtin_prefetch(&heads->data[hash_key(key) & heads->sizemask]);
+}
+
+/* Add row nrows, of key (not before the last row's), to its key's run. */
 static void
 rows_link(GbtJoinState *s, uint64 key)
 {
-	bool		found;
-	KeyHead    *h = keyhead_insert(s->heads, key, &found);
+	if (s->nrows == 0 || key != s->last_key)
+	{
+		bool		found;
+		KeyHead    *h;
 
-	s->next[s->nrows] = found ? h->head : -1;
-	h->head = s->nrows++;
+		if (s->nrows > 0 && key < s->last_key)
+			elog(ERROR, "gpubtree: inner rows of a join out of key order");
+		h = keyhead_insert(s->heads, key, &found);
+		h->run = s->nruns;
+		s->run_start[s->nruns++] = s->nrows;
+		s->last_key = key;
+	}
+	s->nrows++;
+	s->run_start[s->nruns] = s->nrows;
 }
 
-/* The inner rows from the service's answer. */
+/*
+ * The inner rows from the service's answer, in key order: the mirror's
+ * entries come in that order, but those the heap decided come after them.
+ */
 static void
 rows_from_service(GbtJoinState *s, const GbtEntries *rows)
 {
-	int64		i;
+	int64	   *order = NULL;
+	int64		x;
 	ListCell   *lc;
 
+	for (x = 1; x < rows->n; x++)
+		if (rows->keys[x] < rows->keys[x - 1])
+		{
+			order = gbt_entries_order(rows, 0, rows->n, true);
+			break;
+		}
 	rows_alloc(s, rows->n);
-	for (i = 0; i < rows->n; i++)
+	for (x = 0; x < rows->n; x++)
 	{
+		int64		i = order != NULL ? order[x] : x;
+
+		if (x + JOIN_PREFETCH < rows->n)
+			prefetch_key(s->heads,
+						 rows->keys[order != NULL ? order[x + JOIN_PREFETCH] : x + JOIN_PREFETCH]);
 		foreach(lc, s->inner_cols)
 		{
 			int			c = lfirst_int(lc);
@@ -195,10 +251,13 @@ rows_from_service(GbtJoinState *s, const GbtEntries *rows)
 		}
 		rows_link(s, rows->keys[i]);
 	}
+	if (order != NULL)
+		pfree(order);
 }
 
 /*
- * The inner rows by nbtree: one scan with the keys as its array, from the
+ * The inner rows by nbtree, in key order: one scan with the keys as its
+ * array (sorted by nbtree), from the
  * index tuples when the visibility map vouches for the heap page (as an
  * index-only scan), else after the heap says the snapshot sees the row.
  */
@@ -238,7 +297,7 @@ rows_from_nbtree(GbtJoinState *s, ScanKey key)
 				s->vals[lfirst_int(lc)] = repalloc_huge(s->vals[lfirst_int(lc)], sizeof(Datum) * cap);
 				s->nulls[lfirst_int(lc)] = repalloc_huge(s->nulls[lfirst_int(lc)], sizeof(bool) * cap);
 			}
-			s->next = repalloc_huge(s->next, sizeof(int64) * cap);
+			s->run_start = repalloc_huge(s->run_start, sizeof(int64) * (cap + 1));
 		}
 		foreach(lc, s->inner_cols)
 		{
@@ -255,33 +314,109 @@ rows_from_nbtree(GbtJoinState *s, ScanKey key)
 }
 
 /*
- * Read the outer side into the tuplestore, gather its keys, and take the
+ * The outer rows are kept as Datums in memory when every column is passed
+ * by value, up to GBT_JOIN_OUTER_MAX rows (72 MiB a column at most);
+ * otherwise, or past that, in a tuplestore (work_mem, then a temporary
+ * file), whose copying of each row costs several times more.
+ */
+#ifndef GBT_JOIN_OUTER_MAX		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_JOIN_OUTER_MAX (1 << 23)
+#endif
+
+/* Move the rows kept in memory to a tuplestore, and keep the rest there. */
+static void
+outer_to_store(GbtJoinState *s)
+{
+	TupleDesc	desc = s->outer->tts_tupleDescriptor;
+	MemoryContext old = MemoryContextSwitchTo(s->runcxt);
+	int64		i;
+
+	s->store = tuplestore_begin_heap(false, false, work_mem);
+	for (i = 0; i < s->outer_n; i++)
+		tuplestore_putvalues(s->store, desc, &s->outer_vals[i * desc->natts],
+							 &s->outer_nulls[i * desc->natts]);
+	MemoryContextSwitchTo(old);
+	if (s->outer_vals != NULL)
+	{
+		pfree(s->outer_vals);
+		pfree(s->outer_nulls);
+	}
+	s->outer_vals = NULL;
+	s->outer_nulls = NULL;
+}
+
+static void
+outer_put(GbtJoinState *s, TupleTableSlot *slot)
+{
+	int			natts = s->outer->tts_tupleDescriptor->natts;
+
+	if (s->store == NULL && (!s->byvalue || s->outer_n == GBT_JOIN_OUTER_MAX))
+		outer_to_store(s);
+	if (s->store != NULL)
+	{
+		tuplestore_puttupleslot(s->store, slot);
+		return;
+	}
+	if (s->outer_n == s->outer_cap)
+	{
+		s->outer_cap = Max(s->outer_cap * 2, 1024);
+		s->outer_vals = s->outer_vals == NULL ?
+			MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * natts * s->outer_cap) :
+			repalloc_huge(s->outer_vals, sizeof(Datum) * natts * s->outer_cap);
+		s->outer_nulls = s->outer_nulls == NULL ?
+			MemoryContextAllocHuge(s->runcxt, sizeof(bool) * natts * s->outer_cap) :
+			repalloc_huge(s->outer_nulls, sizeof(bool) * natts * s->outer_cap);
+	}
+	slot_getallattrs(slot);
+	memcpy(&s->outer_vals[s->outer_n * natts], slot->tts_values, sizeof(Datum) * natts);
+	memcpy(&s->outer_nulls[s->outer_n * natts], slot->tts_isnull, sizeof(bool) * natts);
+	s->outer_n++;
+}
+
+/* The next kept outer row into s->outer, all its columns; false at the end. */
+static bool
+outer_get(GbtJoinState *s)
+{
+	int			natts = s->outer->tts_tupleDescriptor->natts;
+
+	if (s->store != NULL)
+	{
+		if (!tuplestore_gettupleslot(s->store, true, false, s->outer))
+			return false;
+		slot_getallattrs(s->outer);
+		return true;
+	}
+	if (s->outer_next == s->outer_n)
+		return false;
+	ExecClearTuple(s->outer);
+	memcpy(s->outer->tts_values, &s->outer_vals[s->outer_next * natts], sizeof(Datum) * natts);
+	memcpy(s->outer->tts_isnull, &s->outer_nulls[s->outer_next * natts], sizeof(bool) * natts);
+	ExecStoreVirtualTuple(s->outer);
+	s->outer_next++;
+	return true;
+}
+
+/*
+ * Read the outer side once (outer_put()), gather its keys, and take the
  * inner rows of those keys from the service or nbtree.
  */
 static void
 start_join(GbtJoinState *s)
 {
 	PlanState  *child = linitial(s->css.custom_ps);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Datum	   *keys;
+	Datum	   *keys;			/* the outer keys, for nbtree's array */
+	uint64	   *points;			/* their encodings, for the service */
 	int64		n = 0;
 	int64		cap = 1024;
 	MemoryContext old;
-	ScanKeyData key;
-	Datum		array;
-	uint64	   *lo;
-	uint64	   *hi;
 	GbtEntries	rows;
 	instr_time	t0,
 				t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	get_typlenbyvalalign(s->subtype, &typlen, &typbyval, &typalign);
-	keys = MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * cap);
 	old = MemoryContextSwitchTo(s->runcxt);
-	s->store = tuplestore_begin_heap(false, false, work_mem);
+	keys = palloc_extended(sizeof(Datum) * cap, MCXT_ALLOC_HUGE);
+	points = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
 	for (;;)
 	{
@@ -298,37 +433,39 @@ start_join(GbtJoinState *s)
 		{
 			cap *= 2;
 			keys = repalloc_huge(keys, sizeof(Datum) * cap);
+			points = repalloc_huge(points, sizeof(uint64) * cap);
 		}
-		keys[n++] = v;			/* the key types are by value */
-		tuplestore_puttupleslot(s->store, slot);
+		keys[n] = v;			/* the key types are by value */
+		points[n++] = s->keytype->encode(v);
+		outer_put(s, slot);
 	}
 	if (n > MaxArraySize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many join keys for one lookup: %lld", (long long) n)));
 	old = MemoryContextSwitchTo(s->runcxt);
-	array = PointerGetDatum(construct_array(keys, (int) n, s->subtype, typlen, typbyval,
-											typalign));
-	ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, s->subtype,
-						   s->index->rd_indcollation[0], get_opcode(s->opno), array);
 
 	s->answered = false;
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
 		s->why = "gpubtree.device = off";
 	else if (n < gpubtree_min_gpu_batch)
 		s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch", (long long) n);
-	else if (!gbt_keys_to_ranges(&key, 1, s->index->rd_opcintype[0], true, &lo, &hi,
-								 &s->nkeys))
+	else if (!gbt_comparable(s->subtype, s->index->rd_opcintype[0]))
 		s->why = "keys the service does not take";
 	else
 	{
+		uint64	   *hi;
+
+		s->nkeys = gbt_sort_unique_keys(points, n);
+		hi = palloc_extended(sizeof(uint64) * s->nkeys, MCXT_ALLOC_HUGE);
+		memcpy(hi, points, sizeof(uint64) * s->nkeys);
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
 		if (s->nkeys < gpubtree_min_gpu_batch)
 			s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
 							  (long long) s->nkeys);
-		else if (gbt_lookup(s->heap, s->index, lo, hi, s->nkeys,
+		else if (gbt_lookup(s->heap, s->index, points, hi, s->nkeys,
 							s->css.ss.ps.state->es_snapshot, &rows, &s->answer, &s->why))
 		{
 			ListCell   *lc;
@@ -350,9 +487,21 @@ start_join(GbtJoinState *s)
 		}
 	}
 	if (!s->answered)
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		ScanKeyData key;
+
+		get_typlenbyvalalign(s->subtype, &typlen, &typbyval, &typalign);
+		ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, s->subtype,
+							   s->index->rd_indcollation[0], get_opcode(s->opno),
+							   PointerGetDatum(construct_array(keys, (int) n, s->subtype,
+															   typlen, typbyval, typalign)));
 		rows_from_nbtree(s, &key);
+	}
 	MemoryContextSwitchTo(old);
-	s->cur = -1;
+	s->cur = s->cur_end = 0;
 	s->started = true;
 }
 
@@ -369,20 +518,22 @@ join_next(ScanState *ss)
 		int			i;
 		ListCell   *lc;
 
-		if (s->cur < 0)
+		if (s->cur == s->cur_end)
 		{
 			KeyHead    *h;
-			bool		isnull;
+			int64		ahead = s->outer_next + JOIN_PREFETCH;
 
-			if (!tuplestore_gettupleslot(s->store, true, false, s->outer))
+			if (!outer_get(s))
 				return ExecClearTuple(slot);
 			CHECK_FOR_INTERRUPTS();
-			h = keyhead_lookup(s->heads,
-							   s->keytype->encode(slot_getattr(s->outer, 1, &isnull)));
+			if (s->store == NULL && ahead < s->outer_n)
+				prefetch_key(s->heads,
+							 s->keytype->encode(s->outer_vals[ahead * s->outer->tts_tupleDescriptor->natts]));
+			h = keyhead_lookup(s->heads, s->keytype->encode(s->outer->tts_values[0]));
 			if (h == NULL)
 				continue;
-			s->cur = h->head;
-			slot_getallattrs(s->outer);
+			s->cur = s->run_start[h->run];
+			s->cur_end = s->run_start[h->run + 1];
 		}
 
 		/* The outer row's columns, then the inner row's. */
@@ -400,7 +551,7 @@ join_next(ScanState *ss)
 			slot->tts_isnull[i] = s->nulls[c][s->cur];
 			i++;
 		}
-		s->cur = s->next[s->cur];
+		s->cur++;
 		return ExecStoreVirtualTuple(slot);
 	}
 }
@@ -423,6 +574,9 @@ end_run(GbtJoinState *s)
 	if (s->store != NULL)
 		tuplestore_end(s->store);
 	s->store = NULL;
+	s->outer_vals = NULL;		/* in runcxt */
+	s->outer_nulls = NULL;
+	s->outer_n = s->outer_cap = s->outer_next = 0;
 	ExecClearTuple(s->outer);
 	ExecClearTuple(s->heapslot);
 	MemoryContextReset(s->runcxt);

@@ -903,8 +903,12 @@ sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
 /* How many stamped entries ahead aggregate_stamped() asks the caches for. */
 #define STAMPED_PREFETCH 16
 
-/* Ask the caches for what deciding and adding tree entry p reads. */
-static inline void
+/*
+ * Ask the caches for what deciding and adding tree entry p reads.  Always
+ * inlined: a function whose only effect is prefetches counts as having none,
+ * and gcc drops the calls.
+ */
+static pg_attribute_always_inline void
 prefetch_entry(const GbtMirror *m, int64 p)
 {
 	int			c;
