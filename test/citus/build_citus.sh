@@ -8,13 +8,22 @@
 # releases for 15 define once more as a static function
 # (src/include/pg_version_compat.h); the copy's is renamed.  As root, the
 # build's Debian packages are installed first when missing.
+# CITUS_MINIMAL=1 (a machine with no package registry, such as the GPU
+# machine with its PostgreSQL bundle): no packages, and Citus without libcurl,
+# lz4 and zstd (statistics collection and compressed columnar storage).
 set -euo pipefail
 SRC=${1:?usage: test/citus/build_citus.sh CITUS_SOURCE_TREE}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 [ -f "$SRC/configure" ] || { echo "$SRC: no Citus source tree (configure missing)" >&2; exit 1; }
 
 DEPS="libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libselinux1-dev libpam0g-dev"
-missing=$(for p in $DEPS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+CONFIGURE_FLAGS=
+missing=
+if [ "${CITUS_MINIMAL:-}" = 1 ]; then
+	CONFIGURE_FLAGS="--without-libcurl --without-lz4 --without-zstd"
+else
+	missing=$(for p in $DEPS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+fi
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "installing Citus's build packages: $(echo $missing)"
@@ -37,7 +46,7 @@ if grep -q '^have_createdb_privilege(void)' "$compat" &&
 	perl -0pi -e 's/static inline bool\nhave_createdb_privilege\(void\)/#include "commands\/dbcommands.h"\n#define have_createdb_privilege() citus_have_createdb_privilege()\nstatic inline bool\ncitus_have_createdb_privilege(void)/' "$compat"
 fi
 cd "$BUILD"
-./configure PG_CONFIG="$PG_CONFIG" >configure.log 2>&1 || { tail -20 configure.log; exit 1; }
+./configure PG_CONFIG="$PG_CONFIG" $CONFIGURE_FLAGS >configure.log 2>&1 || { tail -20 configure.log; exit 1; }
 make -s -j"$(nproc)" >make.log 2>&1 || { grep -E 'error' make.log | head -20; exit 1; }
 make -s install >install.log 2>&1 || { tail -20 install.log; exit 1; }
 echo "Citus $(grep -oE "PACKAGE_VERSION='[^']*'" config.log | head -1 | cut -d"'" -f2) installed into $("$PG_CONFIG" --pkglibdir)"

@@ -28,42 +28,10 @@ export LC_ALL=C
 ROWS=${CITUS_ROWS:-200000}
 PORT0=${PORT:-54460}
 
-if [ ! -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
-	if [ -z "${CITUS_SRC:-}" ]; then
-		echo "SKIPPED: Citus is not installed and CITUS_SRC names no source tree to build it from"
-		exit 0
-	fi
-	test/citus/build_citus.sh "$CITUS_SRC" || { echo "building Citus failed"; echo "0 passed, 1 failed"; exit 1; }
-fi
-
-BASE=$(mktemp -d /tmp/gpubtree-citus.XXXXXX)
-chmod 755 "$BASE"
-NODES="0 1 2"
-cleanup() {
-	[ -n "${CITUS_KEEP:-}" ] && { echo "kept: $BASE (ports $PORT0-$((PORT0 + 2)))"; return; }
-	for n in $NODES; do cluster_stop "$BASE/n$n" immediate; done
-	rm -rf "$BASE"
-}
-trap cleanup EXIT
-for n in $NODES; do
-	cluster_init "$BASE/n$n" $((PORT0 + n)) || exit 1
-	cat >>"$BASE/n$n/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-shared_preload_libraries = 'citus,gpubtree'
-wal_level = logical
-max_connections = 100
-CONF
-	cluster_start "$BASE/n$n" || exit 1
-done
-psql_at() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((PORT0 + $1)) -d postgres "${@:2}"; }
-C() { psql_at 0 "$@"; }
-
-for n in $NODES; do psql_at $n -c "CREATE EXTENSION citus" || exit 1; done
+. test/citus/lib.sh
+citus_ready || exit 0
+citus_cluster "$PORT0" >/dev/null || exit 1
 C <<SQL || exit 1
-SELECT citus_set_coordinator_host('127.0.0.1', $PORT0);
-SELECT citus_add_node('127.0.0.1', $((PORT0 + 1)));
-SELECT citus_add_node('127.0.0.1', $((PORT0 + 2)));
-CREATE EXTENSION gpubtree;
 SET citus.shard_count = 8;
 CREATE TABLE t (id int8, k int8, v int8);
 SELECT create_distributed_table('t', 'id');
@@ -117,19 +85,9 @@ compare() {
 	check "${#QUERIES[@]} queries equal the btree twin $1" "$bad" 0
 }
 
-# tasks BEFORE AFTER [NODE QUERY]: the shard tasks of QUERY (a range
-# aggregate) between the statements BEFORE and AFTER, as "tasks with a NODE
-# (GpubtreeAggregate) node/those answered by the service".
-tasks() {
-	C <<SQL | awk -v node="${3:-GpubtreeAggregate}" '$0 ~ "Custom Scan \\(" node "\\)" {g++}
-		/Answered by: GPU service/ {s++} END {printf "%d/%d\n", g, s}'
-$1
-SET citus.explain_all_tasks = on;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-	${4:-SELECT count(*), sum(v) FROM t WHERE k BETWEEN 1000 AND 90000};
-$2
-SQL
-}
+RANGE_AGG="SELECT count(*), sum(v) FROM t WHERE k BETWEEN 1000 AND 90000"
+# tasks BEFORE AFTER: citus_tasks of a range aggregate's GpubtreeAggregate nodes.
+tasks() { citus_tasks "$1" "$2" GpubtreeAggregate "$RANGE_AGG"; }
 
 n=$(shards)
 check "the gpubtree index on every shard" "$(on_every_shard "$INDEX_ON_SHARD")" "$n of $n"
@@ -138,7 +96,7 @@ compare "after loading"
 check "range aggregates answered by every shard's GpubtreeAggregate node and service" \
 	"$(tasks "" "")" "$n/$n"
 check "rows of = ANY answered by every shard's GpubtreeLookup node and service" \
-	"$(tasks "" "" GpubtreeLookup "SELECT k, v FROM t WHERE k = ANY ('{$(seq -s, 2 11 22000)}'::int8[])")" "$n/$n"
+	"$(citus_tasks "" "" GpubtreeLookup "SELECT k, v FROM t WHERE k = ANY ('{$(seq -s, 2 11 22000)}'::int8[])")" "$n/$n"
 check "each shard's mirror on its worker's service, deciding by its stamps" \
 	"$(on_every_shard "$MIRROR_OF_SHARD")" "$n of $n"
 

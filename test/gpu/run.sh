@@ -11,6 +11,10 @@
 #   arrays [LOG2_ROWS [LOG2_KEYS]]  test/bench/bound_arrays.sh (default 24 20)
 #   mvcc [LOG2_ROWS]         test/bench/mvcc.sh (default 24; PHASES, SERVICE_LOG,
 #                            READS, COMMIT_S pass through)
+#   citus [LOG2_ROWS]        Citus built from .gpu/citus-src.tar.gz (a release's
+#                            source, git-ignored, carried; CITUS_MINIMAL build),
+#                            then test/citus/run.sh on the GPU engine and
+#                            test/bench/citus.sh (default 24)
 #   commit-latency           test/bench/commit_latency.sh, variants a-d
 #                            (NOPRELOAD=1), PGCONF="gpubtree.engine = gpu";
 #                            its other variables (ROWS, DURATION, CLIENTS,
@@ -27,7 +31,7 @@
 #
 #   run(command="test/gpu/run.sh agg 26", carry=[".gpu"], timeout_s=600)
 #
-# bench, agg, defaults, arrays, mvcc and commit-latency build and install gpubtree against
+# bench, agg, defaults, arrays, mvcc, citus and commit-latency build and install gpubtree against
 # the bundle first (test/gpu/setup_pg_bundle.sh), from GBT_BENCH_SRC when set
 # (a source folder, e.g. a `git archive` of a commit with the commit id in
 # its .commit file, so that a run measures a known commit) or else the
@@ -50,7 +54,7 @@ START=$SECONDS
 ROOT=$PWD
 NAME=${1:-}
 case "$NAME" in
-bench | agg | defaults | arrays | mvcc | commit-latency | harmonia | suite) shift ;;
+bench | agg | defaults | arrays | mvcc | citus | commit-latency | harmonia | suite) shift ;;
 *)
 	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
@@ -133,6 +137,18 @@ mvcc)
 	timeout "$(left)" test/bench/mvcc.sh "${1:-24}" | tee "$R/mvcc.md"
 	rc=$?
 	REPORT=$R/mvcc.md
+	;;
+citus)
+	mkdir -p "$WORK/citus-src" && tar xzf .gpu/citus-src.tar.gz -C "$WORK/citus-src" ||
+		{ echo "no Citus source in .gpu/citus-src.tar.gz"; finish 1; }
+	CITUS_MINIMAL=1 timeout "$(left)" test/citus/build_citus.sh "$WORK/citus-src" || finish 1
+	rm -rf "$WORK/citus-src"
+	GPUBTREE_ENGINE=gpu timeout "$(left)" test/citus/run.sh | tee "$R/citus-test.log"
+	rc=${PIPESTATUS[0]}
+	timeout "$(left)" test/bench/citus.sh "${1:-24}" | tee "$R/citus.md"
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	cat "$R/citus-test.log" >>"$R/citus.md"
+	REPORT=$R/citus.md
 	;;
 commit-latency)
 	GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
