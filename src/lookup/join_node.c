@@ -315,9 +315,10 @@ rows_from_nbtree(GbtJoinState *s, ScanKey key)
 
 /*
  * The outer rows are kept as Datums in memory when every column is passed
- * by value, up to GBT_JOIN_OUTER_MAX rows (72 MiB a column at most);
- * otherwise, or past that, in a tuplestore (work_mem, then a temporary
- * file), whose copying of each row costs several times more.
+ * by value, up to GBT_JOIN_OUTER_MAX values (2^23: 72 MiB with their NULL
+ * flags, whatever the number of columns); otherwise, or past that, in a
+ * tuplestore (work_mem, then a temporary file), whose copying of each row
+ * costs several times more.
  */
 #ifndef GBT_JOIN_OUTER_MAX		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
 #define GBT_JOIN_OUTER_MAX (1 << 23)
@@ -350,7 +351,7 @@ outer_put(GbtJoinState *s, TupleTableSlot *slot)
 {
 	int			natts = s->outer->tts_tupleDescriptor->natts;
 
-	if (s->store == NULL && (!s->byvalue || s->outer_n == GBT_JOIN_OUTER_MAX))
+	if (s->store == NULL && (!s->byvalue || (s->outer_n + 1) * natts > GBT_JOIN_OUTER_MAX))
 		outer_to_store(s);
 	if (s->store != NULL)
 	{
