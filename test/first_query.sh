@@ -2,7 +2,8 @@
 # With the shipped defaults, no query builds a mirror or waits for one: the
 # first query after CREATE INDEX and after a bulk load is answered by nbtree
 # while a background worker builds the mirror, and the queries after it use
-# the mirror.  Many sessions asking at once start one build.  A mirror that
+# the mirror; a join on the key is planned as PostgreSQL would plan it until
+# the mirror is current.  Many sessions asking at once start one build.  A mirror that
 # cannot fit under gpubtree.mirror_memory_limit is refused before any export,
 # logged once, and never exported while nothing changes.  Every answer is
 # compared with btree's.  (The service's CPU engine follows the same paths
@@ -21,8 +22,10 @@ CREATE TABLE g (k int8, v int8);
 INSERT INTO g SELECT (i::int8 * 7919) % 300000, i FROM generate_series(1, 300000) i;
 CREATE TABLE b AS SELECT * FROM g;
 CREATE INDEX b_k ON b (k) INCLUDE (v);
+CREATE TABLE p AS SELECT i * 11 AS k FROM generate_series(1, 20000) i;
 VACUUM ANALYZE g;
 VACUUM ANALYZE b;
+ANALYZE p;
 SQL
 
 BITMAP="SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off; SET max_parallel_workers_per_gather = 0; SET gpubtree.enable_lookup = off;"
@@ -33,6 +36,10 @@ q() { $PSQL -c "$BITMAP" -c "$(printf "$RANGE" "$1")" | tail -1; }
 explain() { $PSQL -c "$BITMAP" ${1:+-c "$1"} -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $(printf "$RANGE" g)"; }
 SCANS="SET gpubtree.enable_aggregate = off"
 stat() { $PSQL -c "SELECT $1 FROM gpubtree_status()"; }
+# A join on the key: the GpubtreeJoin node keeps no plan of PostgreSQL's to
+# fall back to, so it is planned only while the mirror is current.
+JOIN="SELECT count(*) || ':' || sum(t.v) FROM p JOIN %s t ON t.k = p.k"
+join_plan() { $PSQL -c "EXPLAIN (COSTS OFF) $(printf "$JOIN" g)" | grep -c 'GpubtreeJoin'; }
 state() { $PSQL -c "SELECT coalesce(string_agg(state, ','), 'none') FROM gpubtree_mirrors() WHERE index = '$1'::regclass"; }
 reload() { $PSQL -c "ALTER SYSTEM SET $1" -c "SELECT pg_reload_conf()" >/dev/null; sleep 0.5; }
 # wait_current INDEX: until the index has a current mirror (at most 60 s).
@@ -59,6 +66,8 @@ out=$(explain "$SCANS")
 check "first scan answered by nbtree" "$(echo "$out" | grep -c 'Service: 0 scans.*1 answered by nbtree')" 1
 check "EXPLAIN says the mirror is being built" "$(echo "$out" | grep -c 'Mirror: no current mirror: build starting')" 1
 check "the queries did not wait for the build" "$(state g_k)" "build starting"
+check "first join planned without the GpubtreeJoin node" "$(join_plan)" 0
+check "first join's answer" "$($PSQL -c "$(printf "$JOIN" g)")" "$($PSQL -c "$(printf "$JOIN" b)")"
 for i in $(seq 1 8); do q g >"$DIR/answer.$i" & done
 wait
 same=0
@@ -70,6 +79,8 @@ check "one export for all the sessions that asked" "$(( $(stat exports) - e0 ))"
 check "after the build, the service answers aggregates" "$(explain | grep -c 'Answered by: GPU service')" 1
 check "after the build, the service answers scans" "$(explain "$SCANS" | grep -c 'Service: 1 scans')" 1
 check "answer from the mirror" "$(q g)" "$expected"
+check "after the build, joins are planned with the GpubtreeJoin node" "$(join_plan)" 1
+check "the join's answer from the mirror" "$($PSQL -c "$(printf "$JOIN" g)")" "$($PSQL -c "$(printf "$JOIN" b)")"
 
 # 2. The first query after a bulk load larger than the change log takes for
 #    one transaction: the mirror is invalidated, nbtree answers, a new build

@@ -343,6 +343,48 @@ progress_note(char *why, Size whylen, const GbtBuildJob *job)
 }
 
 /*
+ * Whether the service holds a current mirror of the index, as it publishes
+ * its mirrors; if not, one is wanted (gbt_mirror_wanted(): built in the
+ * background, waited for under gpubtree.build_wait).  For a planner whose
+ * path has no fallback as fast as PostgreSQL's own plans: it may change
+ * before the plan runs, which then falls back all the same.
+ */
+bool
+gbt_mirror_ready(Oid indexoid)
+{
+	Relation	index;
+	GbtMirrorKey key;
+	uint64		generation = 0;
+	bool		found = false;
+	bool		ready;
+	char		why[GBT_ERRMSG_LEN];
+	int			i;
+
+	if (gbt_shared == NULL || !gbt_service_running())
+		return false;
+	index = index_open(indexoid, AccessShareLock);
+	gbt_fill_key(&key, index);
+	SpinLockAcquire(&gbt_shared->mutex);
+	for (i = 0; i < GBT_MAX_MIRRORS && !found; i++)
+	{
+		const GbtMirrorInfo *m = &gbt_shared->mirrors[i];
+
+		if (m->in_use && m->key.dbid == key.dbid && m->key.indexrelid == key.indexrelid &&
+			m->key.relfilenode == key.relfilenode)
+		{
+			generation = m->generation;
+			found = true;
+		}
+	}
+	SpinLockRelease(&gbt_shared->mutex);
+	ready = found && generation >= gbt_generation(key.dbid, key.indexrelid);
+	if (!ready)
+		ready = gbt_mirror_wanted(index, gbt_mirror_key_type(index), why, sizeof(why));
+	index_close(index, AccessShareLock);
+	return ready;
+}
+
+/*
  * A query found no current mirror of index: have one built in the
  * background unless it is refused, being built, or failed a moment ago.
  * True when the mirror is there now (only after waiting for it, under

@@ -42,6 +42,7 @@ extern void gbt_builder_shmem_request(void);
 extern void gbt_builder_shmem_startup(void);
 extern bool gbt_mirror_refused(Relation index, char *why, Size whylen);
 extern bool gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen);
+extern bool gbt_mirror_ready(Oid indexoid);
 extern int	gbt_builder_jobs(GbtBuildJob *out);
 extern bool gbt_builder_note(Oid indexrelid, char *note, Size notelen);
 extern const char *gbt_job_state_name(GbtJobState state);

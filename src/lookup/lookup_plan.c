@@ -57,6 +57,7 @@
 
 #include "agg_exec.h"
 #include "backend.h"
+#include "build.h"
 #include "capture.h"
 #include "keytypes.h"
 #include "lookup.h"
@@ -453,6 +454,16 @@ lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 		 */
 		rows = Min(innerrel->rows, joinrel->rows);
 		if (rows > GBT_MAX_LOOKUP_ROWS / 4 || outerrel->rows > MaxArraySize / 2)
+			return;
+
+		/*
+		 * Unlike the other nodes, this one keeps no plan of PostgreSQL's to
+		 * fall back to: without the service it probes nbtree key by key in
+		 * one process, where PostgreSQL's own join may run in several.  So
+		 * it is offered only while the service holds a current mirror (and
+		 * the first query without one has it built in the background).
+		 */
+		if (!gbt_mirror_ready(index->indexoid))
 			return;
 		cpath = makeNode(CustomPath);
 		cpath->path.pathtype = T_CustomScan;
