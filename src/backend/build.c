@@ -354,30 +354,14 @@ gbt_mirror_ready(Oid indexoid)
 {
 	Relation	index;
 	GbtMirrorKey key;
-	uint64		generation = 0;
-	bool		found = false;
 	bool		ready;
 	char		why[GBT_ERRMSG_LEN];
-	int			i;
 
 	if (gbt_shared == NULL || !gbt_service_running())
 		return false;
 	index = index_open(indexoid, AccessShareLock);
 	gbt_fill_key(&key, index);
-	SpinLockAcquire(&gbt_shared->mutex);
-	for (i = 0; i < GBT_MAX_MIRRORS && !found; i++)
-	{
-		const GbtMirrorInfo *m = &gbt_shared->mirrors[i];
-
-		if (m->in_use && m->key.dbid == key.dbid && m->key.indexrelid == key.indexrelid &&
-			m->key.relfilenode == key.relfilenode)
-		{
-			generation = m->generation;
-			found = true;
-		}
-	}
-	SpinLockRelease(&gbt_shared->mutex);
-	ready = found && generation >= gbt_generation(key.dbid, key.indexrelid);
+	ready = gbt_published_current(&key);
 	if (!ready)
 		ready = gbt_mirror_wanted(index, gbt_mirror_key_type(index), why, sizeof(why));
 	index_close(index, AccessShareLock);

@@ -254,8 +254,7 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 			return false;
 		}
 		*lo_out = points;
-		*hi_out = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
-		memcpy(*hi_out, points, sizeof(uint64) * n);
+		*hi_out = points;		/* a point each: read only, never freed apart */
 		*n_out = n;
 		return true;
 	}

@@ -155,6 +155,27 @@ gbt_published_entries(Oid dbid, Oid indexrelid)
 	return entries;
 }
 
+/* Whether the service publishes a current mirror of exactly this index. */
+bool
+gbt_published_current(const GbtMirrorKey *key)
+{
+	uint64		generation = 0;
+	bool		found = false;
+	int			i;
+
+	SpinLockAcquire(&gbt_shared->mutex);
+	for (i = 0; i < GBT_MAX_MIRRORS && !found; i++)
+	{
+		GbtMirrorInfo *info = &gbt_shared->mirrors[i];
+
+		found = info->in_use && memcmp(&info->key, key, sizeof(GbtMirrorKey)) == 0;
+		if (found)
+			generation = info->generation;
+	}
+	SpinLockRelease(&gbt_shared->mutex);
+	return found && generation >= gbt_generation(key->dbid, key->indexrelid);
+}
+
 /* An index's slot in the generation and VACUUM epoch arrays. */
 static int
 bucket_of(Oid dbid, Oid indexrelid)

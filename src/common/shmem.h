@@ -193,6 +193,7 @@ extern pid_t gbt_service_pid(void);
 extern void gbt_wake_service(void);
 extern int64 gbt_service_memory_limit(bool *on_gpu);
 extern int64 gbt_published_entries(Oid dbid, Oid indexrelid);
+extern bool gbt_published_current(const GbtMirrorKey *key);
 extern uint64 gbt_generation(Oid dbid, Oid indexrelid);
 extern void gbt_invalidate(Oid dbid, Oid indexrelid);
 extern void gbt_invalidate_at_commit(Oid dbid, Oid indexrelid);

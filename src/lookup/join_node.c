@@ -100,6 +100,8 @@ typedef struct GbtJoinState
 	int64		outer_cap;
 	int64		outer_next;		/* the next one to join */
 	Tuplestorestate *store;		/* else here */
+	uint64	   *outer_keys;		/* each kept row's key, encoded */
+	int64		nouter_keys;		/* the kept rows */
 	int64		nrows;			/* inner rows, in key order */
 	Datum	   *vals[GBT_MAX_COLS];	/* per mirror column, per row */
 	bool	   *nulls[GBT_MAX_COLS];
@@ -374,7 +376,10 @@ outer_put(GbtJoinState *s, TupleTableSlot *slot)
 	s->outer_n++;
 }
 
-/* The next kept outer row into s->outer, all its columns; false at the end. */
+/*
+ * The next kept outer row into s->outer, all its columns (its key is
+ * outer_keys[outer_next - 1]); false at the end.
+ */
 static bool
 outer_get(GbtJoinState *s)
 {
@@ -385,14 +390,16 @@ outer_get(GbtJoinState *s)
 		if (!tuplestore_gettupleslot(s->store, true, false, s->outer))
 			return false;
 		slot_getallattrs(s->outer);
-		return true;
 	}
-	if (s->outer_next == s->outer_n)
-		return false;
-	ExecClearTuple(s->outer);
-	memcpy(s->outer->tts_values, &s->outer_vals[s->outer_next * natts], sizeof(Datum) * natts);
-	memcpy(s->outer->tts_isnull, &s->outer_nulls[s->outer_next * natts], sizeof(bool) * natts);
-	ExecStoreVirtualTuple(s->outer);
+	else
+	{
+		if (s->outer_next == s->outer_n)
+			return false;
+		ExecClearTuple(s->outer);
+		memcpy(s->outer->tts_values, &s->outer_vals[s->outer_next * natts], sizeof(Datum) * natts);
+		memcpy(s->outer->tts_isnull, &s->outer_nulls[s->outer_next * natts], sizeof(bool) * natts);
+		ExecStoreVirtualTuple(s->outer);
+	}
 	s->outer_next++;
 	return true;
 }
@@ -406,7 +413,7 @@ start_join(GbtJoinState *s)
 {
 	PlanState  *child = linitial(s->css.custom_ps);
 	Datum	   *keys;			/* the outer keys, for nbtree's array */
-	uint64	   *points;			/* their encodings, for the service */
+	uint64	   *points;			/* their encodings, row by row */
 	int64		n = 0;
 	int64		cap = 1024;
 	MemoryContext old;
@@ -455,18 +462,18 @@ start_join(GbtJoinState *s)
 		s->why = "keys the service does not take";
 	else
 	{
-		uint64	   *hi;
+		/* Sorted apart: the rows keep theirs, for joining. */
+		uint64	   *sorted = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
 
-		s->nkeys = gbt_sort_unique_keys(points, n);
-		hi = palloc_extended(sizeof(uint64) * s->nkeys, MCXT_ALLOC_HUGE);
-		memcpy(hi, points, sizeof(uint64) * s->nkeys);
+		memcpy(sorted, points, sizeof(uint64) * n);
+		s->nkeys = gbt_sort_unique_keys(sorted, n);
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
 		if (s->nkeys < gpubtree_min_gpu_batch)
 			s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
 							  (long long) s->nkeys);
-		else if (gbt_lookup(s->heap, s->index, points, hi, s->nkeys,
+		else if (gbt_lookup(s->heap, s->index, sorted, sorted, s->nkeys,
 							s->css.ss.ps.state->es_snapshot, &rows, &s->answer, &s->why))
 		{
 			ListCell   *lc;
@@ -502,6 +509,8 @@ start_join(GbtJoinState *s)
 		rows_from_nbtree(s, &key);
 	}
 	MemoryContextSwitchTo(old);
+	s->outer_keys = points;
+	s->nouter_keys = n;
 	s->cur = s->cur_end = 0;
 	s->started = true;
 }
@@ -522,15 +531,13 @@ join_next(ScanState *ss)
 		if (s->cur == s->cur_end)
 		{
 			KeyHead    *h;
-			int64		ahead = s->outer_next + JOIN_PREFETCH;
 
 			if (!outer_get(s))
 				return ExecClearTuple(slot);
 			CHECK_FOR_INTERRUPTS();
-			if (s->store == NULL && ahead < s->outer_n)
-				prefetch_key(s->heads,
-							 s->keytype->encode(s->outer_vals[ahead * s->outer->tts_tupleDescriptor->natts]));
-			h = keyhead_lookup(s->heads, s->keytype->encode(s->outer->tts_values[0]));
+			if (s->outer_next - 1 + JOIN_PREFETCH < s->nouter_keys)
+				prefetch_key(s->heads, s->outer_keys[s->outer_next - 1 + JOIN_PREFETCH]);
+			h = keyhead_lookup(s->heads, s->outer_keys[s->outer_next - 1]);
 			if (h == NULL)
 				continue;
 			s->cur = s->run_start[h->run];
@@ -577,7 +584,8 @@ end_run(GbtJoinState *s)
 	s->store = NULL;
 	s->outer_vals = NULL;		/* in runcxt */
 	s->outer_nulls = NULL;
-	s->outer_n = s->outer_cap = s->outer_next = 0;
+	s->outer_keys = NULL;
+	s->outer_n = s->outer_cap = s->outer_next = s->nouter_keys = 0;
 	ExecClearTuple(s->outer);
 	ExecClearTuple(s->heapslot);
 	MemoryContextReset(s->runcxt);
