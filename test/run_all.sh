@@ -19,6 +19,12 @@
 # builds no mirrors, so the suites that expect its answers fail instead of
 # passing on the CPU engine).  GPUBTREE_DEVICE=auto|off runs the SQL suites
 # with that gpubtree.device setting.
+#
+#   test/run_all.sh PART...
+#
+# runs only the named parts (build, harmonia, pg_regress, small-layout, or a
+# script under test/ such as differential/run.sh); the install always runs.
+# The GPU machine uses it to fit a call's time limit (test/gpu/run.sh suite).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -58,6 +64,10 @@ add_counts() {
 
 section() { printf '\n=== %s ===\n' "$1"; }
 
+PARTS=" $* "
+# wanted PART: whether this run includes PART (every part without arguments).
+wanted() { [ "$PARTS" = "  " ] || [[ $PARTS == *" $1 "* ]]; }
+
 # suite SCRIPT: run test/SCRIPT, which ends with "N passed, N failed", or
 # says SKIPPED (what it needs is missing: counted as skipped, never passed).
 suite() {
@@ -76,10 +86,11 @@ suite() {
 
 export PGOPTIONS="${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
 
-suite deps_check.sh
+wanted deps_check.sh && suite deps_check.sh
 
-section "build (warning-free, with and without CUDA)"
+wanted build && section "build (warning-free, with and without CUDA)"
 for variant in 0 1; do
+	wanted build || break
 	if [ $variant = 1 ] && ! command -v nvcc >/dev/null; then
 		echo "build USE_CUDA=1: SKIPPED (nvcc not on PATH)"
 		skipped=$((skipped + 1))
@@ -110,7 +121,7 @@ if ! { make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 fi
 echo "installed into $("$PG_CONFIG" --pkglibdir)"
 
-if [ -f test/harmonia/Makefile ]; then
+if wanted harmonia && [ -f test/harmonia/Makefile ]; then
 	section "Harmonia CPU twin unit tests"
 	log=$(mktemp)
 	make -s -C test/harmonia check 2>&1 | tee "$log"
@@ -118,7 +129,7 @@ if [ -f test/harmonia/Makefile ]; then
 	rm -f "$log"
 fi
 
-if [ -f test/harmonia/Makefile ]; then
+if wanted harmonia && [ -f test/harmonia/Makefile ]; then
 	section "Harmonia GPU engine against the CPU twin"
 	if command -v nvcc >/dev/null; then
 		log=$(mktemp)
@@ -136,10 +147,12 @@ if [ -f test/harmonia/Makefile ]; then
 	fi
 fi
 
-section "pg_regress"
+wanted pg_regress && section "pg_regress"
 DIR=$(mktemp -d /tmp/gpubtree-regress.XXXXXX)
 PORT=54400
-if cluster_init "$DIR" $PORT && cluster_start "$DIR"; then
+if ! wanted pg_regress; then
+	:
+elif cluster_init "$DIR" $PORT && cluster_start "$DIR"; then
 	(cluster_env "$DIR" $PORT; make -s installcheck) 2>&1 | tee "$DIR/regress.log"
 	summary=$(grep -E 'tests? (passed|failed)|failed \(ignored\)' "$DIR/regress.log" | tail -1)
 	total=$(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ' "$DIR/regress.log")
@@ -155,18 +168,20 @@ fi
 rm -rf "$DIR"
 
 for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh progress.sh service_faults.sh first_query.sh bulk_changes.sh no_preload.sh concurrency/run.sh citus/run.sh; do
-	[ -x "test/$t" ] || continue
+	[ -x "test/$t" ] && wanted "$t" || continue
 	suite "$t"
 done
 
 # The same randomized and isolation tests with the mirror's delta runs,
 # stepped merges and stamp lists at tiny sizes, so that their every layout
 # change happens on small tables; then the shipped build again.
-section "small layout (GBT_SMALL_LAYOUT=1)"
+wanted small-layout && section "small layout (GBT_SMALL_LAYOUT=1)"
 # (only the service's mirror code and the join node use the sizes: their
 # objects are rebuilt, and the library too, which PGXS would not relink for
 # missing objects: its Makefile.global declares every target .SECONDARY)
-if { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+if ! wanted small-layout; then
+	:
+elif { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	# (the differential test's concurrent seeds check that mirrors were rebuilt)
 	for t in differential/run.sh isolation/run.sh; do
 		GBT_SMALL_LAYOUT=1 suite "$t"
@@ -175,7 +190,7 @@ else
 	cat /tmp/gpubtree-install.log
 	record "small layout (build)" 1
 fi
-if ! { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+if wanted small-layout && ! { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	cat /tmp/gpubtree-install.log
 	record "reinstall after the small layout" 1
 fi

@@ -23,7 +23,8 @@
 #                            nvcc, gpu-check, bench --csv, compute-sanitizer
 #                            test_gpu --quick (T_CHECK, T_BENCH, T_SAN: each
 #                            step's limit in s, 140, 230, 140)
-#   suite                    every test: GPUBTREE_ENGINE=gpu test/run_all.sh
+#   suite [PART...]          GPUBTREE_ENGINE=gpu test/run_all.sh PART...
+#                            (every test without PARTs: more than one call)
 #
 # Through the device tool, from the repository root, with the PostgreSQL
 # bundle copied to .gpu/ (git-ignored; every benchmark but harmonia needs
@@ -182,7 +183,7 @@ harmonia)
 	REPORT=$R/harmonia.log
 	;;
 suite)
-	GPUBTREE_ENGINE=gpu timeout "$(left)" test/run_all.sh 2>&1 | tee "$R/test-all.log"
+	GPUBTREE_ENGINE=gpu timeout "$(left)" test/run_all.sh "$@" 2>&1 | tee "$R/test-all.log"
 	rc=$?
 	REPORT=$R/test-all.log
 	;;
