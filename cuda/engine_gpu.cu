@@ -6,9 +6,11 @@
  *	  Every call makes the engine's device current first, so engines on
  *	  different devices can be used in turn from one thread.  The device
  *	  buffers for a batch are kept with the engine and grown as needed, so a
- *	  batch costs two copies and one search.
+ *	  batch costs two copies and one search; an aggregate over the
+ *	  positions just found reads them where they are, on the device.
  */
 #include <cstdio>
+#include <cstring>
 #include <new>
 
 #include <cuda_runtime.h>
@@ -22,11 +24,16 @@ struct gbt_engine
 {
 	int			device;
 	hm_tree    *tree;
-	hm_range   *d_ranges;		/* device buffers, room for cap ranges */
-	int64_t    *d_pos;			/* start[cap] then end[cap] */
+	uint64_t   *d_keys;			/* device buffers, room for cap ranges: */
+	int64_t    *d_pos;			/* lo[cap] then hi[cap]; start[cap] then end[cap] */
 	int64_t		cap;
-	hm_range   *h_ranges;		/* pinned host staging */
+	uint64_t   *h_keys;			/* pinned host staging */
 	int64_t    *h_pos;
+
+	/* The host arrays the last ranges() filled, whose copies d_pos holds. */
+	const int64_t *pos_start;
+	const int64_t *pos_end;
+	int64_t		pos_n;
 
 	/* The borrowed host arrays, copied to the device at the first aggregate. */
 	gbt_agg_input host;
@@ -83,15 +90,16 @@ gpu_usable(int device, char *name, size_t namelen, int64_t *memory,
 static void
 drop_buffers(gbt_engine *g)
 {
-	cudaFree(g->d_ranges);
+	cudaFree(g->d_keys);
 	cudaFree(g->d_pos);
-	cudaFreeHost(g->h_ranges);
+	cudaFreeHost(g->h_keys);
 	cudaFreeHost(g->h_pos);
-	g->d_ranges = NULL;
+	g->d_keys = NULL;
 	g->d_pos = NULL;
-	g->h_ranges = NULL;
+	g->h_keys = NULL;
 	g->h_pos = NULL;
 	g->cap = 0;
+	g->pos_start = g->pos_end = NULL;
 }
 
 static void
@@ -157,13 +165,33 @@ gpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
 	return 0;
 }
 
+/*
+ * Copy n keys into pinned staging; returns whether they ascend (the
+ * service's ranges do: then the batch needs no partial sort).
+ */
+static bool
+stage_keys(uint64_t *to, const uint64_t *from, int64_t n)
+{
+	bool		ascending = true;
+	int64_t		i;
+
+	for (i = 0; i < n; i++)
+	{
+		to[i] = from[i];
+		ascending &= i == 0 || from[i - 1] <= from[i];
+	}
+	return ascending;
+}
+
 static int
 gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
 		   int64_t *start, int64_t *end, char *err, size_t errlen)
 {
 	hm_status	s;
-	int64_t		i;
+	bool		points = lo == hi;
+	bool		ascending;
 
+	g->pos_start = g->pos_end = NULL;
 	if (n == 0)
 		return 0;
 	if (use_device(g->device, err, errlen) != 0)
@@ -171,9 +199,9 @@ gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
 	if (n > g->cap)
 	{
 		drop_buffers(g);
-		if (cudaMalloc(&g->d_ranges, sizeof(hm_range) * n) != cudaSuccess ||
+		if (cudaMalloc(&g->d_keys, sizeof(uint64_t) * 2 * n) != cudaSuccess ||
 			cudaMalloc(&g->d_pos, sizeof(int64_t) * 2 * n) != cudaSuccess ||
-			cudaMallocHost(&g->h_ranges, sizeof(hm_range) * n) != cudaSuccess ||
+			cudaMallocHost(&g->h_keys, sizeof(uint64_t) * 2 * n) != cudaSuccess ||
 			cudaMallocHost(&g->h_pos, sizeof(int64_t) * 2 * n) != cudaSuccess)
 		{
 			(void) cudaGetLastError();
@@ -182,27 +210,27 @@ gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
 		}
 		g->cap = n;
 	}
-	for (i = 0; i < n; i++)
-	{
-		g->h_ranges[i].lo = lo[i];
-		g->h_ranges[i].hi = hi[i];
-		g->h_ranges[i].lo_incl = 1;
-		g->h_ranges[i].hi_incl = 1;
-	}
-	if (cudaMemcpy(g->d_ranges, g->h_ranges, sizeof(hm_range) * n,
+	/* A point each (lo == hi, as for = ANY's keys): its keys go over once. */
+	ascending = stage_keys(g->h_keys, lo, n);
+	if (!points)
+		stage_keys(g->h_keys + n, hi, n);
+	if (cudaMemcpy(g->d_keys, g->h_keys, sizeof(uint64_t) * (points ? n : 2 * n),
 				   cudaMemcpyHostToDevice) != cudaSuccess)
 		return gbt_engine_fail("range search", cudaGetErrorString(cudaGetLastError()), err, errlen);
-	s = hm_gpu_ranges(g->tree, g->d_ranges, n, g->d_pos, g->d_pos + n, -1);
+	s = hm_gpu_bounds(g->tree, g->d_keys, points ? g->d_keys : g->d_keys + n, n,
+					  g->d_pos, g->d_pos + g->cap, ascending ? 0 : -1);
 	if (s != HM_OK)
 		return gbt_engine_fail("Harmonia range search", hm_strerror(s), err, errlen);
-	if (cudaMemcpy(g->h_pos, g->d_pos, sizeof(int64_t) * 2 * n,
+	if (cudaMemcpy(g->h_pos, g->d_pos, sizeof(int64_t) * n,
+				   cudaMemcpyDeviceToHost) != cudaSuccess ||
+		cudaMemcpy(g->h_pos + n, g->d_pos + g->cap, sizeof(int64_t) * n,
 				   cudaMemcpyDeviceToHost) != cudaSuccess)
 		return gbt_engine_fail("range search", cudaGetErrorString(cudaGetLastError()), err, errlen);
-	for (i = 0; i < n; i++)
-	{
-		start[i] = g->h_pos[i];
-		end[i] = g->h_pos[n + i];
-	}
+	memcpy(start, g->h_pos, sizeof(int64_t) * n);
+	memcpy(end, g->h_pos + n, sizeof(int64_t) * n);
+	g->pos_start = start;
+	g->pos_end = end;
+	g->pos_n = n;
 	return 0;
 }
 
@@ -274,6 +302,9 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 		in.cols[c] = g->d_cols[c];
 		in.nulls[c] = g->d_nulls[c];
 	}
+	/* The positions ranges() just found are on the device already. */
+	if (start == g->pos_start && end == g->pos_end && nranges == g->pos_n)
+		gbt_vagg_gpu_ranges_on_device(g->vagg, g->d_pos, g->d_pos + g->cap);
 	return gbt_vagg_gpu(g->vagg, &in, start, end, nranges, visible, nvisible, out,
 						unsure, unsure_cap, err, errlen);
 }

@@ -81,6 +81,13 @@ extern void hm_gpu_free(hm_tree *t);
 extern hm_status hm_gpu_ranges(const hm_tree *t, const hm_range *r, int64_t nr,
 							   int64_t *start, int64_t *end, int psa_bits);
 
+/*
+ * The same for closed ranges [lo[i], hi[i]] given as two arrays (hi may be
+ * lo: a point each), as hm_gpu_ranges() with lo_incl = hi_incl = 1.
+ */
+extern hm_status hm_gpu_bounds(const hm_tree *t, const uint64_t *lo, const uint64_t *hi,
+							   int64_t n, int64_t *start, int64_t *end, int psa_bits);
+
 #ifdef __cplusplus
 }
 #endif

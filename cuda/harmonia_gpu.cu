@@ -190,6 +190,25 @@ k_ranges(const __grid_constant__ hm_tree T, const hm_range *r, const uint32_t *p
 	end[j] = e;
 }
 
+/* Inclusive ranges [lo[i], hi[i]] given as two arrays (hi may be lo). */
+static __global__ void
+k_bounds(const __grid_constant__ hm_tree T, const uint64_t *lo, const uint64_t *hi,
+		 const uint32_t *perm, int64_t n, int64_t *start, int64_t *end)
+{
+	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x,
+				j;
+	hm_range	rr;
+
+	if (i >= n)
+		return;
+	j = perm ? perm[i] : i;
+	rr.lo = lo[j];
+	rr.hi = hi[j];
+	rr.lo_incl = 1;
+	rr.hi_incl = 1;
+	hm__range_pos(&T, &rr, &start[j], &end[j]);
+}
+
 /* PSA for ranges: order by the top bits of lo */
 static hm_status
 range_perm(const hm_tree *t, const hm_range *r, int64_t nr, int psa_bits,
@@ -229,6 +248,35 @@ hm_gpu_ranges(const hm_tree *t, const hm_range *r, int64_t nr,
 		k_ranges<<<hm__nblocks(nr), HM_BLK>>>(*t, r, perm, nr, start, end);
 		st = hm__cuerr(cudaGetLastError());
 	}
+	cudaFreeAsync(perm, 0);
+	if (st == HM_OK)
+		st = hm__cuerr(cudaStreamSynchronize(0));
+	return st;
+}
+
+extern "C" hm_status
+hm_gpu_bounds(const hm_tree *t, const uint64_t *lo, const uint64_t *hi, int64_t n,
+			  int64_t *start, int64_t *end, int psa_bits)
+{
+	uint32_t   *perm = NULL;
+	uint64_t   *sk = NULL;
+	hm_status	st = HM_OK;
+	int			bits;
+
+	if (!t || !t->gpu || n < 0 || n > (int64_t) UINT32_MAX ||
+		(n > 0 && (!lo || !hi || !start || !end)))
+		return HM_EINVAL;
+	if (n == 0)
+		return HM_OK;
+	bits = hm__psa_bits_for(t, psa_bits);
+	if (bits > 0 && n > 1)
+		st = hm__psa_sort(lo, n, bits, &sk, &perm, 0);
+	if (st == HM_OK)
+	{
+		k_bounds<<<hm__nblocks(n), HM_BLK>>>(*t, lo, hi, perm, n, start, end);
+		st = hm__cuerr(cudaGetLastError());
+	}
+	cudaFreeAsync(sk, 0);
 	cudaFreeAsync(perm, 0);
 	if (st == HM_OK)
 		st = hm__cuerr(cudaStreamSynchronize(0));

@@ -60,6 +60,16 @@ extern int	gbt_vagg_gpu(gbt_vagg_gpu_ctx *ctx, const gbt_agg_input *in,
 						 char *err, size_t errlen);
 
 /*
+ * Device copies of the start/end arrays that the next gbt_vagg_gpu() call
+ * of ctx is given (same values, nranges long, on ctx's device, unchanged
+ * until that call returns): it reads them there instead of copying the
+ * host arrays in.  Used by that one call only.
+ */
+extern void gbt_vagg_gpu_ranges_on_device(gbt_vagg_gpu_ctx *ctx,
+										  const int64_t *d_start,
+										  const int64_t *d_end);
+
+/*
  * Timing of the last successful gbt_vagg_gpu() call on ctx, for benchmarks:
  * off by default (it adds CUDA events); gbt_vagg_gpu_ctx_timing(ctx, 1)
  * turns it on.  h2d_ms: copies of start/end (or their prefix sums) and

@@ -554,6 +554,8 @@ struct gbt_vagg_gpu_ctx
 			   *d_len,
 			   *d_offs;
 	size_t		d_ranges_sz;	/* elements of each of the four */
+	const long long *given_start;	/* the caller's device copies, for the */
+	const long long *given_end;	/* next call only (NULL: none) */
 	void	   *d_ws;			/* cub scan workspace */
 	size_t		d_ws_sz;
 	long long  *d_unsure;
@@ -648,6 +650,17 @@ gbt_vagg_gpu_ctx_free(gbt_vagg_gpu_ctx *x)
 }
 
 extern "C" void
+gbt_vagg_gpu_ranges_on_device(gbt_vagg_gpu_ctx *x, const int64_t *d_start,
+							  const int64_t *d_end)
+{
+	if (x)
+	{
+		x->given_start = (const long long *) d_start;
+		x->given_end = (const long long *) d_end;
+	}
+}
+
+void
 gbt_vagg_gpu_ctx_timing(gbt_vagg_gpu_ctx *x, int on)
 {
 	if (x)
@@ -738,9 +751,12 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	KArgs		a;
 	unsigned	grid;
 	int64_t		nchunks;
+	const long long *given_start = x ? x->given_start : NULL;
+	const long long *given_end = x ? x->given_end : NULL;
 
 	if (!x)
 		return gbt_vagg_fail(err, errlen, "vagg: no GPU context");
+	x->given_start = x->given_end = NULL;
 	/* ranges are checked here only when their prefix sum is on the host */
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
 							unsure, unsure_cap, small, err, errlen))
@@ -824,8 +840,13 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			CK(cudaMalloc((void **) &x->d_offs, sz * 8));
 			x->d_ranges_sz = sz;
 		}
-		CK(cudaMemcpyAsync(x->d_start, start, nranges * 8, cudaMemcpyHostToDevice, x->stream));
-		CK(cudaMemcpyAsync(x->d_end, end, nranges * 8, cudaMemcpyHostToDevice, x->stream));
+		if (given_start == NULL)
+		{
+			CK(cudaMemcpyAsync(x->d_start, start, nranges * 8, cudaMemcpyHostToDevice, x->stream));
+			CK(cudaMemcpyAsync(x->d_end, end, nranges * 8, cudaMemcpyHostToDevice, x->stream));
+			given_start = x->d_start;
+			given_end = x->d_end;
+		}
 	}
 	if (x->timing)
 		CK(cudaEventRecord(x->ev[1], x->stream));
@@ -834,7 +855,7 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		size_t		ws = 0;
 
 		k_len<<<(unsigned) ((nranges + 1 + 255) / 256), 256, 0, x->stream>>>
-			(x->d_start, x->d_end, nranges, in->n, x->d_len, x->d_res);
+			(given_start, given_end, nranges, in->n, x->d_len, x->d_res);
 		CK(cudaGetLastError());
 		CK(cub::DeviceScan::ExclusiveSum(NULL, ws, x->d_len, x->d_offs, nranges + 1, x->stream));
 		CK(grow(&x->d_ws, &x->d_ws_sz, ws, false));
@@ -868,7 +889,7 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	else
 	{
 		a.offs = x->d_offs;
-		a.start = x->d_start;
+		a.start = given_start;
 	}
 	a.vis = (const uint8_t *) x->d_stage + off_vis;
 	a.nvis = nvisible;

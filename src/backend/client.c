@@ -298,9 +298,10 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
 			 bool stamps, int ncols, int64 unsure_cap, bool rows)
 {
+	bool		points = lo == hi;	/* one key a range: sent once */
 	GbtRequest *req = call_begin(call, GBT_REQ_AGG, index, current_generation(index),
-								 gbt_agg_request_data_size(nranges, nvisible, snapshot->xcnt,
-														   snapshot->subxcnt),
+								 gbt_agg_request_data_size(nranges, points, nvisible,
+														   snapshot->xcnt, snapshot->subxcnt),
 								 gbt_entries_flat_size(ncols, unsure_cap) +
 								 (rows ? unsure_cap : 0));
 	GbtAggRequest *agg;
@@ -324,11 +325,17 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	agg->topxid = GetTopTransactionIdIfAny();
 	agg->stamps = stamps;
 	agg->rows = rows;
+	agg->points = points;
 	agg->ncols = ncols;
 	data = GBT_REQUEST_DATA(req);
 	memcpy(data, lo, sizeof(uint64) * nranges);
-	memcpy(data + sizeof(uint64) * nranges, hi, sizeof(uint64) * nranges);
-	memcpy(data + 2 * sizeof(uint64) * nranges, visible, (nvisible + 7) / 8);
+	data += sizeof(uint64) * nranges;
+	if (!points)
+	{
+		memcpy(data, hi, sizeof(uint64) * nranges);
+		data += sizeof(uint64) * nranges;
+	}
+	memcpy(data, visible, (nvisible + 7) / 8);
 	xids = gbt_agg_request_xids(req);
 	memcpy(xids, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
 	memcpy(xids + snapshot->xcnt, snapshot->subxip, sizeof(TransactionId) * snapshot->subxcnt);

@@ -30,49 +30,60 @@
 
 /*
  * LSD radix sort of keys[0..n), 16 bits a pass: for large arrays, several
- * times faster than comparison sorting.  A pass whose digit is the same in
- * every key is skipped (small keys, narrow ranges), and keys already in
- * order, as applications often send them, cost one read.
+ * times faster than comparison sorting.  Every pass's histogram comes from
+ * one read of the keys; a pass whose digit is the same in every key is
+ * skipped (small keys, narrow ranges), and keys already in order, as
+ * applications often send them, cost one read.  n fits in 32 bits: an
+ * array holds fewer than 2^28 keys.
  */
 static void
 radix_sort_keys(uint64 *keys, int64 n)
 {
+	const int	npasses = 64 / RADIX_BITS;
+	const uint64 mask = (1 << RADIX_BITS) - 1;
 	uint64	   *tmp;
-	int64	   *count;
+	uint32	   *count;
 	uint64	   *from = keys;
 	uint64	   *to;
 	int64		i;
-	int			shift;
+	int			pass;
 
 	for (i = 1; i < n && keys[i - 1] <= keys[i]; i++)
 		;
 	if (i == n)
 		return;
-	tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-	count = palloc(sizeof(int64) * (1 << RADIX_BITS));
-	to = tmp;
-	for (shift = 0; shift < 64; shift += RADIX_BITS)
+	count = palloc0(sizeof(uint32) * (npasses << RADIX_BITS));
+	for (i = 0; i < n; i++)
 	{
-		int64		sum = 0;
+		uint64		k = keys[i];
+
+		for (pass = 0; pass < npasses; pass++)
+			count[(pass << RADIX_BITS) + ((k >> (pass * RADIX_BITS)) & mask)]++;
+	}
+	CHECK_FOR_INTERRUPTS();
+	tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	to = tmp;
+	for (pass = 0; pass < npasses; pass++)
+	{
+		uint32	   *c = count + (pass << RADIX_BITS);
+		int			shift = pass * RADIX_BITS;
+		uint32		sum = 0;
 		int			d;
 
-		CHECK_FOR_INTERRUPTS();
-		memset(count, 0, sizeof(int64) * (1 << RADIX_BITS));
-		for (i = 0; i < n; i++)
-			count[(from[i] >> shift) & ((1 << RADIX_BITS) - 1)]++;
-		if (count[(from[0] >> shift) & ((1 << RADIX_BITS) - 1)] == n)
+		if (c[(from[0] >> shift) & mask] == n)
 			continue;			/* one digit for all: already in order */
-		for (d = 0; d < (1 << RADIX_BITS); d++)
+		for (d = 0; d <= mask; d++)
 		{
-			int64		c = count[d];
+			uint32		x = c[d];
 
-			count[d] = sum;
-			sum += c;
+			c[d] = sum;
+			sum += x;
 		}
 		for (i = 0; i < n; i++)
-			to[count[(from[i] >> shift) & ((1 << RADIX_BITS) - 1)]++] = from[i];
+			to[c[(from[i] >> shift) & mask]++] = from[i];
 		from = to;
 		to = (to == tmp) ? keys : tmp;
+		CHECK_FOR_INTERRUPTS();
 	}
 	if (from != keys)
 		memcpy(keys, from, sizeof(uint64) * n);

@@ -204,6 +204,7 @@ typedef struct GbtAggRequest
 	TransactionId topxid;		/* the querying transaction, if it has an ID */
 	bool		stamps;			/* the table's deletes reach the log */
 	bool		rows;			/* list the entries, do not aggregate */
+	bool		points;			/* each range one key: lo only, hi = lo */
 	int			ncols;			/* columns of the entries that come back */
 	/* the reply */
 	GbtAggResult agg;
@@ -256,9 +257,10 @@ gbt_dump_reply_verdicts(GbtRequest *req)
 
 /* Bytes of an AGG request's data: its ranges, visibility bits and snapshot. */
 static inline Size
-gbt_agg_request_data_size(int64 nranges, int64 nvisible, int64 xcnt, int64 subxcnt)
+gbt_agg_request_data_size(int64 nranges, bool points, int64 nvisible, int64 xcnt,
+						  int64 subxcnt)
 {
-	return MAXALIGN(2 * sizeof(uint64) * nranges + (nvisible + 7) / 8) +
+	return MAXALIGN((points ? 1 : 2) * sizeof(uint64) * nranges + (nvisible + 7) / 8) +
 		MAXALIGN(sizeof(TransactionId) * (xcnt + subxcnt));
 }
 
@@ -268,6 +270,7 @@ gbt_agg_request_xids(GbtRequest *req)
 {
 	return (TransactionId *) (GBT_REQUEST_DATA(req) +
 							  gbt_agg_request_data_size(req->body.agg.nranges,
+														req->body.agg.points,
 														req->body.agg.nvisible, 0, 0));
 }
 
@@ -276,8 +279,9 @@ static inline char *
 gbt_agg_reply_unsure(GbtRequest *req)
 {
 	return GBT_REQUEST_DATA(req) +
-		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.nvisible,
-								  req->body.agg.xcnt, req->body.agg.subxcnt);
+		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.points,
+								  req->body.agg.nvisible, req->body.agg.xcnt,
+								  req->body.agg.subxcnt);
 }
 
 /* Where a rows AGG's verdicts start: after room for unsure_cap entries. */

@@ -1074,6 +1074,8 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
 		return false;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries. */
 	if (verdicts != NULL)

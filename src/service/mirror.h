@@ -115,6 +115,7 @@ extern int64 gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int
 typedef struct GbtAggSteps
 {
 	double		tree_ms;
+	double		positions_ms;	/* of tree_ms: finding the ranges' positions */
 	double		stamped_ms;
 	double		delta_ms;
 	int64		nstamped;		/* stamped entries in the ranges */

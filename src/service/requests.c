@@ -218,7 +218,7 @@ handle_agg(GbtRequest *req)
 	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
 	GbtAggRequest *agg = &req->body.agg;
 	uint64	   *lo = (uint64 *) GBT_REQUEST_DATA(req);
-	uint64	   *hi = lo + agg->nranges;
+	uint64	   *hi = agg->points ? lo : lo + agg->nranges;
 	uint8	   *visible = (uint8 *) (hi + agg->nranges);
 	TransactionId *xids = gbt_agg_request_xids(req);
 	SnapshotData snap = {0};
@@ -276,13 +276,13 @@ handle_agg(GbtRequest *req)
 	{
 		/* CPU time against wall time: is the service short of a core? */
 		getrusage(RUSAGE_SELF, &ru1);
-		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms (CPU %.1f ms, %ld times preempted): tree %.1f ms, %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
+		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms (CPU %.1f ms, %ld times preempted): tree %.1f ms (positions %.1f ms), %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
 			 sm->key.indexrelid, (long long) agg->nranges,
 			 (long long) gbt_mirror_stamped(sm->mirror), req->hdr.device_ms,
 			 (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000.0 +
 			 (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1000.0,
 			 ru1.ru_nivcsw - ru0.ru_nivcsw,
-			 steps.tree_ms, (long long) steps.nstamped, steps.stamped_ms,
+			 steps.tree_ms, steps.positions_ms, (long long) steps.nstamped, steps.stamped_ms,
 			 (long long) steps.ndelta, steps.delta_ms);
 	}
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);

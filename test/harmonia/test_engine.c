@@ -59,6 +59,84 @@ te_disjoint(const uint64_t *k, int64_t n, int dist, int64_t want,
 }
 
 /*
+ * Sorted distinct points, half of them keys of k: what = ANY sends, as one
+ * array passed as both lo and hi.
+ */
+static int64_t
+te_points(const uint64_t *k, int64_t n, int dist, int64_t want, uint64_t *p)
+{
+	int64_t		i,
+				u = 0;
+
+	for (i = 0; i < want; i++)
+		p[i] = (n > 0 && (rnd() & 1)) ? k[rnd() % n] : o_key(dist);
+	qsort(p, want, 8, o_cmpu);
+	for (i = 0; i < want; i++)
+		if (u == 0 || p[i] != p[u - 1])
+			p[u++] = p[i];
+	return u;
+}
+
+/*
+ * Aggregates over the positions of many points (past the GPU's host-staged
+ * size, so that its aggregate reads the positions ranges() left on the
+ * device), against the oracle; then over a copy of those positions.
+ */
+static long
+te_run_points(const gbt_engine_ops *ops, gbt_engine *e, vt_data *d, const uint64_t *k,
+			  int64_t n, int dist, int64_t want)
+{
+	uint64_t   *p = (uint64_t *) malloc((want + 1) * 8);
+	vt_query	q;
+	vt_oracle	o;
+	gbt_agg_result res;
+	char		err[256];
+	long		checks = 0;
+	int64_t		i,
+				copy;
+
+	memset(&q, 0, sizeof(q));
+	q.R = te_points(k, n, dist, want, p);
+	q.start = (int64_t *) malloc((q.R + 1) * 8);
+	q.end = (int64_t *) malloc((q.R + 1) * 8);
+	VT_CHECK(ops->ranges(e, p, p, q.R, q.start, q.end, err, sizeof(err)) == 0,
+			 "point ranges: %s", err);
+	for (i = 0; i < q.R; i++, checks++)
+		VT_CHECK(q.start[i] == o_bound(k, n, p[i], 0) && q.end[i] == o_bound(k, n, p[i], 1),
+				 "point %lld of %lld: [%lld,%lld)", (long long) i, (long long) q.R,
+				 (long long) q.start[i], (long long) q.end[i]);
+	vt_visible(&q, d->nblocks, (int) vt_below(VT_V_NMODES));
+	for (copy = 0; copy < 2; copy++)
+	{
+		if (copy == 1)
+		{
+			/* Other arrays with the same positions: read from the host. */
+			int64_t    *s2 = (int64_t *) malloc((q.R + 1) * 8);
+			int64_t    *e2 = (int64_t *) malloc((q.R + 1) * 8);
+
+			memcpy(s2, q.start, q.R * 8);
+			memcpy(e2, q.end, q.R * 8);
+			free(q.start);
+			free(q.end);
+			q.start = s2;
+			q.end = e2;
+		}
+		vt_oracle_run(d, &q, &o);
+		vt_set_cap(&q, (int) vt_below(6), o.nuns, n);
+		memset(&res, 0x77, sizeof(res));
+		if (ops->aggregate(e, d->removed, 100 + copy, q.start, q.end, q.R,
+						   q.vis, q.nvis, &res, q.unsure, q.cap, err, sizeof(err)) != 0)
+			VT_CHECK(0, "point aggregate n=%lld: %s", (long long) n, err);
+		else
+			checks += vt_check("engine points", d, &q, &o, &res, q.unsure);
+		vt_oracle_free(&o);
+	}
+	vt_qfree(&q);
+	free(p);
+	return checks;
+}
+
+/*
  * One engine of n entries on device through ops (and, when twin is not
  * NULL, the same data on the CPU twin, whose positions must be identical).
  * Returns the checks done.
@@ -167,6 +245,7 @@ te_run(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 	}
 	d.removed = removed;
 	vt_qfree(&q);
+	checks += te_run_points(ops, e, &d, k, n, dist, it % 2 ? 300 : 40000);
 
 done:
 	if (e != NULL)
