@@ -25,6 +25,16 @@
 
 static bool slot_cleanup_registered = false;
 
+/*
+ * The segment of the last answered request, kept for the next one: a fresh
+ * segment's pages are allocated and zeroed at first touch, which for a
+ * large key list costs more than the service's answer.  Kept only up to
+ * SPARE_MAX bytes and while /dev/shm stays roomy; mapped for the session
+ * while spare, under the current resource owner while in use.
+ */
+#define SPARE_MAX ((Size) 64 * 1024 * 1024)
+static dsm_segment *spare_seg = NULL;
+
 static void register_slot_cleanup(void);
 
 /*
@@ -39,6 +49,22 @@ request_create(dsm_segment **seg, Size datasize, Size resultsize)
 	Size		size = add_size(add_size(MAXALIGN(sizeof(GbtRequest)),
 										 MAXALIGN(datasize)), resultsize);
 	GbtRequest *req;
+
+	if (spare_seg != NULL && dsm_segment_map_length(spare_seg) >= size)
+	{
+		*seg = spare_seg;
+		spare_seg = NULL;
+		dsm_unpin_mapping(*seg);
+		req = dsm_segment_address(*seg);
+		memset(req, 0, sizeof(GbtRequest));
+		req->hdr.capacity = dsm_segment_map_length(*seg);
+		return req;
+	}
+	if (spare_seg != NULL)
+	{
+		dsm_detach(spare_seg);	/* too small: make room for a larger one */
+		spare_seg = NULL;
+	}
 
 	/*
 	 * POSIX segments live in /dev/shm, which containers often keep small;
@@ -120,8 +146,9 @@ slot_cleanup(int code, Datum arg)
  * Query cancel and statement_timeout interrupt the wait as usual.
  */
 static bool
-request_send(dsm_segment *seg)
+request_send(GbtCall *call)
 {
+	dsm_segment *seg = call->seg;
 	GbtSlot    *slot;
 	TimestampTz deadline;
 	bool		answered = false;
@@ -174,7 +201,10 @@ request_send(dsm_segment *seg)
 	PG_END_TRY();
 
 	if (answered)
+	{
 		pg_atomic_write_u32(&slot->state, GBT_SLOT_FREE);
+		call->answered = true;	/* the service is done with seg */
+	}
 	else
 		abandon_slot();
 	return answered;
@@ -193,6 +223,7 @@ static GbtRequest *
 call_begin(GbtCall *call, GbtRequestKind kind, Relation index, uint64 generation,
 		   Size datasize, Size resultsize)
 {
+	call->answered = false;
 	call->req = request_create(&call->seg, datasize, resultsize);
 	if (call->req == NULL)
 		return NULL;
@@ -231,7 +262,7 @@ gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 		gbt_entries_flatten(entries, GBT_REQUEST_DATA(req));
 	}
 	gbt_entries_free(entries);
-	return req != NULL && request_send(call->seg);
+	return req != NULL && request_send(call);
 }
 
 bool
@@ -246,7 +277,7 @@ gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo, const uint64 *hi,
 	req->body.scan.nranges = nranges;
 	memcpy(GBT_REQUEST_DATA(req), lo, sizeof(uint64) * nranges);
 	memcpy(GBT_REQUEST_DATA(req) + sizeof(uint64) * nranges, hi, sizeof(uint64) * nranges);
-	return request_send(call->seg);
+	return request_send(call);
 }
 
 bool
@@ -266,7 +297,7 @@ gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
 	req->body.dump.ncols = ncols;
 	req->body.dump.verdicts = verdicts;
 	req->body.dump.topxid = GetTopTransactionIdIfAny();
-	return request_send(call->seg);
+	return request_send(call);
 }
 
 bool
@@ -281,7 +312,7 @@ gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id,
 	req->body.remove.mirror_id = mirror_id;
 	req->body.remove.ntids = ntids;
 	memcpy(GBT_REQUEST_DATA(req), tids, sizeof(ItemPointerData) * ntids);
-	return request_send(call->seg);
+	return request_send(call);
 }
 
 bool
@@ -289,7 +320,7 @@ gbt_call_agg_prepare(GbtCall *call, Relation index)
 {
 	if (call_begin(call, GBT_REQ_AGG_PREPARE, index, current_generation(index), 0, 0) == NULL)
 		return false;
-	return request_send(call->seg);
+	return request_send(call);
 }
 
 bool
@@ -339,7 +370,7 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	xids = gbt_agg_request_xids(req);
 	memcpy(xids, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
 	memcpy(xids + snapshot->xcnt, snapshot->subxip, sizeof(TransactionId) * snapshot->subxcnt);
-	return request_send(call->seg);
+	return request_send(call);
 }
 
 bool
@@ -352,13 +383,34 @@ gbt_call_vouch(GbtCall *call, Relation index, const uint8 *visible, int64 nvisib
 		return false;
 	req->body.vouch.nvisible = nvisible;
 	memcpy(GBT_REQUEST_DATA(req), visible, (nvisible + 7) / 8);
-	return request_send(call->seg);
+	return request_send(call);
+}
+
+/* Whether the call's segment, answered, may be kept for the next request. */
+static bool
+keep_spare(GbtCall *call)
+{
+	Size		size = dsm_segment_map_length(call->seg);
+	struct statvfs st;
+
+	if (!call->answered || spare_seg != NULL || size > SPARE_MAX)
+		return false;
+	if (dynamic_shared_memory_type == DSM_IMPL_POSIX &&
+		(statvfs("/dev/shm", &st) != 0 ||
+		 (uint64) st.f_bavail * st.f_frsize < 4 * (uint64) size + 256 * 1024 * 1024))
+		return false;
+	return true;
 }
 
 void
 gbt_call_end(GbtCall *call)
 {
-	if (call->seg != NULL)
+	if (call->seg != NULL && keep_spare(call))
+	{
+		dsm_pin_mapping(call->seg);
+		spare_seg = call->seg;
+	}
+	else if (call->seg != NULL)
 		dsm_detach(call->seg);
 	call->seg = NULL;
 	call->req = NULL;

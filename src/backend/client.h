@@ -28,6 +28,7 @@ typedef struct GbtCall
 {
 	dsm_segment *seg;
 	GbtRequest *req;
+	bool		answered;		/* the service answered: done with seg */
 } GbtCall;
 
 extern void gbt_fill_key(GbtMirrorKey *key, Relation index);

@@ -937,14 +937,14 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
 	int64		x0 = gbt_stamps_lower(l, start);
 	int64		x;
 
-	for (x = x0; x < Min(x0 + STAMPED_PREFETCH, l->n); x++)
+	for (x = x0; x < Min(x0 + STAMPED_PREFETCH, l->n) && l->pos[x] < end; x++)
 		prefetch_entry(m, l->pos[x]);
 	for (x = x0; x < l->n && l->pos[x] < end; x++)
 	{
 		int64		p = l->pos[x];
 		int			v;
 
-		if (x + STAMPED_PREFETCH < l->n)
+		if (x + STAMPED_PREFETCH < l->n && l->pos[x + STAMPED_PREFETCH] < end)
 			prefetch_entry(m, l->pos[x + STAMPED_PREFETCH]);
 		if (IS_REMOVED(m, p))
 			continue;
@@ -1040,6 +1040,136 @@ aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
 }
 
 /*
+ * Whether the inclusive key ranges ascend, each after the one before (a
+ * key list's and a scan's do; their positions then ascend too).
+ */
+static bool
+ranges_ascend(const uint64 *lo, const uint64 *hi, int64 nranges)
+{
+	int64		r;
+
+	for (r = 0; r < nranges; r++)
+		if (lo[r] > hi[r] || (r > 0 && lo[r] <= hi[r - 1]))
+			return false;
+	return true;
+}
+
+/* The last r in [from, n) with v[r] <= x, given v[from] <= x. */
+#define DEFINE_LAST_AT_OR_BELOW(name, type) \
+static int64 \
+name(const type *v, int64 from, int64 n, type x) \
+{ \
+	int64		lo = from + 1; \
+	int64		hi = n; \
+\
+	while (lo < hi) \
+	{ \
+		int64		mid = lo + (hi - lo) / 2; \
+\
+		if (v[mid] <= x) \
+			lo = mid + 1; \
+		else \
+			hi = mid; \
+	} \
+	return lo - 1; \
+}
+DEFINE_LAST_AT_OR_BELOW(last_start_at_or_below, int64)
+DEFINE_LAST_AT_OR_BELOW(last_key_at_or_below, uint64)
+
+/*
+ * Decide the entries of l in the position ranges into the sink; returns
+ * how many were looked at.  Few stamped entries among many ascending
+ * ranges (a long key list): each entry finds its range by binary search,
+ * rather than each range its entries.
+ */
+static int64
+stamped_in_ranges(const GbtMirror *m, const GbtStampList *l, const int64 *start,
+				  const int64 *end, int64 nranges, bool ascend,
+				  GbtSnapView *view, EntrySink *sink)
+{
+	int64		seen = 0;
+	int64		r;
+	int64		x;
+
+	if (l->n == 0 || nranges == 0)
+		return 0;
+	if (!ascend || l->n >= nranges)
+	{
+		for (r = 0; r < nranges; r++)
+			if (start[r] < end[r])
+				seen += aggregate_stamped(m, l, start[r], end[r], view, sink);
+		return seen;
+	}
+	r = 0;
+	x = gbt_stamps_lower(l, start[0]);
+	while (x < l->n)
+	{
+		int64		n;
+
+		r = last_start_at_or_below(start, r, nranges, l->pos[x]);
+		if (l->pos[x] >= end[r])
+		{
+			x++;				/* between two ranges */
+			continue;
+		}
+		n = aggregate_stamped(m, l, start[r], end[r], view, sink);
+		seen += n;
+		x += n;
+	}
+	return seen;
+}
+
+/*
+ * Decide the entries of a delta run in the key ranges [lo[r], hi[r]] into
+ * the sink; returns how many were looked at.  A run shorter than the list
+ * of ascending ranges is walked entry by entry, each finding its range.
+ */
+static int64
+delta_in_ranges(const GbtMirror *m, const GbtRun *run, const uint64 *lo,
+				const uint64 *hi, int64 nranges, bool ascend, uint64 log_bound,
+				GbtSnapView *view, EntrySink *sink)
+{
+	const uint64 *keys = run->e.keys;
+	int64		n = run->e.n;
+	int64		seen = 0;
+	int64		r;
+	int64		i;
+
+	if (n == 0 || nranges == 0)
+		return 0;
+	if (!ascend || n >= nranges)
+	{
+		for (r = 0; r < nranges; r++)
+		{
+			int64		from = key_bound(keys, n, lo[r], false);
+			int64		to = key_bound(keys, n, hi[r], true);
+
+			seen += Max(to - from, 0);
+			aggregate_run(m, run, from, to, log_bound, view, sink);
+		}
+		return seen;
+	}
+	r = 0;
+	i = key_bound(keys, n, lo[0], false);
+	while (i < n)
+	{
+		int64		to;
+
+		r = last_key_at_or_below(lo, r, nranges, keys[i]);
+		if (keys[i] > hi[r])
+		{
+			i++;				/* between two ranges */
+			continue;
+		}
+		to = key_bound(keys, n, hi[r], true);
+		aggregate_run(m, run, i, to, log_bound, view, sink);
+		seen += to - i;
+		i = to;
+	}
+	return seen;
+}
+
+/*
  * Aggregate the entries in the key ranges [lo[i], hi[i]] (sorted,
  * disjoint) that the query's snapshot sees (view), among those applied
  * before log position log_bound; those the mirror cannot decide go to
@@ -1064,6 +1194,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	const uint8 *visible = trusted ? m->allvis : view->visible;
 	int64		nvisible = trusted ? m->nallvis : view->nvisible;
 	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap};
+	bool		ascend = false;
 	int64		r,
 				i;
 	int			d;
@@ -1112,32 +1243,21 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	view->stamps = trusted;
 
 	/* The tree's stamped entries. */
-	for (r = 0; r < nranges && m->stamped.n + m->recent.n > 0; r++)
-	{
-		if (end[r] <= start[r])
-			continue;
-		steps->nstamped +=
-			aggregate_stamped(m, &m->stamped, start[r], end[r], view, &sink) +
-			aggregate_stamped(m, &m->recent, start[r], end[r], view, &sink);
-	}
+	ascend = m->stamped.n + m->recent.n > 0;
+	for (d = 0; d < GBT_RUNS; d++)
+		ascend |= m->runs[d].e.n > 0;
+	ascend = ascend && ranges_ascend(lo, hi, nranges);
+	steps->nstamped =
+		stamped_in_ranges(m, &m->stamped, start, end, nranges, ascend, view, &sink) +
+		stamped_in_ranges(m, &m->recent, start, end, nranges, ascend, view, &sink);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	t0 = t1;
 
 	/* The delta's, logged before log_bound. */
 	for (d = 0; d < GBT_RUNS; d++)
-	{
-		const GbtRun *run = &m->runs[d];
-
-		for (r = 0; r < nranges && run->e.n > 0; r++)
-		{
-			int64		from = key_bound(run->e.keys, run->e.n, lo[r], false);
-			int64		to = key_bound(run->e.keys, run->e.n, hi[r], true);
-
-			steps->ndelta += Max(to - from, 0);
-			aggregate_run(m, run, from, to, log_bound, view, &sink);
-		}
-	}
+		steps->ndelta += delta_in_ranges(m, &m->runs[d], lo, hi, nranges, ascend,
+										 log_bound, view, &sink);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	pfree(start);

@@ -147,5 +147,5 @@ if [ "${SERVICE_LOG:-}" = 1 ]; then
 	echo
 	echo "The service's aggregates and lookups of 5 ms or more:"
 	echo
-	grep -h "gpubtree service: aggregate" "$DIR/server.log" | sed 's/^.*gpubtree service: /    /' | tail -20
+	grep -h "gpubtree service: aggregate" "$DIR/server.log" | sed 's/^.*gpubtree service: /    /' | tail -40
 fi
