@@ -167,11 +167,22 @@ typedef struct gbt_engine_ops
 
 	/*
 	 * Positions [start[i], end[i]) of the keys in each inclusive range
-	 * [lo[i], hi[i]]; empty (start == end) when lo > hi.  One batch.
+	 * [lo[i], hi[i]]; empty (start == end) when lo > hi.  One batch.  An
+	 * aggregate() right after over these start and end arrays, unchanged,
+	 * may read the GPU engine's own copies of them.
 	 */
 	int			(*ranges) (gbt_engine *e, const uint64_t *lo, const uint64_t *hi,
 						   int64_t n, int64_t *start, int64_t *end,
 						   char *err, size_t errlen);
+
+	/*
+	 * Sort keys[0..n) ascending and drop repeats, in place (host memory);
+	 * *nout: how many are left.  The GPU engine sorts on the device and
+	 * keeps them there: a ranges() call right after with keys[0..*nout) as
+	 * both lo and hi, unchanged, searches them without copying them again.
+	 */
+	int			(*sort_unique) (gbt_engine *e, uint64_t *keys, int64_t n,
+								int64_t *nout, char *err, size_t errlen);
 
 	/*
 	 * The contract above over the engine's entries, with removed[] (NULL:

@@ -10,6 +10,7 @@
 
 #include "engine.h"
 #include "harmonia.h"
+#include "keysort.h"
 
 struct gbt_engine
 {
@@ -96,6 +97,24 @@ cpu_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 }
 
 static int
+cpu_sort_unique(gbt_engine *e, uint64_t *keys, int64_t n, int64_t *nout,
+				char *err, size_t errlen)
+{
+	uint64_t   *tmp;
+
+	*nout = n;
+	if (n < 2)
+		return 0;
+	tmp = malloc(sizeof(uint64_t) * n);
+	if (tmp == NULL)
+		return gbt_engine_fail("key sort", "out of memory", err, errlen);
+	gbt_radix_sort_u64(keys, tmp, n);
+	free(tmp);
+	*nout = gbt_unique_u64(keys, n);
+	return 0;
+}
+
+static int
 cpu_aggregate(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 			  const int64_t *start, const int64_t *end, int64_t nranges,
 			  const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
@@ -127,6 +146,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_build,
 	cpu_free,
 	cpu_ranges,
+	cpu_sort_unique,
 	cpu_aggregate,
 	cpu_bytes,
 	cpu_device

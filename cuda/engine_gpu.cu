@@ -13,6 +13,8 @@
 #include <cstring>
 #include <new>
 
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
 #include "engine.h"
@@ -34,6 +36,10 @@ struct gbt_engine
 	const int64_t *pos_start;
 	const int64_t *pos_end;
 	int64_t		pos_n;
+
+	/* The host keys the last sort_unique() left, whose copies d_keys holds. */
+	const uint64_t *sorted_keys;
+	int64_t		sorted_n;
 
 	/* The borrowed host arrays, copied to the device at the first aggregate. */
 	gbt_agg_input host;
@@ -100,6 +106,7 @@ drop_buffers(gbt_engine *g)
 	g->h_pos = NULL;
 	g->cap = 0;
 	g->pos_start = g->pos_end = NULL;
+	g->sorted_keys = NULL;
 }
 
 static void
@@ -165,6 +172,101 @@ gpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
 	return 0;
 }
 
+/* Room for batches of n keys and positions; 0, or nonzero with a message. */
+static int
+reserve(gbt_engine *g, int64_t n, const char *what, char *err, size_t errlen)
+{
+	if (n <= g->cap)
+		return 0;
+	drop_buffers(g);
+	if (cudaMalloc(&g->d_keys, sizeof(uint64_t) * 2 * n) != cudaSuccess ||
+		cudaMalloc(&g->d_pos, sizeof(int64_t) * 2 * n) != cudaSuccess ||
+		cudaMallocHost(&g->h_keys, sizeof(uint64_t) * 2 * n) != cudaSuccess ||
+		cudaMallocHost(&g->h_pos, sizeof(int64_t) * 2 * n) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		drop_buffers(g);
+		return gbt_engine_fail(what, "out of device or pinned memory", err, errlen);
+	}
+	g->cap = n;
+	return 0;
+}
+
+/*
+ * Sorted on the device by the bits in which the keys differ (found while
+ * staging them), repeats dropped there, and copied back; they stay in
+ * d_keys for the ranges() that follows.
+ */
+static int
+gpu_sort_unique(gbt_engine *g, uint64_t *keys, int64_t n, int64_t *nout,
+				char *err, size_t errlen)
+{
+	uint64_t	differ = 0;
+	int			end_bit;
+	void	   *ws = NULL;
+	size_t		ws_sort = 0,
+				ws_unique = 0;
+	int		   *d_count = NULL;
+	int			count = 0;
+	int64_t		i;
+	cudaError_t e = cudaSuccess;
+
+	*nout = n;
+	g->sorted_keys = NULL;
+	g->pos_start = g->pos_end = NULL;
+	if (n < 2)
+		return 0;
+	if (n > INT32_MAX)
+		return gbt_engine_fail("key sort", "too many keys", err, errlen);
+	if (use_device(g->device, err, errlen) != 0 ||
+		reserve(g, n, "key sort", err, errlen) != 0)
+		return 1;
+	for (i = 0; i < n; i++)
+	{
+		g->h_keys[i] = keys[i];
+		differ |= keys[i] ^ keys[0];
+	}
+	if (differ == 0)
+	{
+		*nout = 1;
+		return 0;
+	}
+	end_bit = 64 - __builtin_clzll(differ);
+	/* sorted into the second half of d_keys, unique back into the first */
+	if (cub::DeviceRadixSort::SortKeys(NULL, ws_sort, g->d_keys, g->d_keys + n, (int) n,
+									   0, end_bit) != cudaSuccess ||
+		cub::DeviceSelect::Unique(NULL, ws_unique, g->d_keys + n, g->d_keys, d_count,
+								  (int) n) != cudaSuccess)
+		return gbt_engine_fail("key sort", cudaGetErrorString(cudaGetLastError()), err, errlen);
+	if (cudaMalloc(&ws, (ws_sort > ws_unique ? ws_sort : ws_unique) + 16) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return gbt_engine_fail("key sort", "out of device memory", err, errlen);
+	}
+	d_count = (int *) ws;
+	ws = (char *) ws + 16;
+	if ((e = cudaMemcpy(g->d_keys, g->h_keys, sizeof(uint64_t) * n,
+						cudaMemcpyHostToDevice)) == cudaSuccess &&
+		(e = cub::DeviceRadixSort::SortKeys(ws, ws_sort, g->d_keys, g->d_keys + n, (int) n,
+											0, end_bit)) == cudaSuccess &&
+		(e = cub::DeviceSelect::Unique(ws, ws_unique, g->d_keys + n, g->d_keys, d_count,
+									   (int) n)) == cudaSuccess &&
+		(e = cudaMemcpy(&count, d_count, sizeof(int), cudaMemcpyDeviceToHost)) == cudaSuccess)
+		e = cudaMemcpy(g->h_keys, g->d_keys, sizeof(uint64_t) * count,
+					   cudaMemcpyDeviceToHost);
+	cudaFree(d_count);
+	if (e != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return gbt_engine_fail("key sort", cudaGetErrorString(e), err, errlen);
+	}
+	memcpy(keys, g->h_keys, sizeof(uint64_t) * count);
+	*nout = count;
+	g->sorted_keys = keys;
+	g->sorted_n = count;
+	return 0;
+}
+
 /*
  * Copy n keys into pinned staging; returns whether they ascend (the
  * service's ranges do: then the batch needs no partial sort).
@@ -194,29 +296,23 @@ gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
 	g->pos_start = g->pos_end = NULL;
 	if (n == 0)
 		return 0;
-	if (use_device(g->device, err, errlen) != 0)
+	if (use_device(g->device, err, errlen) != 0 ||
+		reserve(g, n, "range search", err, errlen) != 0)
 		return 1;
-	if (n > g->cap)
+	if (points && lo == g->sorted_keys && n == g->sorted_n)
+		ascending = true;		/* sort_unique() left them on the device */
+	else
 	{
-		drop_buffers(g);
-		if (cudaMalloc(&g->d_keys, sizeof(uint64_t) * 2 * n) != cudaSuccess ||
-			cudaMalloc(&g->d_pos, sizeof(int64_t) * 2 * n) != cudaSuccess ||
-			cudaMallocHost(&g->h_keys, sizeof(uint64_t) * 2 * n) != cudaSuccess ||
-			cudaMallocHost(&g->h_pos, sizeof(int64_t) * 2 * n) != cudaSuccess)
-		{
-			(void) cudaGetLastError();
-			drop_buffers(g);
-			return gbt_engine_fail("range search", "out of device or pinned memory", err, errlen);
-		}
-		g->cap = n;
+		/* A point each (lo == hi, as for = ANY's keys): its keys go over once. */
+		g->sorted_keys = NULL;
+		ascending = stage_keys(g->h_keys, lo, n);
+		if (!points)
+			stage_keys(g->h_keys + n, hi, n);
+		if (cudaMemcpy(g->d_keys, g->h_keys, sizeof(uint64_t) * (points ? n : 2 * n),
+					   cudaMemcpyHostToDevice) != cudaSuccess)
+			return gbt_engine_fail("range search", cudaGetErrorString(cudaGetLastError()),
+								   err, errlen);
 	}
-	/* A point each (lo == hi, as for = ANY's keys): its keys go over once. */
-	ascending = stage_keys(g->h_keys, lo, n);
-	if (!points)
-		stage_keys(g->h_keys + n, hi, n);
-	if (cudaMemcpy(g->d_keys, g->h_keys, sizeof(uint64_t) * (points ? n : 2 * n),
-				   cudaMemcpyHostToDevice) != cudaSuccess)
-		return gbt_engine_fail("range search", cudaGetErrorString(cudaGetLastError()), err, errlen);
 	s = hm_gpu_bounds(g->tree, g->d_keys, points ? g->d_keys : g->d_keys + n, n,
 					  g->d_pos, g->d_pos + g->cap, ascending ? 0 : -1);
 	if (s != HM_OK)
@@ -326,6 +422,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_build,
 	gpu_free,
 	gpu_ranges,
+	gpu_sort_unique,
 	gpu_aggregate,
 	gpu_bytes,
 	gpu_device

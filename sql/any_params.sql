@@ -63,7 +63,11 @@ INSERT INTO ap_arrays VALUES
 	('1200 keys, repeated keys of the table', (SELECT array_agg(g) FROM generate_series(1, 3600, 3) g)),
 	-- Large enough for the radix sort of the keys; shuffled, repeated, negative.
 	('90000 keys, shuffled, repeated, negative',
-	 (SELECT array_agg(x ORDER BY md5(g::text)) FROM (SELECT g, (g * 7919) % 60000 - 20000 AS x FROM generate_series(1, 90000) g) s));
+	 (SELECT array_agg(x ORDER BY md5(g::text)) FROM (SELECT g, (g * 7919) % 60000 - 20000 AS x FROM generate_series(1, 90000) g) s)),
+	-- Sorted and freed of repeats by the service (long lists), NULLs dropped first.
+	('90000 keys, shuffled, repeated, NULL elements',
+	 (SELECT array_agg(CASE WHEN g % 10 = 0 THEN NULL ELSE x END ORDER BY md5(g::text))
+	  FROM (SELECT g, (g * 7919) % 40000 AS x FROM generate_series(1, 90000) g) s));
 SELECT name,
 	   answered(format('EXECUTE ap8(%L)', a)) AS int8_array,
 	   same(format('EXECUTE ap8(%L)', a)) AS int8_result,

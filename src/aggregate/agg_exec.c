@@ -129,7 +129,7 @@ gbt_agg_unsure_cost(void)
  */
 static bool
 ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
-			int64 nranges, Snapshot snapshot, int64 max_listed, bool rows,
+			int64 nranges, bool sorted, Snapshot snapshot, int64 max_listed, bool rows,
 			int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why)
 {
 	Oid			keytype = gbt_mirror_key_type(index);
@@ -193,7 +193,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		answer->blocks = nblocks;
 
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
-								visible, nblocks, snapshot,
+								sorted, visible, nblocks, snapshot,
 								gbt_capture_active(heap, index), answer->columns.ncols,
 								cap, rows);
 		pfree(visible);
@@ -235,6 +235,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		}
 		answer->r = reply->agg;
 		answer->on_gpu = call->req->hdr.on_gpu;
+		answer->nkeys = reply->nkeys;
 		answer->device_ms = call->req->hdr.device_ms;
 		return true;
 	}
@@ -244,7 +245,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 bool
 gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
-			  int64 nranges, Snapshot snapshot, int64 max_unsure,
+			  int64 nranges, bool sorted, Snapshot snapshot, int64 max_unsure,
 			  GbtAggAnswer *answer, const char **why)
 {
 	GbtCall		call;
@@ -253,7 +254,7 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 				t1;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	if (!ask_service(heap, index, lo, hi, nranges, snapshot,
+	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot,
 					 Min(max_unsure, GBT_MAX_UNSURE), false, 65536, answer, &call, why))
 		return false;
 	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
@@ -283,7 +284,7 @@ gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 	INSTR_TIME_SET_CURRENT(t0);
 	/* Room for a row a key: more, and the service says how many. */
-	if (!ask_service(heap, index, lo, hi, nranges, snapshot, GBT_MAX_LOOKUP_ROWS, true,
+	if (!ask_service(heap, index, lo, hi, nranges, true, snapshot, GBT_MAX_LOOKUP_ROWS, true,
 					 nranges + 1024, answer, &call, why))
 		return false;
 	gbt_entries_unflatten(&listed, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,

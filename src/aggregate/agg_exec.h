@@ -24,6 +24,7 @@ typedef struct GbtAggAnswer
 	double		total_ms;		/* here, round trips and heap checks included */
 	int64		blocks;			/* heap blocks, and how many all-visible */
 	int64		visible_blocks;
+	int64		nkeys;			/* ranges looked up (of unsorted keys: distinct) */
 	int64		checked;		/* entries checked against the heap */
 	int64		checked_visible;
 } GbtAggAnswer;
@@ -36,14 +37,16 @@ extern double gbt_agg_unsure_cost(void);
 
 /*
  * Aggregate the entries of the index in the inclusive key ranges (sorted,
- * disjoint) that the snapshot sees.  Returns false, with the reason in
+ * disjoint; or, !sorted, points lo == hi in any order with repeats, which
+ * the service sorts and counts once each) that the snapshot sees.
+ * answer->nkeys: the ranges looked up.  Returns false, with the reason in
  * *why, when the service cannot answer exactly, or would need to check more
  * than max_unsure entries in the heap; the caller then computes the
  * aggregate another way.
  */
 extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
-						  const uint64 *hi, int64 nranges, Snapshot snapshot,
-						  int64 max_unsure, GbtAggAnswer *answer,
+						  const uint64 *hi, int64 nranges, bool sorted,
+						  Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
 						  const char **why);
 
 /* Most rows one lookup takes from the service. */

@@ -191,8 +191,8 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 	bound_key(&keys[1], index, BTLessEqualStrategyNumber, PG_GETARG_DATUM(b + 1), lotype);
 
 	if (gpubtree_device_mode != GPUBTREE_DEVICE_OFF &&
-		gbt_keys_to_ranges(keys, 2, keytype, true, &lo, &hi, &nranges) &&
-		gbt_aggregate(heap, index, lo, hi, nranges, GetActiveSnapshot(), GBT_MAX_UNSURE,
+		gbt_keys_to_ranges(keys, 2, keytype, true, NULL, &lo, &hi, &nranges) &&
+		gbt_aggregate(heap, index, lo, hi, nranges, true, GetActiveSnapshot(), GBT_MAX_UNSURE,
 					  &answer, &why))
 	{
 		fa->r = answer.r;

@@ -112,6 +112,7 @@ answer_by_service(AggScanState *s)
 	uint64	   *hi;
 	bool		ok;
 	bool		runtime_array = false;
+	bool		sorted;
 	int			i;
 	instr_time	t0,
 				t1;
@@ -142,7 +143,8 @@ answer_by_service(AggScanState *s)
 
 	index = index_open(s->indexoid, AccessShareLock);
 	heap = table_open(index->rd_index->indrelid, NoLock);
-	ok = gbt_keys_to_ranges(keys, nkeys, index->rd_opcintype[0], true, &lo, &hi, &s->nranges);
+	ok = gbt_keys_to_ranges(keys, nkeys, index->rd_opcintype[0], true, &sorted, &lo, &hi,
+							&s->nranges);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
@@ -165,9 +167,11 @@ answer_by_service(AggScanState *s)
 		PlanState  *child = linitial(s->css.custom_ps);
 		double		buys = child->plan->total_cost / gbt_agg_unsure_cost();
 
-		ok = gbt_aggregate(heap, index, lo, hi, s->nranges, estate->es_snapshot,
+		ok = gbt_aggregate(heap, index, lo, hi, s->nranges, sorted, estate->es_snapshot,
 						   (int64) Min(buys, (double) GBT_MAX_UNSURE),
 						   &s->answer, &s->why);
+		if (ok)
+			s->nranges = s->answer.nkeys;	/* distinct, once the service sorted them */
 	}
 
 	/* Each column as the plan expects it in the mirror (never otherwise). */

@@ -325,7 +325,7 @@ gbt_call_agg_prepare(GbtCall *call, Relation index)
 
 bool
 gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
-			 const uint64 *lo, const uint64 *hi, int64 nranges,
+			 const uint64 *lo, const uint64 *hi, int64 nranges, bool sorted,
 			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
 			 bool stamps, int ncols, int64 unsure_cap, bool rows)
 {
@@ -357,6 +357,7 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	agg->stamps = stamps;
 	agg->rows = rows;
 	agg->points = points;
+	agg->unsorted = points && !sorted;
 	agg->ncols = ncols;
 	data = GBT_REQUEST_DATA(req);
 	memcpy(data, lo, sizeof(uint64) * nranges);

@@ -116,7 +116,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return nbtree_getbitmap(scan, tbm);
 	INSTR_TIME_SET_CURRENT(t0);
-	if (!gbt_keys_to_ranges(scan->keyData, scan->numberOfKeys, keytype, false,
+	if (!gbt_keys_to_ranges(scan->keyData, scan->numberOfKeys, keytype, false, NULL,
 							&lo, &hi, &n))
 		return nbtree_getbitmap(scan, tbm);
 	INSTR_TIME_SET_CURRENT(t1);

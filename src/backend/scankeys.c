@@ -13,6 +13,7 @@
 #include "utils/memutils.h"
 
 #include "backend.h"
+#include "keysort.h"
 #include "keytypes.h"
 #include "scankeys.h"
 
@@ -25,93 +26,30 @@
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-#define RADIX_BITS 16
 #define RADIX_MIN_KEYS 65536
-
-/*
- * LSD radix sort of keys[0..n), 16 bits a pass: for large arrays, several
- * times faster than comparison sorting.  Every pass's histogram comes from
- * one read of the keys; a pass whose digit is the same in every key is
- * skipped (small keys, narrow ranges), and keys already in order, as
- * applications often send them, cost one read.  n fits in 32 bits: an
- * array holds fewer than 2^28 keys.
- */
-static void
-radix_sort_keys(uint64 *keys, int64 n)
-{
-	const int	npasses = 64 / RADIX_BITS;
-	const uint64 mask = (1 << RADIX_BITS) - 1;
-	uint64	   *tmp;
-	uint32	   *count;
-	uint64	   *from = keys;
-	uint64	   *to;
-	int64		i;
-	int			pass;
-
-	for (i = 1; i < n && keys[i - 1] <= keys[i]; i++)
-		;
-	if (i == n)
-		return;
-	count = palloc0(sizeof(uint32) * (npasses << RADIX_BITS));
-	for (i = 0; i < n; i++)
-	{
-		uint64		k = keys[i];
-
-		for (pass = 0; pass < npasses; pass++)
-			count[(pass << RADIX_BITS) + ((k >> (pass * RADIX_BITS)) & mask)]++;
-	}
-	CHECK_FOR_INTERRUPTS();
-	tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-	to = tmp;
-	for (pass = 0; pass < npasses; pass++)
-	{
-		uint32	   *c = count + (pass << RADIX_BITS);
-		int			shift = pass * RADIX_BITS;
-		uint32		sum = 0;
-		int			d;
-
-		if (c[(from[0] >> shift) & mask] == n)
-			continue;			/* one digit for all: already in order */
-		for (d = 0; d <= mask; d++)
-		{
-			uint32		x = c[d];
-
-			c[d] = sum;
-			sum += x;
-		}
-		for (i = 0; i < n; i++)
-			to[c[(from[i] >> shift) & mask]++] = from[i];
-		from = to;
-		to = (to == tmp) ? keys : tmp;
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (from != keys)
-		memcpy(keys, from, sizeof(uint64) * n);
-	pfree(tmp);
-	pfree(count);
-}
 
 /*
  * Sort keys[0..n) and drop repeats; returns how many are left.  Equal SQL
  * values have one encoding (gbt_encode_key folds -0 into 0 and every NaN
- * into one key), so this is SQL equality.
+ * into one key), so this is SQL equality.  Large arrays by a radix sort,
+ * several times faster than comparisons (keys in order cost one read).
  */
 int64
 gbt_sort_unique_keys(uint64 *keys, int64 n)
 {
-	int64		i;
-	int64		u = 1;
-
 	if (n < 2)
 		return n;
 	if (n >= RADIX_MIN_KEYS)
-		radix_sort_keys(keys, n);
+	{
+		uint64	   *tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+
+		CHECK_FOR_INTERRUPTS();
+		gbt_radix_sort_u64(keys, tmp, n);
+		pfree(tmp);
+	}
 	else
 		sort_keys(keys, n);
-	for (i = 1; i < n; i++)
-		if (keys[i] != keys[u - 1])
-			keys[u++] = keys[i];
-	return u;
+	return gbt_unique_u64(keys, n);
 }
 
 /*
@@ -173,10 +111,14 @@ array_keys(AnyArrayType *arr, const GbtKeyType *kt, uint64 lo, uint64 hi, uint64
  * that shape (then nbtree answers); for a bitmap scan (!aggregate), also
  * when the scan is small enough that nbtree is the faster choice: a single
  * key, or fewer distinct keys than gpubtree.min_gpu_batch.
+ *
+ * With sorted not NULL, a long key list may be left as it comes, repeats
+ * and all, for the service to sort (on the GPU); *sorted says whether it was
+ * sorted here.
  */
 bool
 gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
-				   uint64 **lo_out, uint64 **hi_out, int64 *n_out)
+				   bool *sorted, uint64 **lo_out, uint64 **hi_out, int64 *n_out)
 {
 	uint64		lo = 0;
 	uint64		hi = PG_UINT64_MAX;
@@ -185,6 +127,8 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 	bool		has_range = false;
 	int			i;
 
+	if (sorted != NULL)
+		*sorted = true;
 	for (i = 0; i < nkeys; i++)
 	{
 		ScanKey		key = &keys[i];
@@ -256,6 +200,14 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 			return false;		/* small: nbtree's descents are cheaper */
 		points = palloc_extended(sizeof(uint64) * Max(nelems, 1), MCXT_ALLOC_HUGE);
 		n = empty ? 0 : array_keys(arr, elemkt, lo, hi, points);
+		if (sorted != NULL && n >= RADIX_MIN_KEYS)
+		{
+			*sorted = false;
+			*lo_out = points;
+			*hi_out = points;
+			*n_out = n;
+			return true;
+		}
 		n = gbt_sort_unique_keys(points, n);
 
 		/* What nbtree would descend for is the distinct keys, not elements. */

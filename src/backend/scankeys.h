@@ -11,6 +11,7 @@
 
 extern int64 gbt_sort_unique_keys(uint64 *keys, int64 n);
 extern bool gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
-							   uint64 **lo_out, uint64 **hi_out, int64 *n_out);
+							   bool *sorted, uint64 **lo_out, uint64 **hi_out,
+							   int64 *n_out);
 
 #endif							/* GPUBTREE_SCANKEYS_H */

@@ -205,10 +205,13 @@ typedef struct GbtAggRequest
 	bool		stamps;			/* the table's deletes reach the log */
 	bool		rows;			/* list the entries, do not aggregate */
 	bool		points;			/* each range one key: lo only, hi = lo */
+	bool		unsorted;		/* points in any order, repeats allowed: the
+								 * service sorts them and drops repeats */
 	int			ncols;			/* columns of the entries that come back */
 	/* the reply */
 	GbtAggResult agg;
 	GbtColumns	columns;
+	int64		nkeys;			/* the ranges looked up (unsorted: distinct) */
 } GbtAggRequest;
 
 /*

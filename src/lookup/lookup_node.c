@@ -149,7 +149,8 @@ ask_service(LookupState *s, ScanKey key)
 						  (long long) s->nkeys);
 		return false;
 	}
-	if (!gbt_keys_to_ranges(key, 1, s->index->rd_opcintype[0], true, &lo, &hi, &s->nkeys))
+	if (!gbt_keys_to_ranges(key, 1, s->index->rd_opcintype[0], true, NULL, &lo, &hi,
+							&s->nkeys))
 	{
 		s->why = "keys the service does not take";
 		return false;

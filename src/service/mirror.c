@@ -795,6 +795,15 @@ gbt_rebuild_free(GbtRebuild *rb)
 }
 
 bool
+gbt_mirror_sort_unique(GbtMirror *m, uint64 *keys, int64 n, int64 *nout,
+					   char *err, Size errlen)
+{
+	StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
+	return m->ops->sort_unique(m->engine, (uint64_t *) keys, n, (int64_t *) nout,
+							   err, errlen) == 0;
+}
+
+bool
 gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 				  int64 nranges, int64 *start, int64 *end,
 				  char *err, Size errlen)

@@ -258,7 +258,10 @@ handle_agg(GbtRequest *req)
 
 	getrusage(RUSAGE_SELF, &ru0);
 	INSTR_TIME_SET_CURRENT(t0);
-	ok = gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nranges, &view, agg->log_bound,
+	agg->nkeys = agg->nranges;
+	ok = !agg->unsorted || !agg->points ||
+		gbt_mirror_sort_unique(sm->mirror, lo, agg->nranges, &agg->nkeys, err, sizeof(err));
+	ok = ok && gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nkeys, &view, agg->log_bound,
 							  &agg->agg, &unsure, agg->unsure_cap,
 							  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,
 							  &steps, err, sizeof(err));
@@ -277,7 +280,7 @@ handle_agg(GbtRequest *req)
 		/* CPU time against wall time: is the service short of a core? */
 		getrusage(RUSAGE_SELF, &ru1);
 		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms (CPU %.1f ms, %ld times preempted): tree %.1f ms (positions %.1f ms), %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
-			 sm->key.indexrelid, (long long) agg->nranges,
+			 sm->key.indexrelid, (long long) agg->nkeys,
 			 (long long) gbt_mirror_stamped(sm->mirror), req->hdr.device_ms,
 			 (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000.0 +
 			 (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1000.0,
