@@ -217,7 +217,14 @@ VACUUM ANALYZE lk_big;
 EXPLAIN (COSTS OFF) SELECT sum(t.v) FROM lk_bigint_probe p JOIN lk_big t ON t.k = p.a;
 SELECT answered(q), same(q) FROM (VALUES
 	('SELECT sum(t.v), count(*) FROM lk_bigint_probe p JOIN lk_big t ON t.k = p.a')) x(q);
-DROP TABLE lk_big;
+-- Key lists long enough for the service to sort them (repeats and all):
+-- rows and a join.
+CREATE TABLE lk_many AS SELECT (g * 7919) % 60000 AS a FROM generate_series(1, 90000) g;
+ANALYZE lk_many;
+SELECT answered(q), same(q) FROM (VALUES
+	('SELECT k, v FROM lk_big WHERE k = ANY(ARRAY(SELECT a FROM lk_many))'),
+	('SELECT sum(t.v), count(*), sum(p.a) FROM lk_many p JOIN lk_big t ON t.k = p.a')) x(q);
+DROP TABLE lk_big, lk_many;
 
 -- A generic plan keeps a selective condition on another index: the lookup
 -- of a long array could not beat it, so it is not offered.

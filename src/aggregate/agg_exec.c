@@ -271,7 +271,7 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 bool
 gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
-		   int64 nranges, Snapshot snapshot, GbtEntries *rows,
+		   int64 nranges, bool sorted, Snapshot snapshot, GbtEntries *rows,
 		   GbtAggAnswer *answer, const char **why)
 {
 	GbtCall		call;
@@ -284,7 +284,7 @@ gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 	INSTR_TIME_SET_CURRENT(t0);
 	/* Room for a row a key: more, and the service says how many. */
-	if (!ask_service(heap, index, lo, hi, nranges, true, snapshot, GBT_MAX_LOOKUP_ROWS, true,
+	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot, GBT_MAX_LOOKUP_ROWS, true,
 					 nranges + 1024, answer, &call, why))
 		return false;
 	gbt_entries_unflatten(&listed, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,

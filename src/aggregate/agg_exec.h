@@ -59,7 +59,7 @@ extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
  * the reason in *why, when the service cannot answer.
  */
 extern bool gbt_lookup(Relation heap, Relation index, const uint64 *lo,
-					   const uint64 *hi, int64 nranges, Snapshot snapshot,
+					   const uint64 *hi, int64 nranges, bool sorted, Snapshot snapshot,
 					   GbtEntries *rows, GbtAggAnswer *answer, const char **why);
 
 /*

@@ -200,7 +200,7 @@ gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 			return false;		/* small: nbtree's descents are cheaper */
 		points = palloc_extended(sizeof(uint64) * Max(nelems, 1), MCXT_ALLOC_HUGE);
 		n = empty ? 0 : array_keys(arr, elemkt, lo, hi, points);
-		if (sorted != NULL && n >= RADIX_MIN_KEYS)
+		if (sorted != NULL && n >= GBT_SERVICE_SORT_MIN)
 		{
 			*sorted = false;
 			*lo_out = points;

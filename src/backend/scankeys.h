@@ -10,6 +10,9 @@
 #include "access/skey.h"
 
 extern int64 gbt_sort_unique_keys(uint64 *keys, int64 n);
+/* From this many keys on, a caller may leave them to the service to sort. */
+#define GBT_SERVICE_SORT_MIN 65536
+
 extern bool gbt_keys_to_ranges(ScanKey keys, int nkeys, Oid keytype, bool aggregate,
 							   bool *sorted, uint64 **lo_out, uint64 **hi_out,
 							   int64 *n_out);

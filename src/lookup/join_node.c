@@ -462,23 +462,28 @@ start_join(GbtJoinState *s)
 		s->why = "keys the service does not take";
 	else
 	{
-		/* Sorted apart: the rows keep theirs, for joining. */
+		/*
+		 * Sorted apart: the rows keep theirs, for joining.  A long list is
+		 * left to the service to sort (on the GPU).
+		 */
 		uint64	   *sorted = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+		bool		by_service = n >= GBT_SERVICE_SORT_MIN;
 
 		memcpy(sorted, points, sizeof(uint64) * n);
-		s->nkeys = gbt_sort_unique_keys(sorted, n);
+		s->nkeys = by_service ? n : gbt_sort_unique_keys(sorted, n);
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
 		if (s->nkeys < gpubtree_min_gpu_batch)
 			s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
 							  (long long) s->nkeys);
-		else if (gbt_lookup(s->heap, s->index, sorted, sorted, s->nkeys,
+		else if (gbt_lookup(s->heap, s->index, sorted, sorted, s->nkeys, !by_service,
 							s->css.ss.ps.state->es_snapshot, &rows, &s->answer, &s->why))
 		{
 			ListCell   *lc;
 
 			s->answered = true;
+			s->nkeys = s->answer.nkeys;	/* distinct, once the service sorted them */
 			foreach(lc, s->inner_cols)
 			{
 				int			c = lfirst_int(lc);

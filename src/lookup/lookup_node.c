@@ -132,6 +132,7 @@ ask_service(LookupState *s, ScanKey key)
 	Relation	heap = s->css.ss.ss_currentRelation;
 	uint64	   *lo;
 	uint64	   *hi;
+	bool		sorted;
 	int			c;
 	instr_time	t1;
 
@@ -149,7 +150,7 @@ ask_service(LookupState *s, ScanKey key)
 						  (long long) s->nkeys);
 		return false;
 	}
-	if (!gbt_keys_to_ranges(key, 1, s->index->rd_opcintype[0], true, NULL, &lo, &hi,
+	if (!gbt_keys_to_ranges(key, 1, s->index->rd_opcintype[0], true, &sorted, &lo, &hi,
 							&s->nkeys))
 	{
 		s->why = "keys the service does not take";
@@ -164,9 +165,10 @@ ask_service(LookupState *s, ScanKey key)
 						  (long long) s->nkeys);
 		return false;
 	}
-	if (!gbt_lookup(heap, s->index, lo, hi, s->nkeys, s->css.ss.ps.state->es_snapshot,
+	if (!gbt_lookup(heap, s->index, lo, hi, s->nkeys, sorted, s->css.ss.ps.state->es_snapshot,
 					&s->rows, &s->answer, &s->why))
 		return false;
+	s->nkeys = s->answer.nkeys;	/* distinct, once the service sorted them */
 	for (c = 0; c < GBT_MAX_COLS; c++)
 	{
 		if (s->covered && s->attmap[c] > 0 &&
