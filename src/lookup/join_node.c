@@ -463,14 +463,20 @@ start_join(GbtJoinState *s)
 	else
 	{
 		/*
-		 * Sorted apart: the rows keep theirs, for joining.  A long list is
-		 * left to the service to sort (on the GPU).
+		 * A long list goes as it is, for the service to sort (on the GPU);
+		 * a short one is sorted apart here: the rows keep their keys, for
+		 * joining.
 		 */
-		uint64	   *sorted = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
 		bool		by_service = n >= GBT_SERVICE_SORT_MIN;
+		uint64	   *sorted = points;
 
-		memcpy(sorted, points, sizeof(uint64) * n);
-		s->nkeys = by_service ? n : gbt_sort_unique_keys(sorted, n);
+		s->nkeys = n;
+		if (!by_service)
+		{
+			sorted = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+			memcpy(sorted, points, sizeof(uint64) * n);
+			s->nkeys = gbt_sort_unique_keys(sorted, n);
+		}
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);

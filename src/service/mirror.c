@@ -1048,21 +1048,6 @@ aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
 	}
 }
 
-/*
- * Whether the inclusive key ranges ascend, each after the one before (a
- * key list's and a scan's do; their positions then ascend too).
- */
-static bool
-ranges_ascend(const uint64 *lo, const uint64 *hi, int64 nranges)
-{
-	int64		r;
-
-	for (r = 0; r < nranges; r++)
-		if (lo[r] > hi[r] || (r > 0 && lo[r] <= hi[r - 1]))
-			return false;
-	return true;
-}
-
 /* The last r in [from, n) with v[r] <= x, given v[from] <= x. */
 #define DEFINE_LAST_AT_OR_BELOW(name, type) \
 static int64 \
@@ -1086,15 +1071,14 @@ DEFINE_LAST_AT_OR_BELOW(last_start_at_or_below, int64)
 DEFINE_LAST_AT_OR_BELOW(last_key_at_or_below, uint64)
 
 /*
- * Decide the entries of l in the position ranges into the sink; returns
- * how many were looked at.  Few stamped entries among many ascending
- * ranges (a long key list): each entry finds its range by binary search,
- * rather than each range its entries.
+ * Decide the entries of l in the position ranges (ascending, disjoint) into
+ * the sink; returns how many were looked at.  Few stamped entries among
+ * many ranges (a long key list): each entry finds its range by binary
+ * search, rather than each range its entries.
  */
 static int64
 stamped_in_ranges(const GbtMirror *m, const GbtStampList *l, const int64 *start,
-				  const int64 *end, int64 nranges, bool ascend,
-				  GbtSnapView *view, EntrySink *sink)
+				  const int64 *end, int64 nranges, GbtSnapView *view, EntrySink *sink)
 {
 	int64		seen = 0;
 	int64		r;
@@ -1102,7 +1086,7 @@ stamped_in_ranges(const GbtMirror *m, const GbtStampList *l, const int64 *start,
 
 	if (l->n == 0 || nranges == 0)
 		return 0;
-	if (!ascend || l->n >= nranges)
+	if (l->n >= nranges)
 	{
 		for (r = 0; r < nranges; r++)
 			if (start[r] < end[r])
@@ -1129,13 +1113,14 @@ stamped_in_ranges(const GbtMirror *m, const GbtStampList *l, const int64 *start,
 }
 
 /*
- * Decide the entries of a delta run in the key ranges [lo[r], hi[r]] into
- * the sink; returns how many were looked at.  A run shorter than the list
- * of ascending ranges is walked entry by entry, each finding its range.
+ * Decide the entries of a delta run in the key ranges [lo[r], hi[r]]
+ * (sorted, disjoint) into the sink; returns how many were looked at.  A run
+ * shorter than the list of ranges is walked entry by entry, each finding
+ * its range.
  */
 static int64
 delta_in_ranges(const GbtMirror *m, const GbtRun *run, const uint64 *lo,
-				const uint64 *hi, int64 nranges, bool ascend, uint64 log_bound,
+				const uint64 *hi, int64 nranges, uint64 log_bound,
 				GbtSnapView *view, EntrySink *sink)
 {
 	const uint64 *keys = run->e.keys;
@@ -1146,7 +1131,7 @@ delta_in_ranges(const GbtMirror *m, const GbtRun *run, const uint64 *lo,
 
 	if (n == 0 || nranges == 0)
 		return 0;
-	if (!ascend || n >= nranges)
+	if (n >= nranges)
 	{
 		for (r = 0; r < nranges; r++)
 		{
@@ -1203,7 +1188,6 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	const uint8 *visible = trusted ? m->allvis : view->visible;
 	int64		nvisible = trusted ? m->nallvis : view->nvisible;
 	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap};
-	bool		ascend = false;
 	int64		r,
 				i;
 	int			d;
@@ -1252,21 +1236,17 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	view->stamps = trusted;
 
 	/* The tree's stamped entries. */
-	ascend = m->stamped.n + m->recent.n > 0;
-	for (d = 0; d < GBT_RUNS; d++)
-		ascend |= m->runs[d].e.n > 0;
-	ascend = ascend && ranges_ascend(lo, hi, nranges);
 	steps->nstamped =
-		stamped_in_ranges(m, &m->stamped, start, end, nranges, ascend, view, &sink) +
-		stamped_in_ranges(m, &m->recent, start, end, nranges, ascend, view, &sink);
+		stamped_in_ranges(m, &m->stamped, start, end, nranges, view, &sink) +
+		stamped_in_ranges(m, &m->recent, start, end, nranges, view, &sink);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	t0 = t1;
 
 	/* The delta's, logged before log_bound. */
 	for (d = 0; d < GBT_RUNS; d++)
-		steps->ndelta += delta_in_ranges(m, &m->runs[d], lo, hi, nranges, ascend,
-										 log_bound, view, &sink);
+		steps->ndelta += delta_in_ranges(m, &m->runs[d], lo, hi, nranges, log_bound,
+										 view, &sink);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	pfree(start);
