@@ -177,12 +177,15 @@ typedef struct gbt_engine_ops
 
 	/*
 	 * Sort keys[0..n) ascending and drop repeats, in place (host memory);
-	 * *nout: how many are left.  The GPU engine sorts on the device and
-	 * keeps them there: a ranges() call right after with keys[0..*nout) as
-	 * both lo and hi, unchanged, searches them without copying them again.
+	 * *nout: how many are left.  With map (NULL: not wanted), map[i] is
+	 * where the key given as keys[i] went: keys[map[i]] afterwards.  n <
+	 * 2^31.  The GPU engine sorts on the device and keeps the keys there: a
+	 * ranges() call right after with keys[0..*nout) as both lo and hi,
+	 * unchanged, searches them without copying them again.
 	 */
 	int			(*sort_unique) (gbt_engine *e, uint64_t *keys, int64_t n,
-								int64_t *nout, char *err, size_t errlen);
+								uint32_t *map, int64_t *nout, char *err,
+								size_t errlen);
 
 	/*
 	 * The contract above over the engine's entries, with removed[] (NULL:

@@ -97,20 +97,29 @@ cpu_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 }
 
 static int
-cpu_sort_unique(gbt_engine *e, uint64_t *keys, int64_t n, int64_t *nout,
-				char *err, size_t errlen)
+cpu_sort_unique(gbt_engine *e, uint64_t *keys, int64_t n, uint32_t *map,
+				int64_t *nout, char *err, size_t errlen)
 {
 	uint64_t   *tmp;
+	uint32_t   *idx = NULL;
 
 	*nout = n;
-	if (n < 2)
-		return 0;
-	tmp = malloc(sizeof(uint64_t) * n);
-	if (tmp == NULL)
+	if (n > INT32_MAX)
+		return gbt_engine_fail("key sort", "too many keys", err, errlen);
+	tmp = malloc(sizeof(uint64_t) * (n + 1));
+	if (map != NULL)
+		idx = malloc(sizeof(uint32_t) * (n + 1));
+	if (tmp == NULL || (map != NULL && idx == NULL))
+	{
+		free(tmp);
+		free(idx);
 		return gbt_engine_fail("key sort", "out of memory", err, errlen);
-	gbt_radix_sort_u64(keys, tmp, n);
+	}
+	*nout = gbt_sort_unique_map(keys, tmp, map, idx, n);
 	free(tmp);
-	*nout = gbt_unique_u64(keys, n);
+	free(idx);
+	if (*nout < 0)
+		return gbt_engine_fail("key sort", "out of memory", err, errlen);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <new>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
@@ -40,6 +41,10 @@ struct gbt_engine
 	/* The host keys the last sort_unique() left, whose copies d_keys holds. */
 	const uint64_t *sorted_keys;
 	int64_t		sorted_n;
+
+	/* CUB's scratch for the sort, kept and grown as needed. */
+	void	   *d_ws;
+	size_t		ws_cap;
 
 	/* The borrowed host arrays, copied to the device at the first aggregate. */
 	gbt_agg_input host;
@@ -140,6 +145,7 @@ gpu_free(gbt_engine *g)
 	(void) use_device(g->device, NULL, 0);
 	drop_buffers(g);
 	drop_agg(g);
+	cudaFree(g->d_ws);
 	hm_gpu_free(g->tree);
 	delete g;
 }
@@ -192,20 +198,78 @@ reserve(gbt_engine *g, int64_t n, const char *what, char *err, size_t errlen)
 	return 0;
 }
 
+/* Room for size bytes of CUB scratch; NULL when out of device memory. */
+static void *
+workspace(gbt_engine *g, size_t size)
+{
+	if (size > g->ws_cap)
+	{
+		cudaFree(g->d_ws);
+		g->ws_cap = 0;
+		if (cudaMalloc(&g->d_ws, size) != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			g->d_ws = NULL;
+			return NULL;
+		}
+		g->ws_cap = size;
+	}
+	return g->d_ws;
+}
+
+__global__ static void
+k_iota(uint32_t *x, int n)
+{
+	int			i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		x[i] = (uint32_t) i;
+}
+
+/* 1 where a sorted key differs from the one before it, else 0. */
+__global__ static void
+k_heads(const uint64_t *sorted, uint32_t *head, int n)
+{
+	int			i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		head[i] = i > 0 && sorted[i] != sorted[i - 1];
+}
+
+/* Each key's place in the distinct keys, to where it was given. */
+__global__ static void
+k_scatter(const uint32_t *from, const uint32_t *place, uint32_t *map, int n)
+{
+	int			i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		map[from[i]] = place[i];
+}
+
 /*
  * Sorted on the device by the bits in which the keys differ (found while
  * staging them), repeats dropped there, and copied back; they stay in
- * d_keys for the ranges() that follows.
+ * d_keys for the ranges() that follows.  With map, the keys are sorted
+ * with their places (d_pos, idle until ranges(), holds those as 32-bit
+ * arrays), and each place is sent its key's rank among the distinct keys.
  */
 static int
-gpu_sort_unique(gbt_engine *g, uint64_t *keys, int64_t n, int64_t *nout,
-				char *err, size_t errlen)
+gpu_sort_unique(gbt_engine *g, uint64_t *keys, int64_t n, uint32_t *map,
+				int64_t *nout, char *err, size_t errlen)
 {
 	uint64_t	differ = 0;
 	int			end_bit;
-	void	   *ws = NULL;
+	int			ni = (int) n;
+	int			blocks = (int) ((n + 255) / 256);
 	size_t		ws_sort = 0,
-				ws_unique = 0;
+				ws_scan = 0,
+				ws_unique = 0,
+				ws_size;
+	uint32_t   *d_from = NULL,
+			   *d_sorted_from = NULL,
+			   *d_head = NULL,
+			   *d_place = NULL;
+	char	   *ws;
 	int		   *d_count = NULL;
 	int			count = 0;
 	int64_t		i;
@@ -214,10 +278,12 @@ gpu_sort_unique(gbt_engine *g, uint64_t *keys, int64_t n, int64_t *nout,
 	*nout = n;
 	g->sorted_keys = NULL;
 	g->pos_start = g->pos_end = NULL;
-	if (n < 2)
-		return 0;
 	if (n > INT32_MAX)
 		return gbt_engine_fail("key sort", "too many keys", err, errlen);
+	if (map != NULL)
+		memset(map, 0, sizeof(uint32_t) * n);
+	if (n < 2)
+		return 0;
 	if (use_device(g->device, err, errlen) != 0 ||
 		reserve(g, n, "key sort", err, errlen) != 0)
 		return 1;
@@ -232,35 +298,69 @@ gpu_sort_unique(gbt_engine *g, uint64_t *keys, int64_t n, int64_t *nout,
 		return 0;
 	}
 	end_bit = 64 - __builtin_clzll(differ);
-	/* sorted into the second half of d_keys, unique back into the first */
-	if (cub::DeviceRadixSort::SortKeys(NULL, ws_sort, g->d_keys, g->d_keys + n, (int) n,
-									   0, end_bit) != cudaSuccess ||
-		cub::DeviceSelect::Unique(NULL, ws_unique, g->d_keys + n, g->d_keys, d_count,
-								  (int) n) != cudaSuccess)
-		return gbt_engine_fail("key sort", cudaGetErrorString(cudaGetLastError()), err, errlen);
-	if (cudaMalloc(&ws, (ws_sort > ws_unique ? ws_sort : ws_unique) + 16) != cudaSuccess)
+	if (map != NULL)
 	{
-		(void) cudaGetLastError();
-		return gbt_engine_fail("key sort", "out of device memory", err, errlen);
+		d_from = (uint32_t *) g->d_pos;
+		d_sorted_from = d_from + n;
+		d_head = d_from + 2 * n;
+		d_place = d_from + 3 * n;
 	}
+
+	/* sorted into the second half of d_keys, unique back into the first */
+	if ((map == NULL ?
+		 cub::DeviceRadixSort::SortKeys(NULL, ws_sort, g->d_keys, g->d_keys + n, ni,
+										0, end_bit) :
+		 cub::DeviceRadixSort::SortPairs(NULL, ws_sort, g->d_keys, g->d_keys + n,
+										 d_from, d_sorted_from, ni, 0, end_bit)) != cudaSuccess ||
+		(map != NULL &&
+		 cub::DeviceScan::InclusiveSum(NULL, ws_scan, d_head, d_place, ni) != cudaSuccess) ||
+		cub::DeviceSelect::Unique(NULL, ws_unique, g->d_keys + n, g->d_keys, d_count,
+								  ni) != cudaSuccess)
+		return gbt_engine_fail("key sort", cudaGetErrorString(cudaGetLastError()), err, errlen);
+	ws_size = ws_sort > ws_unique ? ws_sort : ws_unique;
+	ws_size = ws_size > ws_scan ? ws_size : ws_scan;
+	ws = (char *) workspace(g, ws_size + 16);
+	if (ws == NULL)
+		return gbt_engine_fail("key sort", "out of device memory", err, errlen);
 	d_count = (int *) ws;
-	ws = (char *) ws + 16;
-	if ((e = cudaMemcpy(g->d_keys, g->h_keys, sizeof(uint64_t) * n,
-						cudaMemcpyHostToDevice)) == cudaSuccess &&
-		(e = cub::DeviceRadixSort::SortKeys(ws, ws_sort, g->d_keys, g->d_keys + n, (int) n,
-											0, end_bit)) == cudaSuccess &&
+	ws += 16;
+
+	e = cudaMemcpy(g->d_keys, g->h_keys, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+	if (e == cudaSuccess && map == NULL)
+		e = cub::DeviceRadixSort::SortKeys(ws, ws_sort, g->d_keys, g->d_keys + n, ni,
+										   0, end_bit);
+	else if (e == cudaSuccess)
+	{
+		k_iota<<<blocks, 256>>>(d_from, ni);
+		e = cub::DeviceRadixSort::SortPairs(ws, ws_sort, g->d_keys, g->d_keys + n,
+											d_from, d_sorted_from, ni, 0, end_bit);
+		if (e == cudaSuccess)
+		{
+			k_heads<<<blocks, 256>>>(g->d_keys + n, d_head, ni);
+			e = cub::DeviceScan::InclusiveSum(ws, ws_scan, d_head, d_place, ni);
+		}
+		if (e == cudaSuccess)
+		{
+			k_scatter<<<blocks, 256>>>(d_sorted_from, d_place, d_from, ni);
+			e = cudaMemcpy(g->h_pos, d_from, sizeof(uint32_t) * n, cudaMemcpyDeviceToHost);
+		}
+	}
+	if (e == cudaSuccess &&
 		(e = cub::DeviceSelect::Unique(ws, ws_unique, g->d_keys + n, g->d_keys, d_count,
-									   (int) n)) == cudaSuccess &&
+									   ni)) == cudaSuccess &&
 		(e = cudaMemcpy(&count, d_count, sizeof(int), cudaMemcpyDeviceToHost)) == cudaSuccess)
 		e = cudaMemcpy(g->h_keys, g->d_keys, sizeof(uint64_t) * count,
 					   cudaMemcpyDeviceToHost);
-	cudaFree(d_count);
+	if (e == cudaSuccess)
+		e = cudaGetLastError();	/* the kernels' launches */
 	if (e != cudaSuccess)
 	{
 		(void) cudaGetLastError();
 		return gbt_engine_fail("key sort", cudaGetErrorString(e), err, errlen);
 	}
 	memcpy(keys, g->h_keys, sizeof(uint64_t) * count);
+	if (map != NULL)
+		memcpy(map, g->h_pos, sizeof(uint32_t) * n);
 	*nout = count;
 	g->sorted_keys = keys;
 	g->sorted_n = count;

@@ -20,6 +20,15 @@ extern "C"
  */
 extern void gbt_radix_sort_u64(uint64_t *keys, uint64_t *tmp, int64_t n);
 
+/*
+ * Sort keys[0..n) ascending and drop repeats, in place; returns how many
+ * are left.  With map, map[i] is then where the key that was keys[i] went:
+ * keys[map[i]].  tmp[0..n) and idx[0..n) (with map only) are scratch.
+ * n < 2^32.  Returns -1, with map, when out of memory.
+ */
+extern int64_t gbt_sort_unique_map(uint64_t *keys, uint64_t *tmp, uint32_t *map,
+								   uint32_t *idx, int64_t n);
+
 /* Drop repeats from sorted keys[0..n); returns how many are left. */
 extern int64_t gbt_unique_u64(uint64_t *keys, int64_t n);
 

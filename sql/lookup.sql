@@ -179,9 +179,11 @@ FROM lk_types ORDER BY typ::text;
 -- Conditions on both sides; inner columns the index does not hold (no
 -- join node); keys of another integer width; NULL keys and repeated ones;
 -- fewer keys than gpubtree.min_gpu_batch; an outer column passed by
--- reference (the outer rows kept in a tuplestore, not as Datums).
+-- reference (the outer rows kept in a tuplestore, not as Datums), also
+-- with fewer keys (nbtree reads the keys back from the tuplestore).
 SELECT answered(q), same(q) FROM (VALUES
 	('SELECT t.k, t.v, p.s FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe), ARRAY(SELECT a::text FROM lk_bigint_probe)) p(a, s) JOIN lk_bigint t ON t.k = p.a'),
+	('SELECT t.k, t.v, p.s FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe LIMIT 10), ARRAY(SELECT a::text FROM lk_bigint_probe LIMIT 10)) p(a, s) JOIN lk_bigint t ON t.k = p.a'),
 	('SELECT t.k, t.v, p.a FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a AND t.v > p.a WHERE t.f < 2000'),
 	('SELECT t.k, t.w FROM unnest(ARRAY(SELECT a FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a'),
 	('SELECT t.k, t.v FROM unnest(ARRAY(SELECT a::int4 FROM lk_bigint_probe)) p(a) JOIN lk_bigint t ON t.k = p.a'),

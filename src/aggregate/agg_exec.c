@@ -130,7 +130,7 @@ gbt_agg_unsure_cost(void)
 static bool
 ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			int64 nranges, bool sorted, Snapshot snapshot, int64 max_listed, bool rows,
-			int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why)
+			bool map, int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why)
 {
 	Oid			keytype = gbt_mirror_key_type(index);
 	GbtReplyStatus status = GBT_REPLY_ERROR;
@@ -195,7 +195,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								sorted, visible, nblocks, snapshot,
 								gbt_capture_active(heap, index), answer->columns.ncols,
-								cap, rows);
+								cap, rows, map);
 		pfree(visible);
 		if (call->req == NULL)
 		{
@@ -255,7 +255,7 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot,
-					 Min(max_unsure, GBT_MAX_UNSURE), false, 65536, answer, &call, why))
+					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why))
 		return false;
 	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
@@ -269,10 +269,14 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	return true;
 }
 
-bool
-gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
-		   int64 nranges, bool sorted, Snapshot snapshot, GbtEntries *rows,
-		   GbtAggAnswer *answer, const char **why)
+/*
+ * gbt_lookup(), and with map (lo == hi, unsorted) gbt_lookup_mapped()'s
+ * sorted distinct keys into distinct and each key's place in them into map.
+ */
+static bool
+lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
+	   int64 nranges, bool sorted, Snapshot snapshot, GbtEntries *rows,
+	   GbtAggAnswer *answer, const char **why, uint64 *distinct, uint32 *map)
 {
 	GbtCall		call;
 	GbtEntries	listed;
@@ -285,8 +289,19 @@ gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	INSTR_TIME_SET_CURRENT(t0);
 	/* Room for a row a key: more, and the service says how many. */
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot, GBT_MAX_LOOKUP_ROWS, true,
-					 nranges + 1024, answer, &call, why))
+					 map != NULL, nranges + 1024, answer, &call, why))
 		return false;
+	if (map != NULL && (answer->nkeys < 0 || answer->nkeys > nranges))
+	{
+		gbt_call_end(&call);
+		*why = "the service did not answer";
+		return false;
+	}
+	if (map != NULL)
+	{
+		memcpy(distinct, GBT_REQUEST_DATA(call.req), sizeof(uint64) * answer->nkeys);
+		memcpy(map, gbt_agg_reply_map(call.req), sizeof(uint32) * nranges);
+	}
 	gbt_entries_unflatten(&listed, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
 	listed.n = call.req->hdr.nresults;
@@ -310,6 +325,24 @@ gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	INSTR_TIME_SUBTRACT(t1, t0);
 	answer->total_ms = INSTR_TIME_GET_MILLISEC(t1);
 	return true;
+}
+
+bool
+gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
+		   int64 nranges, bool sorted, Snapshot snapshot, GbtEntries *rows,
+		   GbtAggAnswer *answer, const char **why)
+{
+	return lookup(heap, index, lo, hi, nranges, sorted, snapshot, rows, answer, why,
+				  NULL, NULL);
+}
+
+bool
+gbt_lookup_mapped(Relation heap, Relation index, uint64 *keys, int64 n, uint32 *map,
+				  Snapshot snapshot, GbtEntries *rows, GbtAggAnswer *answer,
+				  const char **why)
+{
+	return lookup(heap, index, keys, keys, n, false, snapshot, rows, answer, why,
+				  keys, map);
 }
 
 /*

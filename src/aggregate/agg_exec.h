@@ -63,6 +63,16 @@ extern bool gbt_lookup(Relation heap, Relation index, const uint64 *lo,
 					   GbtEntries *rows, GbtAggAnswer *answer, const char **why);
 
 /*
+ * The same for n keys in any order, with repeats, sorted by the service:
+ * on success keys[0..answer->nkeys) holds them sorted and distinct, and
+ * map[i] the place there of the key that came as keys[i].  On failure keys
+ * are as they came.
+ */
+extern bool gbt_lookup_mapped(Relation heap, Relation index, uint64 *keys, int64 n,
+							  uint32 *map, Snapshot snapshot, GbtEntries *rows,
+							  GbtAggAnswer *answer, const char **why);
+
+/*
  * Add to *r the entries of an index scan with these keys whose heap tuples
  * the snapshot sees, their values read as cols says: what the service
  * would add, without it.

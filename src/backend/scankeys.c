@@ -53,6 +53,30 @@ gbt_sort_unique_keys(uint64 *keys, int64 n)
 }
 
 /*
+ * The same, and map[i] the place among the distinct keys of the key that
+ * was keys[i].
+ */
+int64
+gbt_sort_unique_mapped(uint64 *keys, int64 n, uint32 *map)
+{
+	uint64	   *tmp = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	uint32	   *idx = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
+	int64		u;
+
+	if (n > PG_UINT32_MAX)
+		elog(ERROR, "gpubtree: too many keys to sort: %lld", (long long) n);
+	CHECK_FOR_INTERRUPTS();
+	u = gbt_sort_unique_map(keys, tmp, map, idx, n);
+	if (u < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	pfree(tmp);
+	pfree(idx);
+	return u;
+}
+
+/*
  * The keys of an array's elements that lie in [lo, hi], into keys; returns
  * how many.  NULL elements match nothing and are left out.  A flat array
  * without NULLs holds its elements side by side, as the key type's C array

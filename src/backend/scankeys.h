@@ -10,6 +10,7 @@
 #include "access/skey.h"
 
 extern int64 gbt_sort_unique_keys(uint64 *keys, int64 n);
+extern int64 gbt_sort_unique_mapped(uint64 *keys, int64 n, uint32 *map);
 /* From this many keys on, a caller may leave them to the service to sort. */
 #define GBT_SERVICE_SORT_MIN 65536
 

@@ -186,6 +186,9 @@ typedef struct GbtAggPrepareRequest
  * With rows (a lookup's), nothing is aggregated: the
  * entries the snapshot sees come back too, each with its GbtVerdict
  * (gbt_agg_reply_verdicts()), and agg.nunsure counts every entry wanted.
+ * Unsorted points are sorted and freed of repeats in place: lo[0..nkeys)
+ * holds them after the answer, and with map, gbt_agg_reply_map()[i] is the
+ * place in them of the key that came as lo[i].
  */
 typedef struct GbtAggRequest
 {
@@ -207,6 +210,8 @@ typedef struct GbtAggRequest
 	bool		points;			/* each range one key: lo only, hi = lo */
 	bool		unsorted;		/* points in any order, repeats allowed: the
 								 * service sorts them and drops repeats */
+	bool		map;			/* unsorted: and tells where each went
+								 * (gbt_agg_reply_map()) */
 	int			ncols;			/* columns of the entries that come back */
 	/* the reply */
 	GbtAggResult agg;
@@ -293,6 +298,23 @@ gbt_agg_reply_verdicts(GbtRequest *req)
 {
 	return (uint8 *) gbt_agg_reply_unsure(req) +
 		gbt_entries_flat_size(req->body.agg.ncols, req->body.agg.unsure_cap);
+}
+
+/* Bytes of an AGG's reply: its entries, their verdicts and its map. */
+static inline Size
+gbt_agg_reply_size(int ncols, int64 unsure_cap, bool rows, int64 nmap)
+{
+	return gbt_entries_flat_size(ncols, unsure_cap) +
+		MAXALIGN(rows ? unsure_cap : 0) + sizeof(uint32) * nmap;
+}
+
+/* Where an AGG's map starts: after its verdicts. */
+static inline uint32 *
+gbt_agg_reply_map(GbtRequest *req)
+{
+	return (uint32 *) (gbt_agg_reply_unsure(req) +
+					   gbt_agg_reply_size(req->body.agg.ncols, req->body.agg.unsure_cap,
+										  req->body.agg.rows, 0));
 }
 
 #endif							/* GPUBTREE_PROTOCOL_H */

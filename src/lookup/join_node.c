@@ -8,9 +8,11 @@
  * kept (outer_put()), their keys gathered; the service returns the inner table's
  * rows of those keys that the snapshot sees (agg_exec.c: gbt_lookup()), or
  * else one nbtree scan with the keys as its = ANY array reads them, as an
- * index-only scan where the visibility map allows.  They go into a hash
- * table on the encoded key, and each stored outer row is joined with the
- * inner rows of its key.  Other join conditions and the inner table's own
+ * index-only scan where the visibility map allows.  The keys are sorted and
+ * freed of repeats, by the service (on the GPU) for a long list, and each
+ * outer row learns its key's place among them (its map entry); the inner
+ * rows come in key order, so a key's rows are one run, found by that place
+ * without a hash table.  Other join conditions and the inner table's own
  * are checked on each joined row (the plan's qual).
  */
 #include "postgres.h"
@@ -40,39 +42,6 @@
 #include "scankeys.h"
 #include "settings.h"
 
-/*
- * A hash table from an encoded key to its run of inner rows: they are kept
- * in key order, so a key's rows are run_start[run] .. run_start[run + 1].
- * Sixteen bytes an entry: a million keys probed a million times miss the
- * caches, and half the bytes halve the lines to fetch.
- */
-typedef struct KeyHead
-{
-	uint64		key;
-	uint32		run;
-	char		status;
-} KeyHead;
-
-static inline uint32
-hash_key(uint64 k)
-{
-	k ^= k >> 33;
-	k *= UINT64CONST(0xff51afd7ed558ccd);
-	k ^= k >> 33;
-	return (uint32) k;
-}
-
-#define SH_PREFIX keyhead
-#define SH_ELEMENT_TYPE KeyHead
-#define SH_KEY_TYPE uint64
-#define SH_KEY key
-#define SH_HASH_KEY(tb, k) hash_key(k)
-#define SH_EQUAL(tb, a, b) ((a) == (b))
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
 typedef struct GbtJoinState
 {
 	CustomScanState css;
@@ -100,15 +69,15 @@ typedef struct GbtJoinState
 	int64		outer_cap;
 	int64		outer_next;		/* the next one to join */
 	Tuplestorestate *store;		/* else here */
-	uint64	   *outer_keys;		/* each kept row's key, encoded */
-	int64		nouter_keys;		/* the kept rows */
+	uint64	   *distinct;		/* the outer keys, encoded, sorted, distinct */
+	int64		ndistinct;
+	uint32	   *map;			/* per kept outer row, its key's place there */
+	int64		nmapped;		/* the kept rows */
 	int64		nrows;			/* inner rows, in key order */
 	Datum	   *vals[GBT_MAX_COLS];	/* per mirror column, per row */
 	bool	   *nulls[GBT_MAX_COLS];
-	uint64		last_key;		/* of the last row added */
-	int64	   *run_start;		/* per distinct key, its first row */
-	uint32		nruns;
-	keyhead_hash *heads;
+	int64	   *run_start;		/* per distinct key, its first row; and nrows */
+	int64		next_run;		/* the first key no row has reached yet */
 	int64		cur;			/* the next inner row for the current outer row */
 	int64		cur_end;		/* and the end of its run */
 	bool		answered;		/* by the service, else nbtree */
@@ -164,7 +133,7 @@ begin_join(CustomScanState *node, EState *estate, int eflags)
 									  ALLOCSET_DEFAULT_SIZES);
 }
 
-/* Room for the inner rows, in runcxt. */
+/* Room for the inner rows, in runcxt, and their runs. */
 static void
 rows_alloc(GbtJoinState *s, int64 n)
 {
@@ -177,44 +146,31 @@ rows_alloc(GbtJoinState *s, int64 n)
 		s->vals[c] = MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * Max(n, 1));
 		s->nulls[c] = MemoryContextAllocHuge(s->runcxt, sizeof(bool) * Max(n, 1));
 	}
-	s->run_start = MemoryContextAllocHuge(s->runcxt, sizeof(int64) * (Max(n, 1) + 1));
-	s->heads = keyhead_create(s->runcxt, Max(n, 16), NULL);
+	s->run_start = MemoryContextAllocHuge(s->runcxt, sizeof(int64) * (s->ndistinct + 1));
 	s->nrows = 0;
-	s->nruns = 0;
+	s->next_run = 0;
 }
-
-/* How many rows ahead the buckets of their keys are asked for. */
-#define JOIN_PREFETCH 64
 
 /*
- * Where key's bucket lies: fetched early, a probe waits less.  Always
- * inlined: a function whose only effect is a prefetch counts as having
- * none, and gcc drops the calls.
+ * Row nrows, of key (not before the last row's), joins its key's run: the
+ * keys it passes start their runs here (those without rows, empty ones).
  */
-static pg_attribute_always_inline void
-prefetch_key(keyhead_hash *heads, uint64 key)
-{
-	__builtin_prefetch(&heads->data[hash_key(key) & heads->sizemask]);
-}
-
-/* Add row nrows, of key (not before the last row's), to its key's run. */
-static void
+static inline void
 rows_link(GbtJoinState *s, uint64 key)
 {
-	if (s->nrows == 0 || key != s->last_key)
-	{
-		bool		found;
-		KeyHead    *h;
-
-		if (s->nrows > 0 && key < s->last_key)
-			elog(ERROR, "gpubtree: inner rows of a join out of key order");
-		h = keyhead_insert(s->heads, key, &found);
-		h->run = s->nruns;
-		s->run_start[s->nruns++] = s->nrows;
-		s->last_key = key;
-	}
+	while (s->next_run < s->ndistinct && s->distinct[s->next_run] <= key)
+		s->run_start[s->next_run++] = s->nrows;
+	if (s->next_run == 0 || s->distinct[s->next_run - 1] != key)
+		elog(ERROR, "gpubtree: inner rows of a join out of key order");
 	s->nrows++;
-	s->run_start[s->nruns] = s->nrows;
+}
+
+/* The keys after the last row start (empty) runs at the end. */
+static void
+rows_finish(GbtJoinState *s)
+{
+	while (s->next_run <= s->ndistinct)
+		s->run_start[s->next_run++] = s->nrows;
 }
 
 /*
@@ -239,9 +195,6 @@ rows_from_service(GbtJoinState *s, const GbtEntries *rows)
 	{
 		int64		i = order != NULL ? order[x] : x;
 
-		if (x + JOIN_PREFETCH < rows->n)
-			prefetch_key(s->heads,
-						 rows->keys[order != NULL ? order[x + JOIN_PREFETCH] : x + JOIN_PREFETCH]);
 		foreach(lc, s->inner_cols)
 		{
 			int			c = lfirst_int(lc);
@@ -253,6 +206,7 @@ rows_from_service(GbtJoinState *s, const GbtEntries *rows)
 		}
 		rows_link(s, rows->keys[i]);
 	}
+	rows_finish(s);
 	if (order != NULL)
 		pfree(order);
 }
@@ -299,7 +253,6 @@ rows_from_nbtree(GbtJoinState *s, ScanKey key)
 				s->vals[lfirst_int(lc)] = repalloc_huge(s->vals[lfirst_int(lc)], sizeof(Datum) * cap);
 				s->nulls[lfirst_int(lc)] = repalloc_huge(s->nulls[lfirst_int(lc)], sizeof(bool) * cap);
 			}
-			s->run_start = repalloc_huge(s->run_start, sizeof(int64) * (cap + 1));
 		}
 		foreach(lc, s->inner_cols)
 		{
@@ -310,6 +263,7 @@ rows_from_nbtree(GbtJoinState *s, ScanKey key)
 		}
 		rows_link(s, gbt_encode_key(values[0], s->index->rd_opcintype[0]));
 	}
+	rows_finish(s);
 	if (BufferIsValid(vmbuffer))
 		ReleaseBuffer(vmbuffer);
 	index_endscan(scan);
@@ -377,8 +331,8 @@ outer_put(GbtJoinState *s, TupleTableSlot *slot)
 }
 
 /*
- * The next kept outer row into s->outer, all its columns (its key is
- * outer_keys[outer_next - 1]); false at the end.
+ * The next kept outer row into s->outer, all its columns (its key's place
+ * is map[outer_next - 1]); false at the end.
  */
 static bool
 outer_get(GbtJoinState *s)
@@ -404,26 +358,64 @@ outer_get(GbtJoinState *s)
 	return true;
 }
 
+/* Milliseconds since t0. */
+static double
+ms_since(instr_time t0)
+{
+	instr_time	t1;
+
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	return INSTR_TIME_GET_MILLISEC(t1);
+}
+
 /*
- * Read the outer side once (outer_put()), gather its keys, and take the
- * inner rows of those keys from the service or nbtree.
+ * The kept outer rows' keys as Datums (their first column), for nbtree's
+ * array.
+ */
+static Datum *
+outer_key_datums(GbtJoinState *s, int64 n)
+{
+	Datum	   *keys = palloc_extended(sizeof(Datum) * Max(n, 1), MCXT_ALLOC_HUGE);
+	int			natts = s->outer->tts_tupleDescriptor->natts;
+	int64		i = 0;
+	bool		isnull;
+
+	if (s->store == NULL)
+		for (i = 0; i < n; i++)
+			keys[i] = s->outer_vals[i * natts];
+	else
+	{
+		tuplestore_rescan(s->store);
+		while (i < n && tuplestore_gettupleslot(s->store, true, false, s->outer))
+			keys[i++] = slot_getattr(s->outer, 1, &isnull);	/* by value */
+		tuplestore_rescan(s->store);
+		ExecClearTuple(s->outer);
+	}
+	if (i != n)
+		elog(ERROR, "gpubtree: outer rows of a join lost");
+	return keys;
+}
+
+/*
+ * Read the outer side once (outer_put()), gather its keys, sort them apart
+ * with each row's place among them (map), and take the inner rows of those
+ * keys from the service or nbtree.
  */
 static void
 start_join(GbtJoinState *s)
 {
 	PlanState  *child = linitial(s->css.custom_ps);
-	Datum	   *keys;			/* the outer keys, for nbtree's array */
-	uint64	   *points;			/* their encodings, row by row */
+	uint64	   *points;			/* the keys, encoded, row by row */
 	int64		n = 0;
 	int64		cap = 1024;
+	bool		mapped = false;
 	MemoryContext old;
 	GbtEntries	rows;
-	instr_time	t0,
-				t1;
+	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	old = MemoryContextSwitchTo(s->runcxt);
-	keys = palloc_extended(sizeof(Datum) * cap, MCXT_ALLOC_HUGE);
 	points = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
 	for (;;)
@@ -440,10 +432,8 @@ start_join(GbtJoinState *s)
 		if (n == cap)
 		{
 			cap *= 2;
-			keys = repalloc_huge(keys, sizeof(Datum) * cap);
 			points = repalloc_huge(points, sizeof(uint64) * cap);
 		}
-		keys[n] = v;			/* the key types are by value */
 		points[n++] = s->keytype->encode(v);
 		outer_put(s, slot);
 	}
@@ -452,6 +442,9 @@ start_join(GbtJoinState *s)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many join keys for one lookup: %lld", (long long) n)));
 	old = MemoryContextSwitchTo(s->runcxt);
+	s->map = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
+	s->nmapped = n;
+	s->distinct = points;
 
 	s->answered = false;
 	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
@@ -462,34 +455,38 @@ start_join(GbtJoinState *s)
 		s->why = "keys the service does not take";
 	else
 	{
-		/*
-		 * A long list goes as it is, for the service to sort (on the GPU);
-		 * a short one is sorted apart here: the rows keep their keys, for
-		 * joining.
-		 */
-		bool		by_service = n >= GBT_SERVICE_SORT_MIN;
-		uint64	   *sorted = points;
+		Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+		bool		found;
 
-		s->nkeys = n;
-		if (!by_service)
+		/*
+		 * A long list goes as it is, for the service to sort (on the GPU)
+		 * and map; a short one is sorted and mapped here.
+		 */
+		if (n >= GBT_SERVICE_SORT_MIN)
 		{
-			sorted = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
-			memcpy(sorted, points, sizeof(uint64) * n);
-			s->nkeys = gbt_sort_unique_keys(sorted, n);
+			s->keys_ms = ms_since(t0);
+			found = gbt_lookup_mapped(s->heap, s->index, points, n, s->map, snapshot,
+									  &rows, &s->answer, &s->why);
+			mapped = found;
+			s->ndistinct = s->answer.nkeys;
 		}
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
-		s->keys_ms = INSTR_TIME_GET_MILLISEC(t1);
-		if (s->nkeys < gpubtree_min_gpu_batch)
-			s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
-							  (long long) s->nkeys);
-		else if (gbt_lookup(s->heap, s->index, sorted, sorted, s->nkeys, !by_service,
-							s->css.ss.ps.state->es_snapshot, &rows, &s->answer, &s->why))
+		else
+		{
+			s->ndistinct = gbt_sort_unique_mapped(points, n, s->map);
+			mapped = true;
+			s->keys_ms = ms_since(t0);
+			found = s->ndistinct >= gpubtree_min_gpu_batch &&
+				gbt_lookup(s->heap, s->index, points, points, s->ndistinct, true, snapshot,
+						   &rows, &s->answer, &s->why);
+			if (s->ndistinct < gpubtree_min_gpu_batch)
+				s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
+								  (long long) s->ndistinct);
+		}
+		if (found)
 		{
 			ListCell   *lc;
 
 			s->answered = true;
-			s->nkeys = s->answer.nkeys;	/* distinct, once the service sorted them */
 			foreach(lc, s->inner_cols)
 			{
 				int			c = lfirst_int(lc);
@@ -501,11 +498,18 @@ start_join(GbtJoinState *s)
 					s->answered = false;
 				}
 			}
-			if (s->answered)
-				rows_from_service(s, &rows);
 		}
 	}
-	if (!s->answered)
+	if (!mapped)
+		s->ndistinct = gbt_sort_unique_mapped(points, n, s->map);
+	for (int64 i = 0; i < n; i++)
+		if (s->map[i] >= s->ndistinct)
+			elog(ERROR, "gpubtree: join key %lld has no place among %lld keys",
+				 (long long) i, (long long) s->ndistinct);
+	s->nkeys = s->ndistinct;
+	if (s->answered)
+		rows_from_service(s, &rows);
+	else
 	{
 		int16		typlen;
 		bool		typbyval;
@@ -515,15 +519,41 @@ start_join(GbtJoinState *s)
 		get_typlenbyvalalign(s->subtype, &typlen, &typbyval, &typalign);
 		ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, s->subtype,
 							   s->index->rd_indcollation[0], get_opcode(s->opno),
-							   PointerGetDatum(construct_array(keys, (int) n, s->subtype,
-															   typlen, typbyval, typalign)));
+							   PointerGetDatum(construct_array(outer_key_datums(s, n), (int) n,
+															   s->subtype, typlen, typbyval,
+															   typalign)));
 		rows_from_nbtree(s, &key);
 	}
 	MemoryContextSwitchTo(old);
-	s->outer_keys = points;
-	s->nouter_keys = n;
 	s->cur = s->cur_end = 0;
 	s->started = true;
+}
+
+/* How many outer rows ahead their runs, then their first inner rows, are asked for. */
+#define JOIN_PREFETCH 32
+
+/*
+ * Ask the caches for what joining outer row j + JOIN_PREFETCH will read
+ * first (its run's start), and row j + JOIN_PREFETCH / 2 next (its first
+ * inner row).  Always inlined: a function whose only effect is prefetches
+ * counts as having none, and gcc drops the calls.
+ */
+static pg_attribute_always_inline void
+prefetch_ahead(GbtJoinState *s, int64 j)
+{
+	ListCell   *lc;
+	int64		r;
+
+	if (j + JOIN_PREFETCH < s->nmapped)
+		__builtin_prefetch(&s->run_start[s->map[j + JOIN_PREFETCH]]);
+	if (j + JOIN_PREFETCH / 2 >= s->nmapped)
+		return;
+	r = s->run_start[s->map[j + JOIN_PREFETCH / 2]];
+	foreach(lc, s->inner_cols)
+	{
+		__builtin_prefetch(&s->vals[lfirst_int(lc)][r]);
+		__builtin_prefetch(&s->nulls[lfirst_int(lc)][r]);
+	}
 }
 
 static TupleTableSlot *
@@ -541,18 +571,16 @@ join_next(ScanState *ss)
 
 		if (s->cur == s->cur_end)
 		{
-			KeyHead    *h;
+			int64		j;
 
 			if (!outer_get(s))
 				return ExecClearTuple(slot);
 			CHECK_FOR_INTERRUPTS();
-			if (s->outer_next - 1 + JOIN_PREFETCH < s->nouter_keys)
-				prefetch_key(s->heads, s->outer_keys[s->outer_next - 1 + JOIN_PREFETCH]);
-			h = keyhead_lookup(s->heads, s->outer_keys[s->outer_next - 1]);
-			if (h == NULL)
-				continue;
-			s->cur = s->run_start[h->run];
-			s->cur_end = s->run_start[h->run + 1];
+			j = s->outer_next - 1;
+			prefetch_ahead(s, j);
+			s->cur = s->run_start[s->map[j]];
+			s->cur_end = s->run_start[s->map[j] + 1];
+			continue;
 		}
 
 		/* The outer row's columns, then the inner row's. */
@@ -595,12 +623,13 @@ end_run(GbtJoinState *s)
 	s->store = NULL;
 	s->outer_vals = NULL;		/* in runcxt */
 	s->outer_nulls = NULL;
-	s->outer_keys = NULL;
-	s->outer_n = s->outer_cap = s->outer_next = s->nouter_keys = 0;
+	s->distinct = NULL;
+	s->map = NULL;
+	s->run_start = NULL;
+	s->outer_n = s->outer_cap = s->outer_next = s->nmapped = 0;
 	ExecClearTuple(s->outer);
 	ExecClearTuple(s->heapslot);
 	MemoryContextReset(s->runcxt);
-	s->heads = NULL;
 	s->started = false;
 }
 

@@ -795,11 +795,11 @@ gbt_rebuild_free(GbtRebuild *rb)
 }
 
 bool
-gbt_mirror_sort_unique(GbtMirror *m, uint64 *keys, int64 n, int64 *nout,
+gbt_mirror_sort_unique(GbtMirror *m, uint64 *keys, int64 n, uint32 *map, int64 *nout,
 					   char *err, Size errlen)
 {
 	StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
-	return m->ops->sort_unique(m->engine, (uint64_t *) keys, n, (int64_t *) nout,
+	return m->ops->sort_unique(m->engine, (uint64_t *) keys, n, map, (int64_t *) nout,
 							   err, errlen) == 0;
 }
 

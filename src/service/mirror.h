@@ -125,10 +125,11 @@ typedef struct GbtAggSteps
 /*
  * Sort keys[0..n) and drop repeats, in place, on the mirror's engine (for
  * the GPU's, the keys then stay on the device for the aggregate's search);
- * *nout: how many are left.
+ * *nout: how many are left.  With map, map[i] is where the key given as
+ * keys[i] went.
  */
-extern bool gbt_mirror_sort_unique(GbtMirror *m, uint64 *keys, int64 n, int64 *nout,
-								   char *err, Size errlen);
+extern bool gbt_mirror_sort_unique(GbtMirror *m, uint64 *keys, int64 n, uint32 *map,
+								   int64 *nout, char *err, Size errlen);
 
 extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 								 int64 nranges, GbtSnapView *view, uint64 log_bound,

@@ -242,6 +242,17 @@ handle_agg(GbtRequest *req)
 		reply(req, GBT_REPLY_ERROR, "bad column count");
 		return;
 	}
+	if (agg->nranges < 0 || agg->nvisible < 0 || agg->unsure_cap < 0 ||
+		agg->xcnt < 0 || agg->subxcnt < 0 ||
+		MAXALIGN(sizeof(GbtRequest)) +
+		gbt_agg_request_data_size(agg->nranges, agg->points, agg->nvisible,
+								  agg->xcnt, agg->subxcnt) +
+		gbt_agg_reply_size(agg->ncols, agg->unsure_cap, agg->rows,
+						   agg->map ? agg->nranges : 0) > req->hdr.capacity)
+	{
+		reply(req, GBT_REPLY_ERROR, "request larger than its segment");
+		return;
+	}
 	gbt_entries_unflatten(&unsure, agg->ncols, agg->unsure_cap, gbt_agg_reply_unsure(req));
 	unsure.n = 0;
 
@@ -260,7 +271,9 @@ handle_agg(GbtRequest *req)
 	INSTR_TIME_SET_CURRENT(t0);
 	agg->nkeys = agg->nranges;
 	ok = !agg->unsorted || !agg->points ||
-		gbt_mirror_sort_unique(sm->mirror, lo, agg->nranges, &agg->nkeys, err, sizeof(err));
+		gbt_mirror_sort_unique(sm->mirror, lo, agg->nranges,
+							   agg->map ? gbt_agg_reply_map(req) : NULL,
+							   &agg->nkeys, err, sizeof(err));
 	ok = ok && gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nkeys, &view, agg->log_bound,
 							  &agg->agg, &unsure, agg->unsure_cap,
 							  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,

@@ -97,12 +97,15 @@ te_run_points(const gbt_engine_ops *ops, gbt_engine *e, vt_data *d, const uint64
 
 	/*
 	 * The engine's sort: the points shuffled, with repeats, come back as
-	 * te_points() made them (ranges() then finds them on the GPU).
+	 * te_points() made them (ranges() then finds them on the GPU); every
+	 * other time each with its place among them (map).
 	 */
 	{
 		int64_t		u = te_points(k, n, dist, want, p);
 		int64_t		m = u + u / 3 + (u > 0 ? 1 : 0);
 		uint64_t   *x = (uint64_t *) malloc((m + 1) * 8);
+		uint64_t   *given = (uint64_t *) malloc((m + 1) * 8);
+		uint32_t   *map = rnd() % 2 ? (uint32_t *) malloc((m + 1) * 4) : NULL;
 		int64_t		nout = -1;
 
 		for (i = 0; i < m; i++)
@@ -115,12 +118,19 @@ te_run_points(const gbt_engine_ops *ops, gbt_engine *e, vt_data *d, const uint64
 			x[i] = x[j];
 			x[j] = t;
 		}
-		VT_CHECK(ops->sort_unique(e, x, m, &nout, err, sizeof(err)) == 0,
+		memcpy(given, x, m * 8);
+		VT_CHECK(ops->sort_unique(e, x, m, map, &nout, err, sizeof(err)) == 0,
 				 "sort_unique: %s", err);
 		VT_CHECK(nout == u && memcmp(x, p, u * 8) == 0,
 				 "sort_unique of %lld keys: %lld left, want %lld", (long long) m,
 				 (long long) nout, (long long) u);
 		checks += 2;
+		for (i = 0; map != NULL && i < m; i++, checks++)
+			VT_CHECK(map[i] < (uint64_t) u && x[map[i]] == given[i],
+					 "sort_unique map of key %lld of %lld: %u", (long long) i,
+					 (long long) m, map[i]);
+		free(given);
+		free(map);
 		free(p);
 		p = x;					/* searched below where the engine left them */
 		memset(&q, 0, sizeof(q));
