@@ -27,6 +27,7 @@
 #include "mirror_int.h"
 #include "runsums.h"
 #include "snapview.h"
+#include "threads.h"
 
 static void run_alloc(GbtRun *run, int ncols, int64 cap);
 static void run_free(GbtRun *run);
@@ -992,6 +993,140 @@ list_plain(const GbtMirror *m, int64 start, int64 end, const uint8 *visible,
 	}
 }
 
+/* The plain entries of ranges [r0, r1), listed (list_plain()). */
+static void
+list_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 r0, int64 r1,
+			const uint8 *visible, int64 nvisible, EntrySink *sink)
+{
+	int64		r;
+
+	/* A range or two per key, scattered: ask for the next ones early. */
+	for (r = r0; r < r1; r++)
+	{
+		if (r + STAMPED_PREFETCH < r1 &&
+			start[r + STAMPED_PREFETCH] < end[r + STAMPED_PREFETCH])
+			prefetch_entry(m, start[r + STAMPED_PREFETCH]);
+		list_plain(m, start[r], end[r], visible, nvisible, sink);
+	}
+}
+
+/* One thread's part of a listing: ranges [r0, r1), into its own list. */
+typedef struct ListPiece
+{
+	const GbtMirror *m;
+	const int64 *start;
+	const int64 *end;
+	int64		r0;
+	int64		r1;
+	const uint8 *visible;
+	int64		nvisible;
+	GbtEntries	list;			/* the shared list's arrays from base on */
+	uint8	   *verdicts;
+	int64		base;
+	GbtAggResult agg;			/* its nunsure: the entries listed */
+} ListPiece;
+
+static void
+list_piece(void *arg)
+{
+	ListPiece  *p = (ListPiece *) arg;
+	EntrySink	sink = {&p->agg, &p->m->columns, &p->list, p->verdicts, p->list.cap};
+
+	list_ranges(p->m, p->start, p->end, p->r0, p->r1, p->visible, p->nvisible, &sink);
+}
+
+/* Positions a thread's part of a listing is worth at least. */
+#ifndef GBT_LIST_PIECE_MIN		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_LIST_PIECE_MIN 16384
+#endif
+
+/*
+ * list_ranges() over all nranges, in several threads when there are many
+ * positions and room for them all: each thread lists a run of ranges into
+ * the list where its positions could start, and the parts are then moved
+ * together, in order.
+ */
+static void
+list_all_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 nranges,
+				const uint8 *visible, int64 nvisible, EntrySink *sink)
+{
+	ListPiece	pieces[GBT_THREADS_MAX];
+	GbtEntries *list = sink->list;
+	int64		total = 0;
+	int64		per;
+	int64		r = 0;
+	int64		to;
+	int			npieces;
+	int			i;
+
+	for (r = 0; r < nranges; r++)
+		total += end[r] - start[r];
+	npieces = (int) Min(gbt_threads_wanted(), total / GBT_LIST_PIECE_MIN);
+	if (npieces < 2 || list->n + total > sink->cap)
+	{
+		list_ranges(m, start, end, 0, nranges, visible, nvisible, sink);
+		return;
+	}
+
+	/* Runs of ranges with about as many positions each. */
+	per = (total + npieces - 1) / npieces;
+	to = list->n;
+	r = 0;
+	for (i = 0; i < npieces; i++)
+	{
+		ListPiece  *p = &pieces[i];
+		int64		n = 0;
+		int			c;
+
+		memset(p, 0, sizeof(ListPiece));
+		p->m = m;
+		p->start = start;
+		p->end = end;
+		p->visible = visible;
+		p->nvisible = nvisible;
+		p->r0 = r;
+		while (r < nranges && (n < per || i == npieces - 1))
+		{
+			n += end[r] - start[r];
+			r++;
+		}
+		p->r1 = r;
+		p->base = to;
+		p->list.ncols = list->ncols;
+		p->list.cap = n;
+		p->list.keys = list->keys + to;
+		p->list.tids = list->tids + to;
+		p->list.nulls = list->nulls + to;
+		for (c = 0; c < list->ncols; c++)
+			p->list.vals[c] = list->vals[c] + to;
+		p->verdicts = sink->verdicts + to;
+		to += n;
+	}
+	gbt_run_pieces(list_piece, pieces, sizeof(ListPiece), npieces);
+
+	/* Together, in order (removed entries leave gaps). */
+	to = list->n;
+	for (i = 0; i < npieces; i++)
+	{
+		ListPiece  *p = &pieces[i];
+		int64		n = p->list.n;
+		int			c;
+
+		if (p->base != to && n > 0)
+		{
+			memmove(list->keys + to, list->keys + p->base, sizeof(uint64) * n);
+			memmove(list->tids + to, list->tids + p->base, sizeof(ItemPointerData) * n);
+			memmove(list->nulls + to, list->nulls + p->base, n);
+			for (c = 0; c < list->ncols; c++)
+				memmove(list->vals[c] + to, list->vals[c] + p->base, sizeof(int64) * n);
+			memmove(sink->verdicts + to, sink->verdicts + p->base, n);
+		}
+		to += n;
+		sink->agg->nunsure += p->agg.nunsure;
+	}
+	list->n = to;
+}
+
 /* Decide entry i of a delta run, if logged before log_bound, into the sink. */
 static inline void
 aggregate_run_entry(const GbtRun *run, int64 i, uint64 log_bound, GbtSnapView *view,
@@ -1188,8 +1323,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	const uint8 *visible = trusted ? m->allvis : view->visible;
 	int64		nvisible = trusted ? m->nallvis : view->nvisible;
 	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap};
-	int64		r,
-				i;
+	int64		i;
 	int			d;
 	instr_time	t0,
 				t1;
@@ -1203,16 +1337,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 
 	/* The tree's plain entries. */
 	if (verdicts != NULL)
-	{
-		/* A range or two per key, scattered: ask for the next ones early. */
-		for (r = 0; r < nranges; r++)
-		{
-			if (r + STAMPED_PREFETCH < nranges &&
-				start[r + STAMPED_PREFETCH] < end[r + STAMPED_PREFETCH])
-				prefetch_entry(m, start[r + STAMPED_PREFETCH]);
-			list_plain(m, start[r], end[r], visible, nvisible, &sink);
-		}
-	}
+		list_all_ranges(m, start, end, nranges, visible, nvisible, &sink);
 	else
 	{
 		int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1),

@@ -1,0 +1,25 @@
+/*
+ * threads.h
+ *	  Running a few pieces of plain computation at once in the service.
+ */
+#ifndef GPUBTREE_THREADS_H
+#define GPUBTREE_THREADS_H
+
+#include "postgres.h"
+
+/* The most threads one request uses. */
+#define GBT_THREADS_MAX 8
+
+/* Threads a request may use here: half the CPUs, at least 2, at most the max. */
+extern int	gbt_threads_wanted(void);
+
+/*
+ * Call fn(arg + i * argsize) for i in [0, n), at once: piece 0 in this
+ * thread, the others in threads of their own (in this thread too, one after
+ * another, when one cannot be started).  fn must not touch PostgreSQL's
+ * state: no palloc, no ereport, no CHECK_FOR_INTERRUPTS.  Signals reach only
+ * this thread.
+ */
+extern void gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n);
+
+#endif							/* GPUBTREE_THREADS_H */
