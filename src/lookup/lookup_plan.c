@@ -449,8 +449,8 @@ lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 
 		/*
 		 * The outer side read once and kept, its keys looked up, each outer
-		 * row joined with its key's rows in a hash table, which is held in
-		 * memory: only for as many rows as one lookup may return.
+		 * row joined with its key's rows, which are held in memory: only
+		 * for as many rows as one lookup may return.
 		 */
 		rows = Min(innerrel->rows, joinrel->rows);
 		if (rows > GBT_MAX_LOOKUP_ROWS / 4 || outerrel->rows > MaxArraySize / 2)
