@@ -202,6 +202,12 @@ typedef struct gbt_engine_ops
 	/* Memory the engine holds itself, host or device (not what it borrows). */
 	size_t		(*bytes) (const gbt_engine *e);
 
+	/*
+	 * Memory it keeps between calls for batches: device buffers, pinned
+	 * host staging and the sort's workspace, grown to the largest batch.
+	 */
+	size_t		(*scratch_bytes) (const gbt_engine *e);
+
 	/* The CUDA device the tree is on; -1 for the CPU twin. */
 	int			(*device) (const gbt_engine *e);
 } gbt_engine_ops;

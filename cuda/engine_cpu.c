@@ -143,6 +143,13 @@ cpu_bytes(const gbt_engine *e)
 	return hm_bytes(e->tree);
 }
 
+static size_t
+cpu_scratch_bytes(const gbt_engine *e)
+{
+	(void) e;
+	return 0;					/* allocated per call */
+}
+
 static int
 cpu_device(const gbt_engine *e)
 {
@@ -158,6 +165,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_sort_unique,
 	cpu_aggregate,
 	cpu_bytes,
+	cpu_scratch_bytes,
 	cpu_device
 };
 

@@ -511,6 +511,14 @@ gpu_bytes(const gbt_engine *g)
 	return hm_bytes(g->tree) + g->agg_bytes;
 }
 
+static size_t
+gpu_scratch_bytes(const gbt_engine *g)
+{
+	/* d_keys, d_pos, h_keys and h_pos: 2 * cap 8-byte slots each */
+	return (size_t) g->cap * 2 * 8 * 4 + g->ws_cap +
+		(g->vagg != NULL ? gbt_vagg_gpu_ctx_bytes(g->vagg) : 0);
+}
+
 static int
 gpu_device(const gbt_engine *g)
 {
@@ -525,6 +533,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_sort_unique,
 	gpu_aggregate,
 	gpu_bytes,
+	gpu_scratch_bytes,
 	gpu_device
 };
 

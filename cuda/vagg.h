@@ -53,6 +53,8 @@ typedef struct gbt_vagg_gpu_ctx gbt_vagg_gpu_ctx;
 
 extern gbt_vagg_gpu_ctx *gbt_vagg_gpu_ctx_create(void);
 extern void gbt_vagg_gpu_ctx_free(gbt_vagg_gpu_ctx *ctx);
+/* Device and pinned host memory ctx keeps between calls. */
+extern size_t gbt_vagg_gpu_ctx_bytes(const gbt_vagg_gpu_ctx *ctx);
 extern int	gbt_vagg_gpu(gbt_vagg_gpu_ctx *ctx, const gbt_agg_input *in,
 						 const int64_t *start, const int64_t *end, int64_t nranges,
 						 const uint8_t *visible, int64_t nvisible,

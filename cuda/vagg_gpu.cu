@@ -613,6 +613,14 @@ gbt_vagg_gpu_ctx_create(void)
 	return (gbt_vagg_gpu_ctx *) calloc(1, sizeof(gbt_vagg_gpu_ctx));
 }
 
+extern "C" size_t
+gbt_vagg_gpu_ctx_bytes(const gbt_vagg_gpu_ctx *x)
+{
+	return x->h_stage_sz + x->d_stage_sz + 4 * sizeof(long long) * x->d_ranges_sz +
+		x->d_ws_sz + x->d_unsure_sz + x->d_parts_sz * sizeof(Acc<GBT_MAX_COLS>) +
+		2 * sizeof(DevRes);
+}
+
 extern "C" void
 gbt_vagg_gpu_ctx_free(gbt_vagg_gpu_ctx *x)
 {

@@ -290,7 +290,10 @@ CREATE FUNCTION gpubtree_mirrors(
 	OUT stamped bigint,
 	OUT decided_by text,
 	OUT rebuilds bigint,
-	OUT rebuild_copied bigint)
+	OUT rebuild_copied bigint,
+	OUT device_bytes bigint,
+	OUT scratch_bytes bigint,
+	OUT bytes_per_entry double precision)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 

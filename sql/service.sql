@@ -45,6 +45,15 @@ SELECT count(*), sum(v) FROM sb WHERE k BETWEEN -100 AND 100;
 SELECT index::regclass, engine IN ('gpu', 'cpu') AS engine_ok, entries, hits > 0 AS used, current
 FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
+-- Its bytes: at least a key and a TID an entry, the device's share of them
+-- only on the GPU, and the batch buffers kept for the next request apart.
+SELECT bytes_per_entry = bytes::float8 / entries AS per_entry_ok,
+	   bytes_per_entry >= 14 AS key_and_tid_at_least,
+	   CASE engine WHEN 'gpu' THEN device_bytes BETWEEN 1 AND bytes
+	   ELSE device_bytes = 0 END AS device_ok,
+	   CASE engine WHEN 'gpu' THEN scratch_bytes > 0 ELSE scratch_bytes = 0 END AS scratch_ok
+FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
 
 -- The mirror holds exactly the index's entries (no rows = no differences).
 SELECT * FROM gpubtree_verify('sg_k');

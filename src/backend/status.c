@@ -156,8 +156,8 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 	bool	   *shown;
 	bool		all;
 	int			i;
-	Datum		values[18];
-	bool		nulls[18];
+	Datum		values[21];
+	bool		nulls[21];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (gbt_shared == NULL)
@@ -195,6 +195,10 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		values[16] = Int64GetDatum(m->rebuilds);
 		values[17] = Int64GetDatum(m->rebuild_copied);
 		nulls[17] = m->rebuild_copied < 0;
+		values[18] = Int64GetDatum(m->device_bytes);
+		values[19] = Int64GetDatum(m->scratch_bytes);
+		values[20] = Float8GetDatum(m->entries > 0 ? (double) m->bytes / m->entries : 0);
+		nulls[20] = m->entries <= 0;
 		job = job_of(jobs, njobs, &m->key);
 		if (job != NULL)
 			shown[job - jobs] = true;

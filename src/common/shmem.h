@@ -137,7 +137,9 @@ typedef struct GbtMirrorInfo
 	int64		delta;			/* entries inserted or removed since the build */
 	int64		stamped;		/* tree entries decided one by one */
 	bool		by_map;			/* visibility decided by the visibility map */
-	int64		bytes;
+	int64		bytes;			/* the mirror's, host and device */
+	int64		device_bytes;	/* of those, on the device */
+	int64		scratch_bytes;	/* kept for batches, beyond bytes */
 	double		build_ms;
 	uint64		hits;
 	int64		rebuilds;		/* trees rebuilt with the delta folded in */

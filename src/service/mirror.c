@@ -274,6 +274,20 @@ gbt_mirror_bytes(const GbtMirror *m)
 	return bytes;
 }
 
+/* Of gbt_mirror_bytes(), what lies on the device. */
+int64
+gbt_mirror_device_bytes(const GbtMirror *m)
+{
+	return gbt_mirror_on_gpu(m) ? (int64) m->ops->bytes(m->engine) : 0;
+}
+
+/* Memory the engine keeps for batches, apart from the mirror's own. */
+int64
+gbt_mirror_scratch_bytes(const GbtMirror *m)
+{
+	return (int64) m->ops->scratch_bytes(m->engine);
+}
+
 bool
 gbt_mirror_on_gpu(const GbtMirror *m)
 {

@@ -35,6 +35,8 @@ extern void gbt_mirror_free(GbtMirror *m);
 extern int64 gbt_mirror_entries(const GbtMirror *m);	/* live entries */
 extern int64 gbt_mirror_delta(const GbtMirror *m);	/* inserted + removed */
 extern int64 gbt_mirror_bytes(const GbtMirror *m);
+extern int64 gbt_mirror_device_bytes(const GbtMirror *m);
+extern int64 gbt_mirror_scratch_bytes(const GbtMirror *m);
 extern bool gbt_mirror_on_gpu(const GbtMirror *m);
 extern int	gbt_mirror_device(const GbtMirror *m);
 

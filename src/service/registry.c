@@ -117,6 +117,8 @@ gbt_publish_mirrors(void)
 		info->stamped = gbt_mirror_stamped_entries(sm->mirror);
 		info->by_map = !gbt_mirror_trusts_stamps(sm->mirror);
 		info->bytes = gbt_mirror_bytes(sm->mirror);
+		info->device_bytes = gbt_mirror_device_bytes(sm->mirror);
+		info->scratch_bytes = gbt_mirror_scratch_bytes(sm->mirror);
 		info->build_ms = sm->build_ms;
 		info->hits = sm->hits;
 		info->rebuilds = sm->rebuilds;

@@ -241,6 +241,12 @@ te_run(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 	if (t != NULL)
 		VT_CHECK(twin->ranges(t, lo, hi, nr, ts, te, err, sizeof(err)) == 0,
 				 "twin ranges: %s", err);
+
+	/* The GPU keeps room for the batch (its staging, both ways), the twin none. */
+	VT_CHECK(device < 0 ? ops->scratch_bytes(e) == 0 :
+			 ops->scratch_bytes(e) >= (size_t) nr * 32,
+			 "scratch bytes %zu after %lld ranges", ops->scratch_bytes(e), (long long) nr);
+	checks++;
 	for (i = 0; i < nr; i++, checks++)
 	{
 		VT_CHECK(s[i] == ws[i] && en[i] == we[i],
