@@ -226,6 +226,39 @@ ANALYZE lk_many;
 SELECT answered(q), same(q) FROM (VALUES
 	('SELECT k, v FROM lk_big WHERE k = ANY(ARRAY(SELECT a FROM lk_many))'),
 	('SELECT sum(t.v), count(*), sum(p.a) FROM lk_many p JOIN lk_big t ON t.k = p.a')) x(q);
+-- In parallel (its costs zeroed to make it so): each process keeps and
+-- looks up its share of the outer rows, under a Gather; also after our own
+-- inserts into both tables, not committed, which every worker must see
+-- (the leader only gathering: its own lookup cannot send them first).
+-- Compared with gpubtree.device = off's answer (PL/pgSQL's loops in same()
+-- do not run in parallel).
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT sum(t.v), count(*), sum(p.a) FROM lk_many p JOIN lk_big t ON t.k = p.a;
+CREATE FUNCTION lk_parallel_same() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	par text;
+	ser text;
+BEGIN
+	EXECUTE 'SELECT sum(t.v) || '' '' || count(*) || '' '' || sum(p.a) FROM lk_many p JOIN lk_big t ON t.k = p.a' INTO par;
+	PERFORM set_config('gpubtree.device', 'off', true);
+	EXECUTE 'SELECT sum(t.v) || '' '' || count(*) || '' '' || sum(p.a) FROM lk_many p JOIN lk_big t ON t.k = p.a' INTO ser;
+	PERFORM set_config('gpubtree.device', 'auto', true);
+	RETURN CASE WHEN par = ser THEN 'same' ELSE 'DIFFERENT: ' || par || ' against ' || ser END;
+END $$;
+SELECT lk_parallel_same();
+BEGIN;
+SET LOCAL parallel_leader_participation = off;
+INSERT INTO lk_big SELECT g, -g FROM generate_series(100001, 100500) g;
+INSERT INTO lk_many SELECT g FROM generate_series(100001, 100500) g;
+SELECT lk_parallel_same();
+ROLLBACK;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
 DROP TABLE lk_big, lk_many;
 
 -- A generic plan keeps a selective condition on another index: the lookup
@@ -252,7 +285,7 @@ RESET gpubtree.device;
 DEALLOCATE lk_o;
 RESET plan_cache_mode;
 
-DROP FUNCTION lk_setup, lk_check, lk_rows, answered, same, rows_of;
+DROP FUNCTION lk_setup, lk_check, lk_rows, answered, same, rows_of, lk_parallel_same;
 SELECT format('DROP TABLE %I, %I', 'lk_' || replace(typ::text, ' ', '_'),
 			  'lk_' || replace(typ::text, ' ', '_') || '_probe') FROM lk_types \gexec
 DROP TABLE lk_types, lk_arrays;

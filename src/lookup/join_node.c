@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/parallel.h"
 #include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/table.h"
@@ -39,6 +40,7 @@
 #include "backend.h"
 #include "keytypes.h"
 #include "lookup.h"
+#include "resync.h"
 #include "scankeys.h"
 #include "settings.h"
 
@@ -131,6 +133,14 @@ begin_join(CustomScanState *node, EState *estate, int eflags)
 		s->byvalue &= TupleDescAttr(s->outer->tts_tupleDescriptor, i)->attbyval;
 	s->runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpubtreeJoin",
 									  ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * Under a Gather the workers ask the service too, before this process
+	 * might: this transaction's own inserts go to the service now, so that
+	 * every worker's answer sees them.
+	 */
+	if (!IsParallelWorker() && (eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0)
+		gbt_resync_flush();
 }
 
 /* Room for the inner rows, in runcxt, and their runs. */

@@ -364,6 +364,49 @@ enum
 };
 
 /*
+ * The share of a partial path's rows one process reads: the workers', and
+ * the leader's while it has time between theirs (as costsize.c counts it).
+ */
+static double
+parallel_divisor(Path *path)
+{
+	double		divisor = path->parallel_workers;
+
+	if (parallel_leader_participation && 1.0 - 0.3 * path->parallel_workers > 0)
+		divisor += 1.0 - 0.3 * path->parallel_workers;
+	return divisor;
+}
+
+/*
+ * A GpubtreeJoin path over outer (a partial path when divisor > 1: then each
+ * process reads, keeps and looks up 1/divisor of the outer_rows, and joins
+ * as many of the rows).  Costed as the outer plan, a cost per kept row and
+ * per joined row, and the service's cost for its keys and rows.
+ */
+static CustomPath *
+join_path(RelOptInfo *joinrel, Path *outer, double divisor, double outer_rows,
+		  double inner_rows, double unsure, int nquals, List *priv)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.parallel_safe = divisor > 1;
+	cpath->path.parallel_workers = divisor > 1 ? outer->parallel_workers : 0;
+	cpath->path.rows = clamp_row_est(joinrel->rows / divisor);
+	cpath->path.startup_cost = outer->total_cost +
+		outer_rows / divisor * cpu_tuple_cost +
+		service_cost(outer_rows / divisor, inner_rows / divisor, unsure, true);
+	cpath->path.total_cost = cpath->path.startup_cost +
+		cpath->path.rows * (cpu_tuple_cost + nquals * cpu_operator_cost);
+	cpath->custom_paths = list_make1(outer);
+	cpath->methods = &join_path_methods;
+	cpath->custom_private = priv;
+	return cpath;
+}
+
+/*
  * An inner join whose inner side is a table with a gpubtree index on the
  * join key, and whose index holds every inner column the join needs: a
  * GpubtreeJoin over the outer side's cheapest path.
@@ -401,9 +444,10 @@ lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 		List	   *inner_cols = NIL;
 		List	   *inner_vars = NIL;
 		List	   *quals = NIL;
+		List	   *priv;
 		int			natts;
 		bool		covered;
-		CustomPath *cpath;
+		double		unsure;
 		ListCell   *lc2;
 		int			c;
 		double		rows;
@@ -465,28 +509,35 @@ lookup_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 		 */
 		if (!gbt_mirror_ready(index->indexoid))
 			return;
-		cpath = makeNode(CustomPath);
-		cpath->path.pathtype = T_CustomScan;
-		cpath->path.parent = joinrel;
-		cpath->path.pathtarget = joinrel->reltarget;
-		cpath->path.rows = joinrel->rows;
-		cpath->path.startup_cost = outer_path->total_cost +
-			outerrel->rows * cpu_tuple_cost +
-			service_cost(outerrel->rows, rows, unsure_fraction(innerrel, tableoid), true);
-		cpath->path.total_cost = cpath->path.startup_cost +
-			joinrel->rows * (cpu_tuple_cost + list_length(quals) * cpu_operator_cost);
-		cpath->custom_paths = list_make1(outer_path);
-		cpath->methods = &join_path_methods;
-		cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
-										   makeInteger((int) subtype),
-										   makeInteger((int) opno),
-										   makeInteger(list_length(outerrel->reltarget->exprs)),
-										   inner_cols);
-		cpath->custom_private = lappend(cpath->custom_private, key);
-		cpath->custom_private = lappend(cpath->custom_private, outerrel->reltarget->exprs);
-		cpath->custom_private = lappend(cpath->custom_private, inner_vars);
-		cpath->custom_private = lappend(cpath->custom_private, quals);
-		add_path(joinrel, (Path *) cpath);
+		priv = list_make5(makeInteger((int) index->indexoid),
+						  makeInteger((int) subtype),
+						  makeInteger((int) opno),
+						  makeInteger(list_length(outerrel->reltarget->exprs)),
+						  inner_cols);
+		priv = lappend(priv, key);
+		priv = lappend(priv, outerrel->reltarget->exprs);
+		priv = lappend(priv, inner_vars);
+		priv = lappend(priv, quals);
+		unsure = unsure_fraction(innerrel, tableoid);
+		add_path(joinrel, (Path *) join_path(joinrel, outer_path, 1, outerrel->rows, rows,
+											 unsure, list_length(quals), priv));
+
+		/*
+		 * And in parallel, over a partial path of the outer side: each
+		 * process keeps and looks up its share of the outer rows (the
+		 * service answers them in turn), under a Gather.
+		 */
+		if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL)
+		{
+			Path	   *partial = linitial(outerrel->partial_pathlist);
+
+			if (partial->param_info == NULL && is_projection_capable_path(partial))
+				add_partial_path(joinrel,
+								 (Path *) join_path(joinrel, partial,
+													parallel_divisor(partial),
+													outerrel->rows, rows, unsure,
+													list_length(quals), priv));
+		}
 		return;
 	}
 }
