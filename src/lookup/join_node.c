@@ -672,6 +672,10 @@ explain_join(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Inner Rows", "from the index's columns", es);
 	if (!es->analyze || !s->started)
 		return;
+
+	/* Under a Gather (its partial path), each process joins its own share. */
+	if (node->ss.ps.plan->parallel_safe)
+		ExplainPropertyText("Counts Below", "the leader's share of the outer rows", es);
 	if (s->answered)
 	{
 		ExplainPropertyText("Answered by", "GPU service", es);
