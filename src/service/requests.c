@@ -211,6 +211,9 @@ handle_agg_prepare(GbtRequest *req)
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
+/* The most ranges, visibility bits or listed entries one AGG may carry. */
+#define REQUEST_COUNT_MAX ((int64) 1 << 40)
+
 /* AGG: see protocol.h. */
 static void
 handle_agg(GbtRequest *req)
@@ -242,8 +245,11 @@ handle_agg(GbtRequest *req)
 		reply(req, GBT_REPLY_ERROR, "bad column count");
 		return;
 	}
+	/* Counts past 2^40 would make the sizes below overflow. */
 	if (agg->nranges < 0 || agg->nvisible < 0 || agg->unsure_cap < 0 ||
 		agg->xcnt < 0 || agg->subxcnt < 0 ||
+		agg->nranges > REQUEST_COUNT_MAX || agg->nvisible > REQUEST_COUNT_MAX ||
+		agg->unsure_cap > REQUEST_COUNT_MAX ||
 		MAXALIGN(sizeof(GbtRequest)) +
 		gbt_agg_request_data_size(agg->nranges, agg->points, agg->nvisible,
 								  agg->xcnt, agg->subxcnt) +
