@@ -84,7 +84,6 @@ typedef struct GbtJoinState
 	int64		cur_end;		/* and the end of its run */
 	bool		answered;		/* by the service, else nbtree */
 	const char *why;
-	int64		nkeys;
 	double		keys_ms;
 	GbtAggAnswer answer;
 } GbtJoinState;
@@ -516,7 +515,6 @@ start_join(GbtJoinState *s)
 		if (s->map[i] >= s->ndistinct)
 			elog(ERROR, "gpubtree: join key %lld has no place among %lld keys",
 				 (long long) i, (long long) s->ndistinct);
-	s->nkeys = s->ndistinct;
 	if (s->answered)
 		rows_from_service(s, &rows);
 	else
@@ -681,7 +679,7 @@ explain_join(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Answered by", "GPU service", es);
 		if (es->verbose)
 			ExplainPropertyText("Engine", s->answer.on_gpu ? "GPU" : "CPU engine", es);
-		ExplainPropertyInteger("Keys Looked Up", NULL, s->nkeys, es);
+		ExplainPropertyInteger("Keys Looked Up", NULL, s->ndistinct, es);
 		ExplainPropertyInteger("Entries Decided by the Mirror", NULL,
 							   s->nrows - s->answer.checked_visible, es);
 		ExplainPropertyInteger("Entries Checked in Heap", NULL, s->answer.checked, es);
