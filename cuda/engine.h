@@ -51,9 +51,9 @@
  *		range the sum is meaningless (the caller should fall back).
  *	  - FLOAT8 min/max use PostgreSQL's order: NaN above everything including
  *		+Inf, -0 == 0 (either zero may be returned).
- *	  - The GPU may add in a different order than the CPU, so the FLOAT8 sums
- *		of the two may differ within the bound above; all other fields are
- *		identical.
+ *	  - The GPU, and the engines' chunk sums, may add in a different order
+ *		than gbt_vagg_cpu(), so the FLOAT8 sums may differ within the bound
+ *		above; all other fields are identical.
  *
  *	  Arguments.  in->blocks and in->cols[c] (c < ncols) must be non-NULL
  *	  when n > 0; start/end may be NULL when nranges == 0; visible may be
@@ -190,7 +190,11 @@ typedef struct gbt_engine_ops
 	/*
 	 * The contract above over the engine's entries, with removed[] (NULL:
 	 * none) as its removed bitmap; removed_version must change whenever
-	 * removed[]'s contents do (the GPU engine copies it again only then).
+	 * removed[]'s contents do (the GPU engine copies it again only then, and
+	 * only then do the chunk sums look for chunks it changed).  Ranges of
+	 * GBT_CHUNK_RANGE_MIN entries or more, when every entry's block is
+	 * visible, are answered from the chunk sums (chunksums.h) but for their
+	 * ends and the chunks not up to date, which are scanned.
 	 */
 	int			(*aggregate) (gbt_engine *e, const uint8_t *removed,
 							  uint64_t removed_version, const int64_t *start,
@@ -199,8 +203,12 @@ typedef struct gbt_engine_ops
 							  gbt_agg_result *out, int64_t *unsure,
 							  int64_t unsure_cap, char *err, size_t errlen);
 
-	/* Memory the engine holds itself, host or device (not what it borrows). */
+	/*
+	 * Memory the engine holds itself (not what it borrows): on its device
+	 * (the CPU twin: its tree), and on the host (the chunk sums of both).
+	 */
 	size_t		(*bytes) (const gbt_engine *e);
+	size_t		(*host_bytes) (const gbt_engine *e);
 
 	/*
 	 * Memory it keeps between calls for batches: device buffers, pinned

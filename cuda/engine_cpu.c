@@ -2,20 +2,24 @@
  * engine_cpu.c
  *	  The CPU twin behind engine.h: Harmonia's CPU tree (harmonia_cpu.c) and
  *	  the aggregate contract's CPU reference (vagg_cpu.c), both over host
- *	  memory.
+ *	  memory, long all-visible ranges answered from chunk sums
+ *	  (chunksums.c) as on the GPU engine.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunksums.h"
 #include "engine.h"
 #include "harmonia.h"
 #include "keysort.h"
+#include "vagg.h"
 
 struct gbt_engine
 {
 	hm_tree    *tree;
 	gbt_agg_input agg;			/* borrowed arrays; removed set per call */
+	gbt_chunk_sums *sums;		/* NULL: none (few entries, no memory) */
 };
 
 int
@@ -45,6 +49,7 @@ cpu_free(gbt_engine *e)
 	if (e == NULL)
 		return;
 	hm_cpu_free(e->tree);
+	gbt_chunk_sums_free(e->sums);
 	free(e);
 }
 
@@ -69,6 +74,7 @@ cpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
 		free(e);
 		return gbt_engine_fail("Harmonia build", hm_strerror(s), err, errlen);
 	}
+	e->sums = gbt_chunk_sums_build(&e->agg);
 	*out = e;
 	return 0;
 }
@@ -130,17 +136,35 @@ cpu_aggregate(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 			  int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
 {
 	gbt_agg_input in = e->agg;
+	gbt_chunk_split split;
+	int			rc;
 
-	(void) removed_version;		/* nothing is cached */
 	in.removed = removed;
-	return gbt_vagg_cpu(&in, start, end, nranges, visible, nvisible, out,
-						unsure, unsure_cap, err, errlen);
+	rc = gbt_chunk_sums_split(e->sums, &in, removed_version, start, end, nranges,
+							  visible, nvisible, &split);
+	if (rc < 0)
+		return gbt_engine_fail("aggregate", "out of host memory", err, errlen);
+	if (rc > 0)
+		return gbt_vagg_cpu(&in, start, end, nranges, visible, nvisible, out,
+							unsure, unsure_cap, err, errlen);
+	rc = gbt_vagg_cpu(&in, split.start, split.end, split.n, visible, nvisible, out,
+					  unsure, unsure_cap, err, errlen);
+	if (rc == 0)
+		gbt_agg_result_combine(out, &split.part, in.coltype, in.ncols);
+	gbt_chunk_split_free(&split);
+	return rc;
 }
 
 static size_t
 cpu_bytes(const gbt_engine *e)
 {
 	return hm_bytes(e->tree);
+}
+
+static size_t
+cpu_host_bytes(const gbt_engine *e)
+{
+	return gbt_chunk_sums_bytes(e->sums);
 }
 
 static size_t
@@ -165,6 +189,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_sort_unique,
 	cpu_aggregate,
 	cpu_bytes,
+	cpu_host_bytes,
 	cpu_scratch_bytes,
 	cpu_device
 };

@@ -18,6 +18,7 @@
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
+#include "chunksums.h"
 #include "engine.h"
 #include "gbt_device.h"
 #include "harmonia.h"
@@ -56,7 +57,16 @@ struct gbt_engine
 	uint8_t    *d_nulls[GBT_MAX_COLS];
 	size_t		agg_bytes;
 	gbt_vagg_gpu_ctx *vagg;
+
+	/* Sums of chunks of the host arrays (chunksums.h); NULL: none. */
+	gbt_chunk_sums *sums;
 };
+
+/*
+ * Left to scan after the chunk sums answered a request: up to this many
+ * entries (a few ranges' ends) are read on the host, not worth a kernel.
+ */
+#define GBT_HOST_SCAN_MAX 65536
 
 /* Make device current; 0, or nonzero with a message. */
 static int
@@ -147,6 +157,7 @@ gpu_free(gbt_engine *g)
 	drop_agg(g);
 	cudaFree(g->d_ws);
 	hm_gpu_free(g->tree);
+	gbt_chunk_sums_free(g->sums);
 	delete g;
 }
 
@@ -174,6 +185,7 @@ gpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
 		delete g;
 		return gbt_engine_fail("Harmonia build on the GPU", hm_strerror(s), err, errlen);
 	}
+	g->sums = gbt_chunk_sums_build(&g->host);
 	*out = g;
 	return 0;
 }
@@ -443,11 +455,12 @@ upload(void **dst, const void *src, size_t bytes, size_t *total)
 	return bytes == 0 || cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
 }
 
+/* The aggregate on the device. */
 static int
-gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
-			  const int64_t *start, const int64_t *end, int64_t nranges,
-			  const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
-			  int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+				 const int64_t *start, const int64_t *end, int64_t nranges,
+				 const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+				 int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
 {
 	const gbt_agg_input *h = &g->host;
 	gbt_agg_input in = *h;
@@ -505,10 +518,47 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 						unsure, unsure_cap, err, errlen);
 }
 
+static int
+gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+			  const int64_t *start, const int64_t *end, int64_t nranges,
+			  const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+			  int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+{
+	gbt_agg_input hin = g->host;
+	gbt_chunk_split split;
+	int			rc;
+
+	hin.removed = removed;
+	rc = gbt_chunk_sums_split(g->sums, &hin, removed_version, start, end, nranges,
+							  visible, nvisible, &split);
+	if (rc < 0)
+		return gbt_engine_fail("aggregate", "out of host memory", err, errlen);
+	if (rc > 0)
+		return device_aggregate(g, removed, removed_version, start, end, nranges,
+								visible, nvisible, out, unsure, unsure_cap, err, errlen);
+	if (split.entries <= GBT_HOST_SCAN_MAX)
+		rc = gbt_vagg_cpu(&hin, split.start, split.end, split.n, visible, nvisible,
+						  out, unsure, unsure_cap, err, errlen);
+	else
+		rc = device_aggregate(g, removed, removed_version, split.start, split.end,
+							  split.n, visible, nvisible, out, unsure, unsure_cap,
+							  err, errlen);
+	if (rc == 0)
+		gbt_agg_result_combine(out, &split.part, hin.coltype, hin.ncols);
+	gbt_chunk_split_free(&split);
+	return rc;
+}
+
 static size_t
 gpu_bytes(const gbt_engine *g)
 {
 	return hm_bytes(g->tree) + g->agg_bytes;
+}
+
+static size_t
+gpu_host_bytes(const gbt_engine *g)
+{
+	return gbt_chunk_sums_bytes(g->sums);
 }
 
 static size_t
@@ -533,6 +583,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_sort_unique,
 	gpu_aggregate,
 	gpu_bytes,
+	gpu_host_bytes,
 	gpu_scratch_bytes,
 	gpu_device
 };

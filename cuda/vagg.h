@@ -38,6 +38,16 @@ extern int	gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
 								char *err, size_t errlen);
 
 /*
+ * Exact combination of partial aggregates (the sums' error bound of the
+ * contract holds for the combination): b's column added to a's, a column
+ * of type t; part's result (count, nunsure and ncols columns) added to
+ * into's.
+ */
+extern void gbt_agg_col_combine(gbt_agg_col *a, const gbt_agg_col *b, gbt_valtype t);
+extern void gbt_agg_result_combine(gbt_agg_result *into, const gbt_agg_result *part,
+								   const gbt_valtype *coltype, int ncols);
+
+/*
  * Linked only in CUDA builds.  engine.h's contract; in's arrays (blocks,
  * removed, cols, nulls) are DEVICE memory; start/end/visible/out/unsure are
  * HOST memory, copied in and out by the call, which returns when the results are on the host.  The context

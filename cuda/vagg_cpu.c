@@ -60,6 +60,54 @@ pg_flt_lt(double a, double b)
 }
 
 /* vagg.h: the argument checks of both implementations */
+/* vagg.h: b's aggregate added to a's, for one column of type t */
+void
+gbt_agg_col_combine(gbt_agg_col *a, const gbt_agg_col *b, gbt_valtype t)
+{
+	if (b->nonnull == 0)
+		return;
+	if (t == GBT_VAL_INT64)
+	{
+		uint64_t	lo = a->sum_lo + b->sum_lo;
+
+		a->sum_hi += b->sum_hi + (lo < b->sum_lo);
+		a->sum_lo = lo;
+		if (a->nonnull == 0 || b->min_i < a->min_i)
+			a->min_i = b->min_i;
+		if (a->nonnull == 0 || b->max_i > a->max_i)
+			a->max_i = b->max_i;
+	}
+	else
+	{
+		double		e;
+
+		two_sum(a->fsum_hi, b->fsum_hi, &a->fsum_hi, &e);
+		e += a->fsum_lo + b->fsum_lo;
+		two_sum(a->fsum_hi, e, &a->fsum_hi, &a->fsum_lo);
+		a->nnan += b->nnan;
+		a->npinf += b->npinf;
+		a->nninf += b->nninf;
+		if (a->nonnull == 0 || pg_flt_lt(b->min_f, a->min_f))
+			a->min_f = b->min_f;
+		if (a->nonnull == 0 || pg_flt_lt(a->max_f, b->max_f))
+			a->max_f = b->max_f;
+	}
+	a->nonnull += b->nonnull;
+}
+
+/* vagg.h: part's aggregate added to into's */
+void
+gbt_agg_result_combine(gbt_agg_result *into, const gbt_agg_result *part,
+					   const gbt_valtype *coltype, int ncols)
+{
+	int			c;
+
+	into->count += part->count;
+	into->nunsure += part->nunsure;
+	for (c = 0; c < ncols; c++)
+		gbt_agg_col_combine(&into->col[c], &part->col[c], coltype[c]);
+}
+
 int
 gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
 					const int64_t *end, int64_t nranges,

@@ -181,7 +181,7 @@ wanted small-layout && section "small layout (GBT_SMALL_LAYOUT=1)"
 # missing objects: its Makefile.global declares every target .SECONDARY)
 if ! wanted small-layout; then
 	:
-elif { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+elif { rm -f src/service/*.o src/lookup/*.o cuda/chunksums.o gpubtree.so && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	# (the differential test's concurrent seeds check that mirrors were rebuilt)
 	for t in differential/run.sh isolation/run.sh; do
 		GBT_SMALL_LAYOUT=1 suite "$t"
@@ -190,7 +190,7 @@ else
 	cat /tmp/gpubtree-install.log
 	record "small layout (build)" 1
 fi
-if wanted small-layout && ! { rm -f src/service/*.o src/lookup/*.o gpubtree.so && make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+if wanted small-layout && ! { rm -f src/service/*.o src/lookup/*.o cuda/chunksums.o gpubtree.so && make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	cat /tmp/gpubtree-install.log
 	record "reinstall after the small layout" 1
 fi

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "agg_state.h"
+#include "vagg.h"
 
 void
 gbt_agg_init(GbtAggResult *r)
@@ -130,31 +131,8 @@ gbt_agg_combine(GbtAggResult *into, const GbtAggResult *part,
 	into->count += part->count;
 	into->nunsure += part->nunsure;
 	for (c = 0; c < cols->ncols; c++)
-	{
-		GbtAggCol  *a = &into->col[c];
-		const GbtAggCol *b = &part->col[c];
-
-		if (cols->type[c] == GBT_COL_NONE || b->nonnull == 0)
-			continue;
-		if (cols->type[c] == GBT_COL_INT64)
-		{
-			add_int128(a, b->sum_hi, b->sum_lo);
-			if (a->nonnull == 0 || b->min_i < a->min_i)
-				a->min_i = b->min_i;
-			if (a->nonnull == 0 || b->max_i > a->max_i)
-				a->max_i = b->max_i;
-		}
-		else
-		{
-			add_dd(&a->fsum_hi, &a->fsum_lo, b->fsum_hi, b->fsum_lo);
-			a->nnan += b->nnan;
-			a->npinf += b->npinf;
-			a->nninf += b->nninf;
-			if (a->nonnull == 0 || gbt_float8_lt(b->min_f, a->min_f))
-				a->min_f = b->min_f;
-			if (a->nonnull == 0 || gbt_float8_lt(a->max_f, b->max_f))
-				a->max_f = b->max_f;
-		}
-		a->nonnull += b->nonnull;
-	}
+		if (cols->type[c] != GBT_COL_NONE)
+			gbt_agg_col_combine(&into->col[c], &part->col[c],
+								cols->type[c] == GBT_COL_FLOAT8 ?
+								GBT_VAL_FLOAT8 : GBT_VAL_INT64);
 }

@@ -270,7 +270,7 @@ gbt_mirror_bytes(const GbtMirror *m)
 		gbt_delta_n(m) * 2 * sizeof(TransactionId) + m->nallvis / 8;
 	if (m->filter != NULL)
 		bytes += (m->filter_mask + 1) / 8;
-	bytes += m->ops->bytes(m->engine);
+	bytes += m->ops->bytes(m->engine) + m->ops->host_bytes(m->engine);
 	return bytes;
 }
 

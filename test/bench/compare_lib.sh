@@ -14,8 +14,9 @@ answer() { $PSQL -c "$1"; }	# rows in any order: compare them sorted
 answered() {
 	local q=${1#COPY (}
 	q=${q%) TO STDOUT}
-	$PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q" |
-		grep -E 'Answered by|Service:|Mirror:|Checked in Heap' | sed 's/^ *//' | head -3 | paste -sd ';' -
+	$PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) $q" |
+		grep -E 'Answered by|Service:|Mirror:|Checked in Heap|Device Time' | sed 's/^ *//' |
+		head -4 | paste -sd ';' -
 }
 # wait_mirror: seconds until g_k's mirror is current (at most 10 min).  A
 # table small enough that the planner keeps btree's plans never asks for a

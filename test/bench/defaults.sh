@@ -12,7 +12,9 @@
 #     queries once the mirror is current again;
 #   - an UPDATE of 1 % of the rows (what it does to the mirror), a range
 #     sum right after it and after VACUUM.
-# Every gpubtree answer is compared with btree's; EXPLAIN says what answered.
+# Every gpubtree answer is compared with btree's; EXPLAIN says what answered
+# (and the service's time in its engine, Device Time).  Last, the mirror's
+# bytes per entry against the index's size.
 # Prints a Markdown table per size.
 #
 #   test/bench/defaults.sh [LOG2_ROWS ...]      (default: 24)
@@ -51,6 +53,7 @@ SQL
 	echo "| CREATE INDEX (s) | $((SECONDS - t0)) | $tg | | |"
 	row "first count(*) 10 % after CREATE INDEX" "$R10" timed
 	echo "| (mirror built in the background, s after the first query) | | $(wait_mirror) | | |"
+	echo "| (mirror: $($PSQL -c "SELECT entries || ' entries, ' || round(bytes_per_entry::numeric, 1) || ' bytes an entry, ' || round(device_bytes::numeric / entries, 1) || ' of them on the GPU; scratch ' || pg_size_pretty(scratch_bytes) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass"); index: $($PSQL -c "SELECT round(pg_relation_size('g_k')::numeric / $ROWS, 1)") bytes a row) | | | | |"
 	for what in "count(*)" "sum(v)"; do
 		row "$what 0.01 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10000 - 1))" median
 		row "$what 10 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
@@ -77,7 +80,8 @@ SQL
 	row "sum(v) 10 % after VACUUM" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
 	row "count(*) 100 % after VACUUM" "SELECT count(*) FROM %s" median
 	echo
-	$PSQL -c "SELECT index::regclass, engine, entries, pg_size_pretty(bytes) AS bytes, round(build_ms) AS build_ms, state FROM gpubtree_mirrors()" | sed 's/^/    /'
+	$PSQL -c "SELECT index::regclass, engine, entries, pg_size_pretty(bytes) AS bytes, round(bytes_per_entry::numeric, 1) AS bytes_per_entry, pg_size_pretty(device_bytes) AS device_bytes, pg_size_pretty(scratch_bytes) AS scratch_bytes, round(build_ms) AS build_ms, state FROM gpubtree_mirrors()" | sed 's/^/    /'
+	echo "    index size: $($PSQL -c "SELECT pg_size_pretty(pg_relation_size('g_k')) || ' (' || round(pg_relation_size('g_k')::numeric / $ROWS, 1) || ' bytes a row)'")"
 	cluster_stop "$DIR" immediate
 	rm -rf "$DIR"
 	trap - EXIT

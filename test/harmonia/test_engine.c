@@ -10,6 +10,7 @@
 #define VT_NO_MAIN
 #include "test_vagg_cpu.c"
 #include "oracle.h"
+#include "../../cuda/chunksums.h"
 
 /* Random inclusive key ranges, some empty (lo > hi); the oracle's answer. */
 static void
@@ -312,6 +313,170 @@ done:
 
 static const int64_t te_sizes[] = {0, 1, 2, 9, 64, 65, 1000, 4097, 20000};
 
+/* What the sums left to scan, scanned, with their part: the answer. */
+static long
+te_split_check(const vt_data *d, const vt_query *q, const vt_oracle *o,
+			   const gbt_chunk_split *sp)
+{
+	gbt_agg_result res;
+	int64_t		total = 0,
+				r;
+	long		checks = 0;
+
+	for (r = 0; r < q->R; r++)
+		total += q->end[r] - q->start[r];
+	VT_CHECK(sp->entries + sp->chunks * GBT_CHUNK == total,
+			 "split: %lld scanned + %lld chunks, want %lld positions",
+			 (long long) sp->entries, (long long) sp->chunks, (long long) total);
+	checks++;
+	if (gbt_vagg_cpu(&d->in, sp->start, sp->end, sp->n, q->vis, q->nvis, &res,
+					 q->unsure, q->cap, NULL, 0) != 0)
+		VT_CHECK(0, "scan of the split's ranges failed");
+	else
+	{
+		gbt_agg_result_combine(&res, &sp->part, d->in.coltype, d->in.ncols);
+		checks += vt_check("chunk sums", d, q, o, &res, q->unsure);
+	}
+	return checks;
+}
+
+/*
+ * Long ranges over all-visible entries, answered from chunk sums, while the
+ * removed bitmap changes between calls (a tenth removed, a few bits, one
+ * bit in every chunk, none; once with one block not visible): through the engine (and the twin) against the
+ * oracle, and the sums on their own, whose split must cover each range
+ * once and use whole chunks where nothing is left to bring up to date.
+ */
+static long
+te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
+		int64_t n, int it)
+{
+	vt_data		d;
+	vt_query	q;
+	vt_oracle	o;
+	gbt_agg_result res;
+	gbt_engine *e = NULL,
+			   *t = NULL;
+	gbt_chunk_sums *sums;
+	gbt_chunk_split sp;
+	uint64_t   *k = (uint64_t *) malloc((n + 1) * 8);
+	uint8_t    *removed = vt_bitmap(n, 0);
+	uint64_t	version = 0;
+	long		checks = 0;
+	int64_t		i;
+	int			round;
+	char		err[256];
+
+	vt_make(&d, n, it % (GBT_MAX_COLS + 1), 1 + vt_below(n / 8 + 2), -1);
+	for (i = 0; i < d.in.ncols; i++)
+		if (d.in.coltype[i] == GBT_VAL_FLOAT8 && d.dist[i] == VT_F_SPECIAL)
+			d.dist[i] = VT_F_PATHO;
+	o_keys(k, n, 0);
+	VT_CHECK(ops->build(k, &d.in, device, &e, err, sizeof(err)) == 0, "build: %s", err);
+	if (twin != NULL)
+		VT_CHECK(twin->build(k, &d.in, -1, &t, err, sizeof(err)) == 0, "twin build: %s", err);
+	sums = gbt_chunk_sums_build(&d.in);
+	VT_CHECK(sums != NULL && gbt_chunk_sums_bytes(sums) > 0 &&
+			 ops->host_bytes(e) >= gbt_chunk_sums_bytes(sums),
+			 "chunk sums of %lld entries: none", (long long) n);
+	checks += 2;
+	for (round = 0; round < 8 && e != NULL && sums != NULL; round++)
+	{
+		int			all = round != 6;
+		int			applies;
+		int64_t		r;
+
+		/* rounds 3 and 7 change nothing: the same version */
+		if (round != 3 && round != 7)
+			version++;
+		if (round == 1)
+			for (i = 0; i < n; i++)
+				if (vt_below(10) == 0)
+					removed[i >> 3] ^= (uint8_t) (1 << (i & 7));
+		if (round == 2 || round == 6)
+			for (i = 1 + vt_below(5); i > 0; i--)
+			{
+				int64_t		p = vt_below(n);
+
+				removed[p >> 3] ^= (uint8_t) (1 << (p & 7));
+			}
+		if (round == 4)
+			for (i = 0; i < n; i += GBT_CHUNK)
+			{
+				int64_t		p = i + vt_below(n - i < GBT_CHUNK ? n - i : GBT_CHUNK);
+
+				removed[p >> 3] ^= (uint8_t) (1 << (p & 7));
+			}
+		d.removed = round == 0 || round == 5 ? NULL : removed;
+		d.in.removed = d.removed;
+
+		memset(&q, 0, sizeof(q));
+		vt_ranges(&q, n, round % 2 ? VT_R_FEW : VT_R_FULL, 6);
+		q.nvis = d.nblocks;
+		q.vis = vt_bitmap(d.nblocks, 1.0);
+		if (!all)
+		{
+			/* one block an entry is on not visible: the sums stay out */
+			uint32_t	b = d.blocks[vt_below(n)];
+
+			q.vis[b >> 3] &= (uint8_t) ~(1 << (b & 7));
+		}
+		vt_oracle_run(&d, &q, &o);
+		vt_set_cap(&q, 5, o.nuns, n);
+
+		memset(&res, 0x77, sizeof(res));
+		if (ops->aggregate(e, d.removed, version, q.start, q.end, q.R, q.vis, q.nvis,
+						   &res, q.unsure, q.cap, err, sizeof(err)) != 0)
+			VT_CHECK(0, "aggregate n=%lld round %d: %s", (long long) n, round, err);
+		else
+			checks += vt_check("engine, long ranges", &d, &q, &o, &res, q.unsure);
+		if (t != NULL)
+		{
+			memset(&res, 0x77, sizeof(res));
+			if (twin->aggregate(t, d.removed, version, q.start, q.end, q.R, q.vis,
+								q.nvis, &res, q.unsure, q.cap, err, sizeof(err)) != 0)
+				VT_CHECK(0, "twin aggregate round %d: %s", round, err);
+			else
+				checks += vt_check("twin, long ranges", &d, &q, &o, &res, q.unsure);
+		}
+
+		applies = 0;
+		for (r = 0; r < q.R; r++)
+			applies |= q.end[r] - q.start[r] >= GBT_CHUNK_RANGE_MIN;
+		applies &= all;
+		i = gbt_chunk_sums_split(sums, &d.in, version, q.start, q.end, q.R, q.vis,
+								 q.nvis, &sp);
+		VT_CHECK(i == (applies ? 0 : 1), "split round %d: %lld, want %d", round,
+				 (long long) i, applies ? 0 : 1);
+		checks++;
+		if (i == 0)
+		{
+			/* whole chunks used, unless all are to be made again */
+			VT_CHECK(sp.chunks > 0 || (round == 4 && n / GBT_CHUNK > GBT_CHUNK_SYNC_MAX),
+					 "split round %d: no chunk from the sums", round);
+			checks++;
+			checks += te_split_check(&d, &q, &o, &sp);
+			gbt_chunk_split_free(&sp);
+		}
+		vt_oracle_free(&o);
+		vt_qfree(&q);
+	}
+	if (e != NULL)
+		ops->free(e);
+	if (t != NULL)
+		twin->free(t);
+	gbt_chunk_sums_free(sums);
+	d.removed = NULL;
+	vt_free(&d);
+	free(removed);
+	free(k);
+	return checks;
+}
+
+/* Sizes for the chunk sums: a few chunks, a ragged end, past the sync budget. */
+static const int64_t te_sums_sizes[] = {GBT_CHUNK_RANGE_MIN, 100003,
+(GBT_CHUNK_SYNC_MAX + 300) * (int64_t) GBT_CHUNK + 5};
+
 /* Every size and key distribution, a few data sets each. */
 static long
 te_suite(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin)
@@ -325,6 +490,9 @@ te_suite(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin)
 		for (dist = 0; dist < 4; dist++)
 			for (it = 0; it < 5; it++)
 				checks += te_run(ops, device, twin, te_sizes[si], dist, it + si);
+	for (si = 0; si < (int) (sizeof(te_sums_sizes) / sizeof(te_sums_sizes[0])); si++)
+		for (it = 0; it < 3; it++)
+			checks += te_sums(ops, device, twin, te_sums_sizes[si], it + si);
 	return checks;
 }
 
@@ -366,7 +534,7 @@ main(int argc, char **argv)
 	vt_rng = seed;
 	rng_s = seed ^ 0x5bd1e995;
 	printf("engine CPU tests, seed %llu\n", (unsigned long long) seed);
-	vt_group_end("engine: CPU twin vs oracles, n 0..20000",
+	vt_group_end("engine: CPU twin vs oracles, n 0..20000, chunk sums to 1.3M",
 				 te_suite(gbt_engine_cpu_ops(), -1, NULL));
 	te_errors();
 	printf("%d passed, %d failed\n", vt_passed, vt_failed);

@@ -1,0 +1,433 @@
+/*
+ * chunksums.c
+ *	  Aggregates of a mirror's entries by chunks of positions (chunksums.h).
+ *
+ * Chunks are made with gbt_vagg_cpu() itself (every block counted as
+ * visible), so a chunk's aggregate is exactly what a scan of it would add;
+ * items above combine their children with gbt_agg_col_combine().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunksums.h"
+#include "vagg.h"
+
+#define CHUNK_BYTES (GBT_CHUNK / 8)	/* of a removed bitmap */
+
+struct gbt_chunk_sums
+{
+	int64_t		n;
+	int			ncols;
+	gbt_valtype coltype[GBT_MAX_COLS];
+	int			nlevels;
+	int64_t		nitems[GBT_CHUNK_LEVELS];
+	int64_t    *count[GBT_CHUNK_LEVELS];	/* per item */
+	gbt_agg_col *col[GBT_CHUNK_LEVELS][GBT_MAX_COLS];
+	int32_t    *dirty[GBT_CHUNK_LEVELS];	/* dirty chunks below each item */
+	int64_t    *todo;			/* the dirty chunks, a stack */
+	int64_t		ntodo;
+	uint8_t    *seen;			/* removed bits the chunks were made with */
+	uint8_t    *allvis;			/* ones for every block an entry is on */
+	int64_t		nblocks;		/* the largest such block + 1 */
+	int			diffed;			/* removed[] below compared already: */
+	int			removed_null;
+	uint64_t	removed_version;
+	size_t		bytes;
+};
+
+static void *
+alloc_counted(gbt_chunk_sums *s, size_t bytes)
+{
+	s->bytes += bytes;
+	return calloc(1, bytes > 0 ? bytes : 1);
+}
+
+void
+gbt_chunk_sums_free(gbt_chunk_sums *s)
+{
+	int			l,
+				c;
+
+	if (s == NULL)
+		return;
+	for (l = 0; l < GBT_CHUNK_LEVELS; l++)
+	{
+		free(s->count[l]);
+		free(s->dirty[l]);
+		for (c = 0; c < GBT_MAX_COLS; c++)
+			free(s->col[l][c]);
+	}
+	free(s->todo);
+	free(s->seen);
+	free(s->allvis);
+	free(s);
+}
+
+size_t
+gbt_chunk_sums_bytes(const gbt_chunk_sums *s)
+{
+	return s != NULL ? s->bytes : 0;
+}
+
+/* Chunks or items below one item of level l. */
+static int64_t
+span(int l)
+{
+	int64_t		x = 1;
+
+	while (l-- > 0)
+		x *= GBT_CHUNK_FANOUT;
+	return x;
+}
+
+static void
+store(gbt_chunk_sums *s, int l, int64_t i, const gbt_agg_result *r)
+{
+	int			c;
+
+	s->count[l][i] = r->count;
+	for (c = 0; c < s->ncols; c++)
+		s->col[l][c][i] = r->col[c];
+}
+
+static void
+add_item(const gbt_chunk_sums *s, int l, int64_t i, gbt_agg_result *into)
+{
+	int			c;
+
+	into->count += s->count[l][i];
+	for (c = 0; c < s->ncols; c++)
+		gbt_agg_col_combine(&into->col[c], &s->col[l][c][i], s->coltype[c]);
+}
+
+/* Chunk i's aggregate from in (its removed bitmap as it is); 0 or 1. */
+static int
+make_chunk(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t i)
+{
+	int64_t		from = i * GBT_CHUNK;
+	int64_t		to = from + GBT_CHUNK < s->n ? from + GBT_CHUNK : s->n;
+	gbt_agg_result r;
+
+	if (gbt_vagg_cpu(in, &from, &to, 1, s->allvis, s->nblocks, &r, NULL, 0, NULL, 0) != 0)
+		return 1;
+	store(s, 0, i, &r);
+	return 0;
+}
+
+/* Item i of level l >= 1 from its children. */
+static void
+make_item(gbt_chunk_sums *s, int l, int64_t i)
+{
+	gbt_agg_result r;
+	int64_t		j,
+				last = (i + 1) * GBT_CHUNK_FANOUT;
+
+	memset(&r, 0, sizeof(r));
+	if (last > s->nitems[l - 1])
+		last = s->nitems[l - 1];
+	for (j = i * GBT_CHUNK_FANOUT; j < last; j++)
+		add_item(s, l - 1, j, &r);
+	store(s, l, i, &r);
+}
+
+gbt_chunk_sums *
+gbt_chunk_sums_build(const gbt_agg_input *in)
+{
+	gbt_chunk_sums *s;
+	gbt_agg_input none = *in;
+	int64_t		i,
+				maxblock = 0;
+	int			l,
+				c,
+				ok = 1;
+
+	if (in->n < GBT_CHUNK_RANGE_MIN || in->blocks == NULL)
+		return NULL;
+	s = (gbt_chunk_sums *) calloc(1, sizeof(gbt_chunk_sums));
+	if (s == NULL)
+		return NULL;
+	s->n = in->n;
+	s->ncols = in->ncols;
+	memcpy(s->coltype, in->coltype, sizeof(s->coltype));
+	for (i = 0; i < in->n; i++)
+		if (in->blocks[i] > maxblock)
+			maxblock = in->blocks[i];
+	s->nblocks = maxblock + 1;
+	s->allvis = (uint8_t *) alloc_counted(s, s->nblocks / 8 + 1);
+	s->seen = (uint8_t *) alloc_counted(s, s->n / 8 + 1);
+	s->nitems[0] = (s->n + GBT_CHUNK - 1) / GBT_CHUNK;
+	for (l = 1; l < GBT_CHUNK_LEVELS && s->nitems[l - 1] > 1; l++)
+		s->nitems[l] = (s->nitems[l - 1] + GBT_CHUNK_FANOUT - 1) / GBT_CHUNK_FANOUT;
+	s->nlevels = l;
+	s->todo = (int64_t *) alloc_counted(s, sizeof(int64_t) * s->nitems[0]);
+	ok = s->allvis != NULL && s->seen != NULL && s->todo != NULL;
+	for (l = 0; l < s->nlevels && ok; l++)
+	{
+		s->count[l] = (int64_t *) alloc_counted(s, sizeof(int64_t) * s->nitems[l]);
+		s->dirty[l] = (int32_t *) alloc_counted(s, sizeof(int32_t) * s->nitems[l]);
+		ok = s->count[l] != NULL && s->dirty[l] != NULL;
+		for (c = 0; c < s->ncols && ok; c++)
+		{
+			s->col[l][c] = (gbt_agg_col *) alloc_counted(s, sizeof(gbt_agg_col) * s->nitems[l]);
+			ok = s->col[l][c] != NULL;
+		}
+	}
+	if (ok)
+		memset(s->allvis, 0xff, s->nblocks / 8 + 1);
+
+	/* Made with nothing removed, as seen[] (zeros) says. */
+	none.removed = NULL;
+	for (i = 0; i < s->nitems[0] && ok; i++)
+		ok = make_chunk(s, &none, i) == 0;
+	for (l = 1; l < s->nlevels && ok; l++)
+		for (i = 0; i < s->nitems[l]; i++)
+			make_item(s, l, i);
+	if (!ok)
+	{
+		gbt_chunk_sums_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Whether visible[] has the bit of every block an entry is on. */
+static int
+all_visible(const gbt_chunk_sums *s, const uint8_t *visible, int64_t nvisible)
+{
+	int64_t		full = s->nblocks / 8;
+	int			tail = (int) (s->nblocks & 7);
+	int64_t		i;
+
+	if (visible == NULL || nvisible < s->nblocks)
+		return 0;
+	for (i = 0; i < full; i++)
+		if (visible[i] != 0xff)
+			return 0;
+	return tail == 0 || (visible[full] & ((1 << tail) - 1)) == (1 << tail) - 1;
+}
+
+/* Whether chunk i's bits in removed (NULL: none) differ from seen[]. */
+static int
+chunk_differs(const gbt_chunk_sums *s, const uint8_t *removed, int64_t i)
+{
+	int64_t		from = i * CHUNK_BYTES;
+	int64_t		to = (i + 1) * CHUNK_BYTES;
+	int64_t		full = s->n / 8;
+	int			tail = (int) (s->n & 7);
+	int64_t		b;
+
+	if (to > full)
+		to = full;
+	if (removed != NULL && memcmp(s->seen + from, removed + from, to - from) != 0)
+		return 1;
+	for (b = from; removed == NULL && b < to; b++)
+		if (s->seen[b] != 0)
+			return 1;
+	/* the last byte's bits of positions below n */
+	if (tail != 0 && to == full && (i + 1) * CHUNK_BYTES > full)
+	{
+		uint8_t		mask = (uint8_t) ((1 << tail) - 1);
+		uint8_t		now = removed != NULL ? removed[full] : 0;
+
+		return ((s->seen[full] ^ now) & mask) != 0;
+	}
+	return 0;
+}
+
+static void
+mark_dirty(gbt_chunk_sums *s, int64_t i)
+{
+	int			l;
+
+	s->dirty[0][i] = 1;
+	s->todo[s->ntodo++] = i;
+	for (l = 1; l < s->nlevels; l++)
+		s->dirty[l][i / span(l)]++;
+}
+
+/* Mark the chunks whose removed bits changed since they were made. */
+static void
+find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
+{
+	int64_t		i;
+
+	if (s->diffed && s->removed_null == (removed == NULL) &&
+		(removed == NULL || s->removed_version == version))
+		return;
+	for (i = 0; i < s->nitems[0]; i++)
+		if (s->dirty[0][i] == 0 && chunk_differs(s, removed, i))
+			mark_dirty(s, i);
+	s->diffed = 1;
+	s->removed_null = removed == NULL;
+	s->removed_version = version;
+}
+
+/* Make up to GBT_CHUNK_SYNC_MAX dirty chunks again, and the items above. */
+static int
+sync_dirty(gbt_chunk_sums *s, const gbt_agg_input *in)
+{
+	int			budget = GBT_CHUNK_SYNC_MAX;
+	int			l;
+
+	while (s->ntodo > 0 && budget-- > 0)
+	{
+		int64_t		i = s->todo[s->ntodo - 1];
+		int64_t		from = i * CHUNK_BYTES;
+		int64_t		bytes = (s->n + 7) / 8 - from;
+
+		if (make_chunk(s, in, i) != 0)
+			return 1;
+		if (bytes > CHUNK_BYTES)
+			bytes = CHUNK_BYTES;
+		if (in->removed != NULL)
+			memcpy(s->seen + from, in->removed + from, bytes);
+		else
+			memset(s->seen + from, 0, bytes);
+		s->ntodo--;
+		s->dirty[0][i] = 0;
+		for (l = 1; l < s->nlevels; l++)
+		{
+			int64_t		j = i / span(l);
+
+			if (--s->dirty[l][j] > 0)
+				break;
+			make_item(s, l, j);
+		}
+	}
+	return 0;
+}
+
+/* Append [a, b) to the ranges to scan (joined to the last when adjacent). */
+static int
+push(gbt_chunk_split *sp, int64_t a, int64_t b)
+{
+	if (a >= b)
+		return 0;
+	sp->entries += b - a;
+	if (sp->n > 0 && sp->end[sp->n - 1] == a)
+	{
+		sp->end[sp->n - 1] = b;
+		return 0;
+	}
+	if (sp->n == sp->cap)
+	{
+		int64_t		cap = sp->cap * 2 + 16;
+		int64_t    *ns = (int64_t *) realloc(sp->start, sizeof(int64_t) * cap);
+		int64_t    *ne;
+
+		if (ns == NULL)
+			return 1;
+		sp->start = ns;
+		ne = (int64_t *) realloc(sp->end, sizeof(int64_t) * cap);
+		if (ne == NULL)
+			return 1;
+		sp->end = ne;
+		sp->cap = cap;
+	}
+	sp->start[sp->n] = a;
+	sp->end[sp->n++] = b;
+	return 0;
+}
+
+/* Item i of level l: its aggregate, or what is dirty under it to scan. */
+static int
+take(const gbt_chunk_sums *s, int l, int64_t i, gbt_chunk_split *sp)
+{
+	int64_t		j,
+				last;
+
+	if (s->dirty[l][i] == 0)
+	{
+		add_item(s, l, i, &sp->part);
+		sp->chunks += span(l);
+		return 0;
+	}
+	if (l == 0)
+		return push(sp, i * GBT_CHUNK, (i + 1) * GBT_CHUNK);
+	last = (i + 1) * GBT_CHUNK_FANOUT;
+	if (last > s->nitems[l - 1])
+		last = s->nitems[l - 1];
+	for (j = i * GBT_CHUNK_FANOUT; j < last; j++)
+		if (take(s, l - 1, j, sp) != 0)
+			return 1;
+	return 0;
+}
+
+/* Items [a, b) of level l, whole items of the levels above where they fit. */
+static int
+take_items(const gbt_chunk_sums *s, int l, int64_t a, int64_t b, gbt_chunk_split *sp)
+{
+	int64_t		a2 = (a + GBT_CHUNK_FANOUT - 1) / GBT_CHUNK_FANOUT;
+	int64_t		b2 = b / GBT_CHUNK_FANOUT;
+	int64_t		i;
+
+	if (l + 1 < s->nlevels && a2 < b2)
+	{
+		for (i = a; i < a2 * GBT_CHUNK_FANOUT; i++)
+			if (take(s, l, i, sp) != 0)
+				return 1;
+		if (take_items(s, l + 1, a2, b2, sp) != 0)
+			return 1;
+		a = b2 * GBT_CHUNK_FANOUT;
+	}
+	for (i = a; i < b; i++)
+		if (take(s, l, i, sp) != 0)
+			return 1;
+	return 0;
+}
+
+int
+gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
+					 uint64_t removed_version, const int64_t *start,
+					 const int64_t *end, int64_t nranges,
+					 const uint8_t *visible, int64_t nvisible,
+					 gbt_chunk_split *split)
+{
+	int64_t		r;
+	int			any_long = 0;
+
+	memset(split, 0, sizeof(*split));
+	if (s == NULL || in->n != s->n)
+		return 1;
+	for (r = 0; r < nranges; r++)
+	{
+		if (start[r] < 0 || start[r] > end[r] || end[r] > s->n)
+			return 1;
+		if (end[r] - start[r] >= GBT_CHUNK_RANGE_MIN)
+			any_long = 1;
+	}
+	if (!any_long || !all_visible(s, visible, nvisible))
+		return 1;
+	find_dirty(s, in->removed, removed_version);
+	if (sync_dirty(s, in) != 0)
+		return 1;
+	for (r = 0; r < nranges; r++)
+	{
+		/* the whole chunks inside the range; the ends are scanned */
+		int64_t		c0 = (start[r] + GBT_CHUNK - 1) / GBT_CHUNK;
+		int64_t		c1 = end[r] / GBT_CHUNK;
+		int			failed;
+
+		if (end[r] - start[r] < GBT_CHUNK_RANGE_MIN || c0 >= c1)
+			failed = push(split, start[r], end[r]);
+		else
+			failed = push(split, start[r], c0 * GBT_CHUNK) ||
+				take_items(s, 0, c0, c1, split) ||
+				push(split, c1 * GBT_CHUNK, end[r]);
+		if (failed)
+		{
+			gbt_chunk_split_free(split);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+gbt_chunk_split_free(gbt_chunk_split *split)
+{
+	free(split->start);
+	free(split->end);
+	split->start = split->end = NULL;
+	split->n = split->cap = 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * chunksums.h
+ *	  Aggregates of a mirror's entries by fixed chunks of positions, kept
+ *	  with an engine so that a long range whose entries are all on visible
+ *	  blocks costs a walk down a shallow tree of partial aggregates plus
+ *	  its two ends, not a pass over every entry (chunksums.c).  Plain C, no
+ *	  PostgreSQL headers; both engines use it over the borrowed host arrays.
+ *
+ * Level 0 holds one aggregate per GBT_CHUNK positions (the non-removed
+ * entries of the chunk, each counted whatever its block), each level above
+ * one per GBT_CHUNK_FANOUT items below.  The removed bitmap changes
+ * between calls: a chunk whose removed bits differ from those its
+ * aggregate was made with is out of date ("dirty"), as is every item above
+ * it; a call brings up to GBT_CHUNK_SYNC_MAX dirty chunks up to date and
+ * hands the others back to be scanned.  The answer is the same as a scan's
+ * (engine.h's contract): exact, float sums within its bound.
+ */
+#ifndef GBT_CHUNKSUMS_H
+#define GBT_CHUNKSUMS_H
+
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#ifndef GBT_CHUNK				/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_CHUNK 1024			/* positions per level-0 aggregate (8k) */
+#define GBT_CHUNK_FANOUT 64		/* items per item of the level above */
+#define GBT_CHUNK_SYNC_MAX 1024 /* dirty chunks made again per call */
+#endif
+#define GBT_CHUNK_LEVELS 6		/* more items side by side at the top */
+#define GBT_CHUNK_RANGE_MIN (4 * GBT_CHUNK)	/* shorter ranges are scanned */
+
+typedef struct gbt_chunk_sums gbt_chunk_sums;
+
+/*
+ * The aggregate's part answered from the sums, and what is left to scan in
+ * ascending order per range: the other ranges, the long ranges' ends and
+ * the dirty chunks in them.  No entry is in both.
+ */
+typedef struct gbt_chunk_split
+{
+	gbt_agg_result part;
+	int64_t    *start;
+	int64_t    *end;
+	int64_t		n;
+	int64_t		cap;
+	int64_t		entries;		/* positions in the ranges to scan */
+	int64_t		chunks;			/* chunks answered from the sums */
+} gbt_chunk_split;
+
+/*
+ * Sums over in's host arrays (borrowed: unchanged until free), made with
+ * no entry removed.  NULL when in has fewer than GBT_CHUNK_RANGE_MIN
+ * entries (no range could use them) or memory is short.
+ */
+extern gbt_chunk_sums *gbt_chunk_sums_build(const gbt_agg_input *in);
+extern void gbt_chunk_sums_free(gbt_chunk_sums *s);
+extern size_t gbt_chunk_sums_bytes(const gbt_chunk_sums *s);
+
+/*
+ * For an aggregate() over in (its removed bitmap in->removed, of version
+ * removed_version): 0 when the sums answer part of it (split filled: scan
+ * split->start/end with the same removed and visible, then combine
+ * split->part into the result; gbt_chunk_split_free() after), 1 when they
+ * do not apply (s NULL, no range long enough, a block not visible, ranges
+ * out of bounds: scan the ranges as given), -1 when memory is short.
+ */
+extern int	gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
+								 uint64_t removed_version, const int64_t *start,
+								 const int64_t *end, int64_t nranges,
+								 const uint8_t *visible, int64_t nvisible,
+								 gbt_chunk_split *split);
+extern void gbt_chunk_split_free(gbt_chunk_split *split);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GBT_CHUNKSUMS_H */
