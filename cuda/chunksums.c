@@ -262,11 +262,10 @@ find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
 	s->removed_version = version;
 }
 
-/* Make up to GBT_CHUNK_SYNC_MAX dirty chunks again, and the items above. */
+/* Make up to budget dirty chunks again, and the items above; 0 or 1. */
 static int
-sync_dirty(gbt_chunk_sums *s, const gbt_agg_input *in)
+sync_dirty(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t budget)
 {
-	int			budget = GBT_CHUNK_SYNC_MAX;
 	int			l;
 
 	while (s->ntodo > 0 && budget-- > 0)
@@ -399,7 +398,7 @@ gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
 	if (!any_long || !all_visible(s, visible, nvisible))
 		return 1;
 	find_dirty(s, in->removed, removed_version);
-	if (sync_dirty(s, in) != 0)
+	if (sync_dirty(s, in, GBT_CHUNK_SYNC_MAX) != 0)
 		return 1;
 	for (r = 0; r < nranges; r++)
 	{
@@ -421,6 +420,19 @@ gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
 		}
 	}
 	return 0;
+}
+
+int
+gbt_chunk_sums_tidy(gbt_chunk_sums *s, const gbt_agg_input *in,
+					uint64_t removed_version, int64_t max_chunks)
+{
+	if (s == NULL || in->n != s->n)
+		return 0;
+	find_dirty(s, in->removed, removed_version);
+	/* a chunk that cannot be made stays dirty: not worth another round */
+	if (sync_dirty(s, in, max_chunks) != 0)
+		return 0;
+	return s->ntodo > 0;
 }
 
 void

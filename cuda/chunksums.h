@@ -11,8 +11,9 @@
  * one per GBT_CHUNK_FANOUT items below.  The removed bitmap changes
  * between calls: a chunk whose removed bits differ from those its
  * aggregate was made with is out of date ("dirty"), as is every item above
- * it; a call brings up to GBT_CHUNK_SYNC_MAX dirty chunks up to date and
- * hands the others back to be scanned.  The answer is the same as a scan's
+ * it; an aggregate brings up to GBT_CHUNK_SYNC_MAX dirty chunks up to date
+ * and hands the others back to be scanned, and the service brings the rest
+ * up to date between requests (gbt_chunk_sums_tidy()).  The answer is the same as a scan's
  * (engine.h's contract): exact, float sums within its bound.
  */
 #ifndef GBT_CHUNKSUMS_H
@@ -28,7 +29,7 @@ extern "C"
 #ifndef GBT_CHUNK				/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
 #define GBT_CHUNK 1024			/* positions per level-0 aggregate (8k) */
 #define GBT_CHUNK_FANOUT 64		/* items per item of the level above */
-#define GBT_CHUNK_SYNC_MAX 1024 /* dirty chunks made again per call */
+#define GBT_CHUNK_SYNC_MAX 16	/* dirty chunks an aggregate makes again */
 #endif
 #define GBT_CHUNK_LEVELS 6		/* more items side by side at the top */
 #define GBT_CHUNK_RANGE_MIN (4 * GBT_CHUNK)	/* shorter ranges are scanned */
@@ -74,6 +75,13 @@ extern int	gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
 								 const uint8_t *visible, int64_t nvisible,
 								 gbt_chunk_split *split);
 extern void gbt_chunk_split_free(gbt_chunk_split *split);
+
+/*
+ * Off the query path: up to max_chunks dirty chunks made again from in
+ * (in->removed of removed_version).  Returns 1 when dirty chunks are left.
+ */
+extern int	gbt_chunk_sums_tidy(gbt_chunk_sums *s, const gbt_agg_input *in,
+								uint64_t removed_version, int64_t max_chunks);
 
 #ifdef __cplusplus
 }

@@ -204,6 +204,14 @@ typedef struct gbt_engine_ops
 							  int64_t unsure_cap, char *err, size_t errlen);
 
 	/*
+	 * Between requests: bring up to max_chunks of the chunk sums up to date
+	 * with removed[] (as given to aggregate()).  Returns nonzero when some
+	 * are left to do.
+	 */
+	int			(*tidy) (gbt_engine *e, const uint8_t *removed,
+						 uint64_t removed_version, int64_t max_chunks);
+
+	/*
 	 * Memory the engine holds itself (not what it borrows): on its device
 	 * (the CPU twin: its tree), and on the host (the chunk sums of both).
 	 */

@@ -155,6 +155,16 @@ cpu_aggregate(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 	return rc;
 }
 
+static int
+cpu_tidy(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
+		 int64_t max_chunks)
+{
+	gbt_agg_input in = e->agg;
+
+	in.removed = removed;
+	return gbt_chunk_sums_tidy(e->sums, &in, removed_version, max_chunks);
+}
+
 static size_t
 cpu_bytes(const gbt_engine *e)
 {
@@ -188,6 +198,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_ranges,
 	cpu_sort_unique,
 	cpu_aggregate,
+	cpu_tidy,
 	cpu_bytes,
 	cpu_host_bytes,
 	cpu_scratch_bytes,

@@ -549,6 +549,16 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 	return rc;
 }
 
+static int
+gpu_tidy(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+		 int64_t max_chunks)
+{
+	gbt_agg_input hin = g->host;
+
+	hin.removed = removed;
+	return gbt_chunk_sums_tidy(g->sums, &hin, removed_version, max_chunks);
+}
+
 static size_t
 gpu_bytes(const gbt_engine *g)
 {
@@ -582,6 +592,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_ranges,
 	gpu_sort_unique,
 	gpu_aggregate,
+	gpu_tidy,
 	gpu_bytes,
 	gpu_host_bytes,
 	gpu_scratch_bytes,

@@ -420,6 +420,27 @@ run_cascade(GbtMirror *m)
 }
 
 /*
+ * Chunks of the engine's sums made again per round of the service (about
+ * a millisecond), requests answered in between.
+ */
+#ifndef GBT_TIDY_CHUNKS
+#define GBT_TIDY_CHUNKS 256
+#endif
+
+/*
+ * The entries the tree hides changed: the engine's sums of the chunks
+ * they are in are made again here, between requests, so that aggregates
+ * find them up to date.  Returns whether chunks are left.
+ */
+bool
+gbt_mirror_tidy_step(GbtMirror *m)
+{
+	if (m->engine == NULL)
+		return false;
+	return m->ops->tidy(m->engine, m->hidden, m->hidden_version, GBT_TIDY_CHUNKS) != 0;
+}
+
+/*
  * The next step of the stepped merge under way, if any: at most
  * GBT_MERGE_STEP entries.  The merged run replaces the two at the end.
  * Returns whether a step is left.

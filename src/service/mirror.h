@@ -71,6 +71,9 @@ extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 
 /* The next step of a large merge of the delta's runs; true: more left. */
 extern bool gbt_mirror_merge_step(GbtMirror *m);
 
+/* The next step of bringing the engine's chunk sums up to date; true: more left. */
+extern bool gbt_mirror_tidy_step(GbtMirror *m);
+
 /* Whether the delta has grown enough that rebuilding the tree pays. */
 extern bool gbt_mirror_wants_merge(const GbtMirror *m);
 

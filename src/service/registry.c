@@ -525,6 +525,10 @@ gbt_maintain_mirrors(void)
 		INSTR_TIME_SET_CURRENT(start);
 		more |= gbt_mirror_merge_step(sm->mirror);
 		report_slow_step(start, "merging delta runs", sm, gbt_mirror_delta(sm->mirror));
+		INSTR_TIME_SET_CURRENT(start);
+		more |= gbt_mirror_tidy_step(sm->mirror);
+		report_slow_step(start, "bringing chunk sums up to date", sm,
+						 gbt_mirror_entries(sm->mirror));
 		if (sm->rebuild == NULL && !gbt_mirror_wants_merge(sm->mirror))
 			continue;
 		INSTR_TIME_SET_CURRENT(start);

@@ -380,14 +380,14 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 			 ops->host_bytes(e) >= gbt_chunk_sums_bytes(sums),
 			 "chunk sums of %lld entries: none", (long long) n);
 	checks += 2;
-	for (round = 0; round < 8 && e != NULL && sums != NULL; round++)
+	for (round = 0; round < 10 && e != NULL && sums != NULL; round++)
 	{
 		int			all = round != 6;
 		int			applies;
 		int64_t		r;
 
-		/* rounds 3 and 7 change nothing: the same version */
-		if (round != 3 && round != 7)
+		/* rounds 3, 7 and 9 change nothing: the same version */
+		if (round != 3 && round != 7 && round != 9)
 			version++;
 		if (round == 1)
 			for (i = 0; i < n; i++)
@@ -400,7 +400,7 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 
 				removed[p >> 3] ^= (uint8_t) (1 << (p & 7));
 			}
-		if (round == 4)
+		if (round == 4 || round == 8)
 			for (i = 0; i < n; i += GBT_CHUNK)
 			{
 				int64_t		p = i + vt_below(n - i < GBT_CHUNK ? n - i : GBT_CHUNK);
@@ -424,6 +424,14 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		vt_oracle_run(&d, &q, &o);
 		vt_set_cap(&q, 5, o.nuns, n);
 
+		if (round == 8)
+		{
+			/* the engines' own tidying, as the service calls it */
+			VT_CHECK(ops->tidy(e, d.removed, version, n) == 0 &&
+					 (t == NULL || twin->tidy(t, d.removed, version, n) == 0),
+					 "engine tidy: chunks left");
+			checks++;
+		}
 		memset(&res, 0x77, sizeof(res));
 		if (ops->aggregate(e, d.removed, version, q.start, q.end, q.R, q.vis, q.nvis,
 						   &res, q.unsure, q.cap, err, sizeof(err)) != 0)
@@ -444,6 +452,18 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		for (r = 0; r < q.R; r++)
 			applies |= q.end[r] - q.start[r] >= GBT_CHUNK_RANGE_MIN;
 		applies &= all;
+
+		/*
+		 * Every other round, every chunk made again first (as the service
+		 * does between requests): then only the ranges' ends are scanned.
+		 */
+		if (round % 2 == 0)
+		{
+			VT_CHECK(gbt_chunk_sums_tidy(sums, &d.in, version, 1) == 0 ||
+					 gbt_chunk_sums_tidy(sums, &d.in, version, n) == 0,
+					 "tidy round %d: chunks left", round);
+			checks++;
+		}
 		i = gbt_chunk_sums_split(sums, &d.in, version, q.start, q.end, q.R, q.vis,
 								 q.nvis, &sp);
 		VT_CHECK(i == (applies ? 0 : 1), "split round %d: %lld, want %d", round,
@@ -451,9 +471,14 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		checks++;
 		if (i == 0)
 		{
-			/* whole chunks used, unless all are to be made again */
-			VT_CHECK(sp.chunks > 0 || (round == 4 && n / GBT_CHUNK > GBT_CHUNK_SYNC_MAX),
-					 "split round %d: no chunk from the sums", round);
+			int64_t		ends = 0;
+
+			for (r = 0; r < q.R; r++)
+				ends += q.end[r] - q.start[r] >= GBT_CHUNK_RANGE_MIN ? 2 * GBT_CHUNK :
+					q.end[r] - q.start[r];
+			VT_CHECK(round % 2 != 0 || (sp.chunks > 0 && sp.entries <= ends),
+					 "split round %d after tidying: %lld chunks, %lld scanned of at most %lld",
+					 round, (long long) sp.chunks, (long long) sp.entries, (long long) ends);
 			checks++;
 			checks += te_split_check(&d, &q, &o, &sp);
 			gbt_chunk_split_free(&sp);
