@@ -224,6 +224,9 @@ typedef struct gbt_engine_ops
 	 */
 	size_t		(*scratch_bytes) (const gbt_engine *e);
 
+	/* Give that memory back; the next batch allocates what it needs again. */
+	void		(*trim) (gbt_engine *e);
+
 	/* The CUDA device the tree is on; -1 for the CPU twin. */
 	int			(*device) (const gbt_engine *e);
 } gbt_engine_ops;

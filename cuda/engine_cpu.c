@@ -184,6 +184,12 @@ cpu_scratch_bytes(const gbt_engine *e)
 	return 0;					/* allocated per call */
 }
 
+static void
+cpu_trim(gbt_engine *e)
+{
+	(void) e;					/* nothing kept */
+}
+
 static int
 cpu_device(const gbt_engine *e)
 {
@@ -202,6 +208,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_bytes,
 	cpu_host_bytes,
 	cpu_scratch_bytes,
+	cpu_trim,
 	cpu_device
 };
 

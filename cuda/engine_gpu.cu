@@ -504,6 +504,8 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 		g->removed_version = removed_version;
 	}
 
+	if (g->vagg == NULL && (g->vagg = gbt_vagg_gpu_ctx_create()) == NULL)
+		return gbt_engine_fail("aggregate", "out of host memory", err, errlen);
 	in.blocks = g->d_blocks;
 	in.removed = removed != NULL ? g->d_removed : NULL;
 	for (c = 0; c < h->ncols; c++)
@@ -579,6 +581,24 @@ gpu_scratch_bytes(const gbt_engine *g)
 		(g->vagg != NULL ? gbt_vagg_gpu_ctx_bytes(g->vagg) : 0);
 }
 
+static void
+gpu_trim(gbt_engine *g)
+{
+	if (use_device(g->device, NULL, 0) != 0)
+		return;
+	drop_buffers(g);
+	cudaFree(g->d_ws);
+	g->d_ws = NULL;
+	g->ws_cap = 0;
+	if (g->vagg != NULL)
+	{
+		/* a fresh context allocates its buffers at its first call */
+		gbt_vagg_gpu_ctx_free(g->vagg);
+		g->vagg = gbt_vagg_gpu_ctx_create();
+	}
+	(void) cudaGetLastError();
+}
+
 static int
 gpu_device(const gbt_engine *g)
 {
@@ -596,6 +616,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_bytes,
 	gpu_host_bytes,
 	gpu_scratch_bytes,
+	gpu_trim,
 	gpu_device
 };
 

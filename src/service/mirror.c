@@ -288,6 +288,14 @@ gbt_mirror_scratch_bytes(const GbtMirror *m)
 	return (int64) m->ops->scratch_bytes(m->engine);
 }
 
+/* Give back what gbt_mirror_scratch_bytes() counts. */
+void
+gbt_mirror_trim_scratch(GbtMirror *m)
+{
+	if (m->engine != NULL)
+		m->ops->trim(m->engine);
+}
+
 bool
 gbt_mirror_on_gpu(const GbtMirror *m)
 {

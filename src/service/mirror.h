@@ -37,6 +37,7 @@ extern int64 gbt_mirror_delta(const GbtMirror *m);	/* inserted + removed */
 extern int64 gbt_mirror_bytes(const GbtMirror *m);
 extern int64 gbt_mirror_device_bytes(const GbtMirror *m);
 extern int64 gbt_mirror_scratch_bytes(const GbtMirror *m);
+extern void gbt_mirror_trim_scratch(GbtMirror *m);
 extern bool gbt_mirror_on_gpu(const GbtMirror *m);
 extern int	gbt_mirror_device(const GbtMirror *m);
 

@@ -408,10 +408,13 @@ gbt_apply_log(void)
 /*
  * Drop mirrors whose index (or database) moved to a newer generation: they
  * can never be used again.  Settle stamps, a step at a time, and merge
- * large delta runs the same way.  Fold large deltas into new trees.  Evict
- * the least recently used mirrors while all exceed the memory limit.
- * Returns whether a step is left for the next round.
+ * large delta runs the same way, and the engines' chunk sums.  Give back the
+ * batch buffers of mirrors nobody asked for a while.  Fold large deltas
+ * into new trees.  Evict the least recently used mirrors while all exceed
+ * the memory limit.  Returns whether a step is left for the next round.
  */
+#define GBT_SCRATCH_KEEP (16 << 20) /* batch buffers an idle mirror keeps */
+#define GBT_SCRATCH_IDLE_MS 10000
 #define GBT_SETTLE_INTERVAL_MS 100
 #define GBT_SETTLE_IDLE_MS 1000
 #define GBT_SETTLE_STEP 16384	/* entries looked at per round */
@@ -525,6 +528,10 @@ gbt_maintain_mirrors(void)
 		INSTR_TIME_SET_CURRENT(start);
 		more |= gbt_mirror_merge_step(sm->mirror);
 		report_slow_step(start, "merging delta runs", sm, gbt_mirror_delta(sm->mirror));
+		if (gbt_mirror_scratch_bytes(sm->mirror) > GBT_SCRATCH_KEEP &&
+			TimestampDifferenceExceeds(sm->last_used, GetCurrentTimestamp(),
+									   GBT_SCRATCH_IDLE_MS))
+			gbt_mirror_trim_scratch(sm->mirror);
 		INSTR_TIME_SET_CURRENT(start);
 		more |= gbt_mirror_tidy_step(sm->mirror);
 		report_slow_step(start, "bringing chunk sums up to date", sm,

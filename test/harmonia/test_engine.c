@@ -248,6 +248,14 @@ te_run(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 			 ops->scratch_bytes(e) >= (size_t) nr * 32,
 			 "scratch bytes %zu after %lld ranges", ops->scratch_bytes(e), (long long) nr);
 	checks++;
+	if (it % 2 == 1)
+	{
+		/* given back: the calls below allocate again */
+		ops->trim(e);
+		VT_CHECK(ops->scratch_bytes(e) < 65536, "scratch bytes %zu after trim",
+				 ops->scratch_bytes(e));
+		checks++;
+	}
 	for (i = 0; i < nr; i++, checks++)
 	{
 		VT_CHECK(s[i] == ws[i] && en[i] == we[i],
@@ -291,6 +299,8 @@ te_run(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 	}
 	d.removed = removed;
 	vt_qfree(&q);
+	if (it % 3 == 1)
+		ops->trim(e);			/* after the aggregates' buffers grew */
 	checks += te_run_points(ops, e, &d, k, n, dist, it % 2 ? 300 : 40000);
 
 done:
