@@ -251,27 +251,37 @@ gbt_mirror_delta(const GbtMirror *m)
 	return m->nremoved + gbt_delta_n(m);
 }
 
-/* Entries and the delta here, plus the tree (host or device). */
-int64
-gbt_mirror_bytes(const GbtMirror *m)
+/* gbt_mirror_bytes(), part by part. */
+void
+gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 {
 	int64		per_entry = sizeof(uint64) + sizeof(ItemPointerData) + 1 +
 		m->columns.ncols * sizeof(int64);
-	int64		bytes = m->base.n * (per_entry + sizeof(uint32) + m->columns.ncols / 8.0) +
-		gbt_delta_n(m) * (per_entry + sizeof(uint64));
 
-	if (m->merge_run != 0)
-		bytes += m->merge_into.e.cap * (per_entry + sizeof(uint64));
+	b->base = m->base.n * (per_entry + sizeof(uint32) + m->columns.ncols / 8.0) +
+		m->nallvis / 8;
 	if (m->removed != NULL)
-		bytes += m->base.n / 8 + 1;
+		b->base += m->base.n / 8 + 1;
 	if (m->hidden != NULL)
-		bytes += m->base.n / 8 + 1;
-	bytes += (m->stamped.cap + m->recent.cap) * (sizeof(int64) + 2 * sizeof(TransactionId)) +
-		gbt_delta_n(m) * 2 * sizeof(TransactionId) + m->nallvis / 8;
+		b->base += m->base.n / 8 + 1;
+	b->stamps = (m->stamped.cap + m->recent.cap) * (sizeof(int64) + 2 * sizeof(TransactionId));
+	b->delta = gbt_delta_n(m) * (per_entry + sizeof(uint64) + 2 * sizeof(TransactionId));
+	if (m->merge_run != 0)
+		b->delta += m->merge_into.e.cap * (per_entry + sizeof(uint64));
 	if (m->filter != NULL)
-		bytes += (m->filter_mask + 1) / 8;
-	bytes += m->ops->bytes(m->engine) + m->ops->host_bytes(m->engine);
-	return bytes;
+		b->delta += (m->filter_mask + 1) / 8;
+	b->engine = m->ops->bytes(m->engine);
+	b->engine_host = m->ops->host_bytes(m->engine);
+}
+
+/* Entries and the delta here, plus the engine's (host or device). */
+int64
+gbt_mirror_bytes(const GbtMirror *m)
+{
+	GbtMirrorBytes b;
+
+	gbt_mirror_bytes_parts(m, &b);
+	return b.base + b.stamps + b.delta + b.engine + b.engine_host;
 }
 
 /* Of gbt_mirror_bytes(), what lies on the device. */

@@ -35,6 +35,18 @@ extern void gbt_mirror_free(GbtMirror *m);
 extern int64 gbt_mirror_entries(const GbtMirror *m);	/* live entries */
 extern int64 gbt_mirror_delta(const GbtMirror *m);	/* inserted + removed */
 extern int64 gbt_mirror_bytes(const GbtMirror *m);
+
+/* Where gbt_mirror_bytes() are. */
+typedef struct GbtMirrorBytes
+{
+	int64		base;			/* the tree's entries, their bitmaps */
+	int64		stamps;			/* stamped entries' lists */
+	int64		delta;			/* the delta's runs, a merge's, the filter */
+	int64		engine;			/* the engine's own on its device */
+	int64		engine_host;	/* the engine's own on the host */
+} GbtMirrorBytes;
+
+extern void gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b);
 extern int64 gbt_mirror_device_bytes(const GbtMirror *m);
 extern int64 gbt_mirror_scratch_bytes(const GbtMirror *m);
 extern void gbt_mirror_trim_scratch(GbtMirror *m);

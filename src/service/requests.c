@@ -108,6 +108,16 @@ handle_build(GbtRequest *req, int slotno)
 	sm->hits = 0;
 	req->hdr.device_ms = sm->build_ms;
 	req->hdr.on_gpu = gbt_mirror_on_gpu(m);
+	if (message_level_is_interesting(DEBUG1) && gbt_mirror_entries(m) > 0)
+	{
+		GbtMirrorBytes b;
+		double		n = gbt_mirror_entries(m);
+
+		gbt_mirror_bytes_parts(m, &b);
+		elog(DEBUG1, "gpubtree service: mirror of index %u built in %.0f ms: %.0f entries; bytes an entry: entries %.1f, stamps %.1f, delta %.1f, engine %.1f (%s), engine on the host %.1f",
+			 sm->key.indexrelid, sm->build_ms, n, b.base / n, b.stamps / n, b.delta / n,
+			 b.engine / n, gbt_mirror_on_gpu(m) ? "GPU" : "host", b.engine_host / n);
+	}
 	pg_atomic_fetch_add_u64(&gbt_shared->builds, 1);
 	reply(req, GBT_REPLY_OK, NULL);
 }
