@@ -35,6 +35,8 @@ struct gbt_chunk_sums
 	size_t		bytes;
 };
 
+static void mark_dirty(gbt_chunk_sums *s, int64_t i);
+
 static void *
 alloc_counted(gbt_chunk_sums *s, size_t bytes)
 {
@@ -134,7 +136,6 @@ gbt_chunk_sums *
 gbt_chunk_sums_build(const gbt_agg_input *in)
 {
 	gbt_chunk_sums *s;
-	gbt_agg_input none = *in;
 	int64_t		i,
 				maxblock = 0;
 	int			l,
@@ -172,21 +173,21 @@ gbt_chunk_sums_build(const gbt_agg_input *in)
 			ok = s->col[l][c] != NULL;
 		}
 	}
-	if (ok)
-		memset(s->allvis, 0xff, s->nblocks / 8 + 1);
-
-	/* Made with nothing removed, as seen[] (zeros) says. */
-	none.removed = NULL;
-	for (i = 0; i < s->nitems[0] && ok; i++)
-		ok = make_chunk(s, &none, i) == 0;
-	for (l = 1; l < s->nlevels && ok; l++)
-		for (i = 0; i < s->nitems[l]; i++)
-			make_item(s, l, i);
 	if (!ok)
 	{
 		gbt_chunk_sums_free(s);
 		return NULL;
 	}
+	memset(s->allvis, 0xff, s->nblocks / 8 + 1);
+
+	/*
+	 * Every chunk is dirty until made: the service makes them between
+	 * requests (gbt_chunk_sums_tidy()), so that a build does not hold the
+	 * service for a pass over every entry, and aggregates meanwhile read
+	 * the entries as they did without sums.
+	 */
+	for (i = 0; i < s->nitems[0]; i++)
+		mark_dirty(s, i);
 	return s;
 }
 

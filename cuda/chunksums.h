@@ -8,7 +8,8 @@
  *
  * Level 0 holds one aggregate per GBT_CHUNK positions (the non-removed
  * entries of the chunk, each counted whatever its block), each level above
- * one per GBT_CHUNK_FANOUT items below.  The removed bitmap changes
+ * one per GBT_CHUNK_FANOUT items below; none is made at the build, which
+ * leaves every chunk dirty (below).  The removed bitmap changes
  * between calls: a chunk whose removed bits differ from those its
  * aggregate was made with is out of date ("dirty"), as is every item above
  * it; an aggregate brings up to GBT_CHUNK_SYNC_MAX dirty chunks up to date
@@ -53,9 +54,10 @@ typedef struct gbt_chunk_split
 } gbt_chunk_split;
 
 /*
- * Sums over in's host arrays (borrowed: unchanged until free), made with
- * no entry removed.  NULL when in has fewer than GBT_CHUNK_RANGE_MIN
- * entries (no range could use them) or memory is short.
+ * Sums over in's host arrays (borrowed: unchanged until free), every chunk
+ * dirty until gbt_chunk_sums_tidy() or an aggregate makes it.  NULL when in
+ * has fewer than GBT_CHUNK_RANGE_MIN entries (no range could use them) or
+ * memory is short.
  */
 extern gbt_chunk_sums *gbt_chunk_sums_build(const gbt_agg_input *in);
 extern void gbt_chunk_sums_free(gbt_chunk_sums *s);
