@@ -55,11 +55,16 @@
  *		than gbt_vagg_cpu(), so the FLOAT8 sums may differ within the bound
  *		above; all other fields are identical.
  *
- *	  Arguments.  in->blocks and in->cols[c] (c < ncols) must be non-NULL
- *	  when n > 0; start/end may be NULL when nranges == 0; visible may be
+ *	  Columns.  A column whose values are all NULL (a type the mirror does
+ *	  not hold) has no array: cols[c] is NULL.  An integer key column is the
+ *	  keys themselves (bit c of keyed): its values are decoded as read, so
+ *	  that neither side holds the key twice.
+ *
+ *	  Arguments.  in->blocks must be non-NULL when n > 0; start/end may be
+ *	  NULL when nranges == 0; visible may be
  *	  NULL when nvisible == 0; unsure may be NULL when unsure_cap == 0; err
  *	  may be NULL.  Checked: n >= 0, 0 <= ncols <= GBT_MAX_COLS, valid
- *	  column types, 0 <= start[r] <= end[r] <= n, the total length of the
+ *	  column types (keyed ones INT64), 0 <= start[r] <= end[r] <= n, the total length of the
  *	  ranges <= n, nvisible >= 0, unsure_cap >= 0.  Not checked: that ranges
  *	  are disjoint (overlapping ranges whose total length is <= n aggregate
  *	  the overlap twice).  On error the function returns nonzero, writes a
@@ -94,9 +99,13 @@ typedef struct gbt_agg_input
 								 * not there; may be NULL */
 	int			ncols;			/* 0..GBT_MAX_COLS payload columns */
 	gbt_valtype coltype[GBT_MAX_COLS];
-	const void *cols[GBT_MAX_COLS];	/* int64_t[n] or double[n] */
+	const void *cols[GBT_MAX_COLS];	/* int64_t[n] or double[n]; NULL: every
+									 * value is NULL */
 	const uint8_t *nulls[GBT_MAX_COLS];	/* bit set: value i is NULL; may be
 										 * NULL (no NULLs) */
+	unsigned	keyed;			/* bit c set: INT64 column c is held as the
+								 * entries' keys, cols[c][i] being
+								 * hm_encode_int64() of value i */
 } gbt_agg_input;
 
 /*
@@ -159,7 +168,9 @@ typedef struct gbt_engine_ops
 	 * Build on device from keys[0..in->n), ascending (duplicates allowed).
 	 * in's aggregate arrays (blocks, cols, nulls; in->removed is ignored)
 	 * are borrowed, not copied: they must stay unchanged until free().  The
-	 * GPU engine copies them to the device at the first aggregate().
+	 * GPU engine copies them to the device at the first aggregate(), but
+	 * for a keyed column, which must be keys itself: its tree's leaves are
+	 * that column there.
 	 */
 	int			(*build) (const uint64_t *keys, const gbt_agg_input *in, int device,
 						  gbt_engine **out, char *err, size_t errlen);
@@ -233,6 +244,9 @@ typedef struct gbt_engine_ops
 
 /* For the implementations: "what: why" into err (may be NULL); returns 1. */
 extern int	gbt_engine_fail(const char *what, const char *why, char *err, size_t errlen);
+/* build()'s check that every keyed column of in is keys; 0, or 1 with a message. */
+extern int	gbt_engine_check_keyed(const uint64_t *keys, const gbt_agg_input *in,
+								   char *err, size_t errlen);
 
 /* The CPU twin (engine_cpu.c). */
 extern const gbt_engine_ops *gbt_engine_cpu_ops(void);

@@ -30,6 +30,18 @@ gbt_engine_fail(const char *what, const char *why, char *err, size_t errlen)
 	return 1;
 }
 
+int
+gbt_engine_check_keyed(const uint64_t *keys, const gbt_agg_input *in, char *err,
+					   size_t errlen)
+{
+	int			c;
+
+	for (c = 0; c < in->ncols && c < GBT_MAX_COLS; c++)
+		if (((in->keyed >> c) & 1) && in->n > 0 && in->cols[c] != (const void *) keys)
+			return gbt_engine_fail("build", "a keyed column is not the keys", err, errlen);
+	return 0;
+}
+
 static int
 cpu_usable(int device, char *name, size_t namelen, int64_t *memory,
 		   char *why, size_t whylen)
@@ -63,6 +75,8 @@ cpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
 	*out = NULL;
 	if (device != -1)
 		return gbt_engine_fail("CPU engine", "only device -1", err, errlen);
+	if (gbt_engine_check_keyed(keys, in, err, errlen) != 0)
+		return 1;
 	e = calloc(1, sizeof(gbt_engine));
 	if (e == NULL)
 		return gbt_engine_fail("CPU engine", "out of host memory", err, errlen);

@@ -171,6 +171,8 @@ gpu_build(const uint64_t *keys, const gbt_agg_input *in, int device,
 	*out = NULL;
 	if (device < 0)
 		return gbt_engine_fail("GPU engine", "no CUDA device given", err, errlen);
+	if (gbt_engine_check_keyed(keys, in, err, errlen) != 0)
+		return 1;
 	if (use_device(device, err, errlen) != 0)
 		return 1;
 	g = new (std::nothrow) gbt_engine();
@@ -477,7 +479,8 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 		ok = g->vagg != NULL &&
 			upload((void **) &g->d_blocks, h->blocks, sizeof(uint32_t) * h->n, &g->agg_bytes);
 		for (c = 0; c < h->ncols && ok; c++)
-			ok = upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes) &&
+			ok = (((h->keyed >> c) & 1) || h->cols[c] == NULL ||
+				  upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes)) &&
 				(h->nulls[c] == NULL ||
 				 upload((void **) &g->d_nulls[c], h->nulls[c], bitmap, &g->agg_bytes));
 		if (!ok)
@@ -510,7 +513,8 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 	in.removed = removed != NULL ? g->d_removed : NULL;
 	for (c = 0; c < h->ncols; c++)
 	{
-		in.cols[c] = g->d_cols[c];
+		/* A keyed column is the keys: the tree's leaves hold them. */
+		in.cols[c] = ((h->keyed >> c) & 1) ? hm_leaf_keys(g->tree) : g->d_cols[c];
 		in.nulls[c] = g->d_nulls[c];
 	}
 	/* The positions ranges() just found are on the device already. */

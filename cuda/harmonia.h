@@ -63,6 +63,8 @@ extern int	hm_psa_bits(int64_t tree_keys, int key_bits, int keys_per_line);
 typedef struct hm_tree hm_tree;
 
 extern size_t hm_bytes(const hm_tree *t);	/* host or device */
+/* The leaves: the tree's n keys in ascending order, where the tree is. */
+extern const uint64_t *hm_leaf_keys(const hm_tree *t);
 
 /* ---- CPU twin: all arrays are host memory ---- */
 extern hm_status hm_cpu_build(const uint64_t *keys, int64_t n, int fanout, hm_tree **out);

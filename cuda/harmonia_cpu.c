@@ -56,6 +56,12 @@ hm_bytes(const hm_tree *t)
 	return (size_t) t->n * 8 + (size_t) t->ninner * (t->fanout + 1) * 8;
 }
 
+const uint64_t *
+hm_leaf_keys(const hm_tree *t)
+{
+	return t->keys;
+}
+
 /* Level counts and BFS starts for n keys at fanout F. */
 hm_status
 hm__layout(hm_tree *t, int64_t n, int fanout)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harmonia_keys.h"
 #include "vagg.h"
 
 /* vagg.h: the message of a failed call, always 1 */
@@ -133,9 +134,12 @@ gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
 		if (in->coltype[c] != GBT_VAL_INT64 && in->coltype[c] != GBT_VAL_FLOAT8)
 			return gbt_vagg_fail(err, errlen, "vagg: column %d has bad type %d", c,
 								 (int) in->coltype[c]);
-		if (in->n > 0 && !in->cols[c])
-			return gbt_vagg_fail(err, errlen, "vagg: column %d is NULL", c);
+		if (((in->keyed >> c) & 1) && in->coltype[c] != GBT_VAL_INT64)
+			return gbt_vagg_fail(err, errlen, "vagg: keyed column %d is not INT64", c);
 	}
+	if (in->keyed >> in->ncols)
+		return gbt_vagg_fail(err, errlen, "vagg: keyed columns 0x%x past the %d columns",
+							 in->keyed, in->ncols);
 	if (nranges < 0 || (nranges > 0 && (!start || !end)))
 		return gbt_vagg_fail(err, errlen, "vagg: bad range arrays (%lld ranges)",
 							 (long long) nranges);
@@ -172,7 +176,8 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 				ncols;
 	/* int64 sums as 128-bit hi/lo, float sums as double-double */
 	uint64_t	shi[GBT_MAX_COLS],
-				slo[GBT_MAX_COLS];
+				slo[GBT_MAX_COLS],
+				decode[GBT_MAX_COLS];	/* XORed in: hm_decode_int64() */
 
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
 							unsure, unsure_cap, 1, err, errlen))
@@ -181,6 +186,8 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 	memset(shi, 0, sizeof(shi));
 	memset(slo, 0, sizeof(slo));
 	ncols = in->ncols;
+	for (c = 0; c < ncols; c++)
+		decode[c] = ((in->keyed >> c) & 1) ? HM_SIGN_BIT : 0;
 	for (r = 0; r < nranges; r++)
 		for (i = start[r]; i < end[r]; i++)
 		{
@@ -201,11 +208,12 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 			{
 				gbt_agg_col *o = &out->col[c];
 
-				if (in->nulls[c] && ((in->nulls[c][i >> 3] >> (i & 7)) & 1))
+				if (!in->cols[c] ||
+					(in->nulls[c] && ((in->nulls[c][i >> 3] >> (i & 7)) & 1)))
 					continue;
 				if (in->coltype[c] == GBT_VAL_INT64)
 				{
-					int64_t		v = ((const int64_t *) in->cols[c])[i];
+					int64_t		v = (int64_t) (((const uint64_t *) in->cols[c])[i] ^ decode[c]);
 					uint64_t	lo = slo[c] + (uint64_t) v;
 
 					shi[c] += (v < 0 ? UINT64_MAX : 0) + (lo < (uint64_t) v);

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "harmonia_keys.h"
 #include "vagg.h"
 
 #define VBLK 256				/* threads per block */
@@ -205,6 +206,7 @@ struct KArgs
 	const unsigned long long *cols[GBT_MAX_COLS];
 	const uint8_t *nulls[GBT_MAX_COLS];
 	unsigned	fmask;			/* bit c: column c is FLOAT8 */
+	unsigned long long decode[GBT_MAX_COLS];	/* XORed into a value as read */
 	int64_t		n;
 	const long long *start;		/* [R] */
 	const long long *offs;		/* [R + 1], offs[R] = T */
@@ -372,7 +374,12 @@ k_vagg(const __grid_constant__ KArgs A)
 #pragma unroll
 				for (int c = 0; c < NC; c++)
 				{
-					val[c][k] = __ldg(A.cols[c] + p);
+					if (A.cols[c] == NULL)
+					{
+						nb[c][k] = 1;
+						continue;
+					}
+					val[c][k] = __ldg(A.cols[c] + p) ^ A.decode[c];
 					nb[c][k] = A.nulls[c] ? (__ldg(A.nulls[c] + (p >> 3)) >> (p & 7)) & 1 : 0;
 				}
 			}
@@ -884,6 +891,7 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	{
 		a.cols[c] = (const unsigned long long *) in->cols[c];
 		a.nulls[c] = in->nulls[c];
+		a.decode[c] = ((in->keyed >> c) & 1) ? HM_SIGN_BIT : 0;
 		if (in->coltype[c] == GBT_VAL_FLOAT8)
 			a.fmask |= 1u << c;
 	}

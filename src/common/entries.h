@@ -19,6 +19,7 @@
 #include "storage/itemptr.h"
 
 #include "engine.h"				/* GBT_MAX_COLS */
+#include "harmonia_keys.h"
 
 typedef enum GbtColType
 {
@@ -40,7 +41,8 @@ typedef struct GbtEntries
 	int			ncols;
 	uint64	   *keys;
 	ItemPointerData *tids;
-	int64	   *vals[GBT_MAX_COLS]; /* int64, or float8's bits */
+	int64	   *vals[GBT_MAX_COLS]; /* int64, or float8's bits; NULL: not
+									 * held (gbt_entry_val()) */
 	uint8	   *nulls;			/* bit c set: column c is NULL; and the flag: */
 } GbtEntries;
 
@@ -64,7 +66,20 @@ gbt_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
 	return oa < ob ? -1 : oa > ob ? 1 : 0;
 }
 
-/* Copy entry i of src to position j of dst (the columns both have). */
+/*
+ * Column c's value of entry i.  A mirror does not hold what it can tell
+ * otherwise: an integer key column (column 0) is its keys decoded, and a
+ * column of a type it does not hold is all NULL (value 0).
+ */
+static inline int64
+gbt_entry_val(const GbtEntries *e, int c, int64 i)
+{
+	if (likely(e->vals[c] != NULL))
+		return e->vals[c][i];
+	return c == 0 ? hm_decode_int64(e->keys[i]) : 0;
+}
+
+/* Copy entry i of src to position j of dst (the columns dst holds). */
 static inline void
 gbt_copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
 {
@@ -73,7 +88,8 @@ gbt_copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
 	dst->keys[j] = src->keys[i];
 	dst->tids[j] = src->tids[i];
 	for (c = 0; c < Min(src->ncols, dst->ncols); c++)
-		dst->vals[c][j] = src->vals[c][i];
+		if (dst->vals[c] != NULL)
+			dst->vals[c][j] = gbt_entry_val(src, c, i);
 	dst->nulls[j] = src->nulls[i];
 }
 
@@ -91,7 +107,10 @@ extern void gbt_entries_unflatten(GbtEntries *e, int ncols, int64 n, char *buf);
 extern int64 *gbt_entries_order(const GbtEntries *e, int64 from, int64 to,
 								 bool by_key);
 
-/* The bytes a mirror of n entries will take (on the GPU, or the CPU twin). */
+/*
+ * The bytes a mirror of n entries may take (on the GPU, or the CPU twin):
+ * its build's peak, when it still holds every column.
+ */
 extern int64 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu);
 
 static inline double

@@ -72,6 +72,28 @@ set_null_bits(GbtMirror *m, int64 i, uint8 nulls)
 	}
 }
 
+/*
+ * Whether column c is the key and an integer, whose values the keys give
+ * exactly (a float key's keys fold -0 into 0, so its column is held).
+ */
+static bool
+key_column(const GbtMirror *m, int c)
+{
+	return c == 0 && m->columns.type[c] == GBT_COL_INT64;
+}
+
+/* Whether any of bits [0, n) is set. */
+static bool
+has_null(const uint8 *bits, int64 n)
+{
+	int64		i;
+
+	for (i = 0; i < n / 8; i++)
+		if (bits[i] != 0)
+			return true;
+	return n % 8 != 0 && (bits[n / 8] & ((1 << (n % 8)) - 1)) != 0;
+}
+
 /* The engine's view of base entries [0, n): blocks, columns, NULL bits. */
 static void
 agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
@@ -87,6 +109,38 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 		in->coltype[c] = m->columns.type[c] == GBT_COL_FLOAT8 ? GBT_VAL_FLOAT8 : GBT_VAL_INT64;
 		in->cols[c] = m->base.vals[c];
 		in->nulls[c] = m->colnulls[c];
+		if (key_column(m, c))
+		{
+			in->cols[c] = m->base.keys;
+			in->keyed |= 1u << c;
+		}
+	}
+}
+
+/*
+ * Hold only the columns that say something: none for an integer key or a
+ * type not held (gbt_entry_val() gives their values), NULL bits only for a
+ * column with a NULL.
+ */
+static void
+drop_unheld_columns(GbtMirror *m)
+{
+	int			c;
+
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		bool		all_null = m->columns.type[c] == GBT_COL_NONE;
+
+		if ((all_null || key_column(m, c)) && m->base.vals[c] != NULL)
+		{
+			pfree(m->base.vals[c]);
+			m->base.vals[c] = NULL;
+		}
+		if (all_null || !has_null(m->colnulls[c], m->base.n))
+		{
+			pfree(m->colnulls[c]);
+			m->colnulls[c] = NULL;
+		}
 	}
 }
 
@@ -188,6 +242,7 @@ mirror_build(const GbtColumns *columns, GbtEntries *entries, bool take,
 		m->base.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 	if (take)
 		memset(entries, 0, sizeof(GbtEntries));
+	drop_unheld_columns(m);
 
 	m->ops = ops;
 	agg_input(&in, m, n);
@@ -224,7 +279,8 @@ gbt_mirror_free(GbtMirror *m)
 	pfree(m->blocks);
 	pfree(m->allvis);
 	for (c = 0; c < m->columns.ncols; c++)
-		pfree(m->colnulls[c]);
+		if (m->colnulls[c])
+			pfree(m->colnulls[c]);
 	if (m->removed)
 		pfree(m->removed);
 	if (m->hidden)
@@ -260,9 +316,17 @@ gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 {
 	int64		per_entry = sizeof(uint64) + sizeof(ItemPointerData) + 1 +
 		m->columns.ncols * sizeof(int64);
+	int			c;
 
-	b->base = m->base.n * (per_entry + sizeof(uint32) + m->columns.ncols / 8.0) +
+	b->base = m->base.n * (sizeof(uint64) + sizeof(ItemPointerData) + 1 + sizeof(uint32)) +
 		m->nallvis / 8;
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		if (m->base.vals[c] != NULL)
+			b->base += m->base.n * sizeof(int64);
+		if (m->colnulls[c] != NULL)
+			b->base += m->base.n / 8 + 1;
+	}
 	if (m->removed != NULL)
 		b->base += m->base.n / 8 + 1;
 	if (m->hidden != NULL)
@@ -943,7 +1007,7 @@ entry_vals(const GbtEntries *e, int64 i, int64 *vals)
 	int			c;
 
 	for (c = 0; c < e->ncols; c++)
-		vals[c] = e->vals[c][i];
+		vals[c] = gbt_entry_val(e, c, i);
 	return vals;
 }
 
@@ -1006,7 +1070,8 @@ prefetch_entry(const GbtMirror *m, int64 p)
 	__builtin_prefetch(&m->base.tids[p]);
 	__builtin_prefetch(&m->base.nulls[p]);
 	for (c = 0; c < m->base.ncols; c++)
-		__builtin_prefetch(&m->base.vals[c][p]);
+		if (m->base.vals[c] != NULL)
+			__builtin_prefetch(&m->base.vals[c][p]);
 }
 
 /*

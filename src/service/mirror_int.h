@@ -57,6 +57,8 @@ typedef struct GbtStampList
 /*
  * The engine holds base.keys (its own copy, on the device or in the CPU
  * twin) and borrows blocks, base.vals and colnulls, which stay unchanged.
+ * Columns the keys give, or that are all NULL, have no base.vals; columns
+ * without a NULL have no colnulls (drop_unheld_columns()).
  * Entries VACUUM removed from the tree are marked in removed[]; entries
  * inserted since the build sit in the delta's runs.  When the delta grows,
  * the service merges it into a new tree.

@@ -220,6 +220,7 @@ te_run(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 			d.dist[i] = VT_F_PATHO;
 	removed = d.removed;
 	o_keys(k, n, dist);
+	vt_vary_forms(&d, k);
 	err[0] = 0;
 	VT_CHECK(ops->build(k, &d.in, device, &e, err, sizeof(err)) == 0,
 			 "build n=%lld: %s", (long long) n, err);
@@ -382,6 +383,7 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		if (d.in.coltype[i] == GBT_VAL_FLOAT8 && d.dist[i] == VT_F_SPECIAL)
 			d.dist[i] = VT_F_PATHO;
 	o_keys(k, n, 0);
+	vt_vary_forms(&d, k);
 	VT_CHECK(ops->build(k, &d.in, device, &e, err, sizeof(err)) == 0, "build: %s", err);
 	if (twin != NULL)
 		VT_CHECK(twin->build(k, &d.in, -1, &t, err, sizeof(err)) == 0, "twin build: %s", err);
@@ -556,7 +558,24 @@ te_errors(void)
 			 "CPU twin not usable");
 	VT_CHECK(ops->usable(0, name, sizeof(name), &mem, err, sizeof(err)) != 0,
 			 "CPU twin usable on device 0");
-	checks += 4;
+	{
+		uint64_t	sorted[3] = {1, 2, 3},
+					copy[3] = {1, 2, 3};
+		uint32_t	blocks[3] = {0, 0, 0};
+
+		in.blocks = blocks;
+		in.ncols = 1;
+		in.coltype[0] = GBT_VAL_INT64;
+		in.cols[0] = copy;
+		in.keyed = 1;
+		VT_CHECK(ops->build(sorted, &in, -1, &e, err, sizeof(err)) != 0 && e == NULL,
+				 "a keyed column other than the keys accepted");
+		in.cols[0] = sorted;
+		VT_CHECK(ops->build(sorted, &in, -1, &e, err, sizeof(err)) == 0 && e != NULL,
+				 "keyed column refused: %s", err);
+		ops->free(e);
+	}
+	checks += 6;
 	vt_group_end("engine: arguments", checks);
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../cuda/harmonia_keys.h"
 #include "../../cuda/vagg.h"
 
 static int	vt_passed,
@@ -172,6 +173,7 @@ typedef struct
 	void	   *cols[GBT_MAX_COLS];
 	uint8_t    *nulls[GBT_MAX_COLS];
 	int			dist[GBT_MAX_COLS];
+	uint64_t   *keyed[GBT_MAX_COLS];	/* a keyed column's encoded values */
 } vt_data;
 
 static uint8_t *
@@ -307,6 +309,49 @@ vt_make(vt_data *d, int64_t n, int ncols, int64_t nblocks, double removed)
 	}
 }
 
+/*
+ * The contract's other column forms, at random: a column without an array
+ * (every value NULL; cols[c] NULL, nulls[c] garbage) and an INT64 column
+ * held as keys (keyed), either the engine's keys (keys not NULL: the
+ * column's values become their decoding) or an encoded copy.  The oracle
+ * reads d->cols and d->nulls, which say the same plainly.
+ */
+static void
+vt_vary_forms(vt_data *d, const uint64_t *keys)
+{
+	int64_t		i;
+	int			c;
+
+	for (c = 0; c < d->in.ncols; c++)
+	{
+		int			form = (int) vt_below(4);
+
+		if (form == 0)
+		{
+			free(d->nulls[c]);
+			d->nulls[c] = vt_bitmap(d->n, 1.0);
+			d->in.cols[c] = NULL;
+			d->in.nulls[c] = vt_below(2) ? NULL : d->blocks == NULL ? NULL :
+				(const uint8_t *) d->blocks;
+		}
+		else if (form == 1 && d->in.coltype[c] == GBT_VAL_INT64)
+		{
+			int64_t    *v = (int64_t *) d->cols[c];
+
+			if (keys == NULL)
+			{
+				d->keyed[c] = (uint64_t *) malloc((d->n + 1) * 8);
+				for (i = 0; i < d->n; i++)
+					d->keyed[c][i] = hm_encode_int64(v[i]);
+			}
+			for (i = 0; keys != NULL && i < d->n; i++)
+				v[i] = hm_decode_int64(keys[i]);
+			d->in.cols[c] = keys != NULL ? (const void *) keys : d->keyed[c];
+			d->in.keyed |= 1u << c;
+		}
+	}
+}
+
 static void
 vt_free(vt_data *d)
 {
@@ -317,6 +362,7 @@ vt_free(vt_data *d)
 	for (c = 0; c < GBT_MAX_COLS; c++)
 	{
 		free(d->cols[c]);
+		free(d->keyed[c]);
 		free(d->nulls[c]);
 	}
 }
@@ -837,6 +883,7 @@ test_small(void)
 			int64_t		nb = it % 5 == 4 ? 0 : 1 + vt_below(sizes[si] / (1 + vt_below(8)) + 2);
 
 			vt_make(&d, sizes[si], it % 5, nb, it % 3 == 0 ? -1 : it % 3 == 1 ? 0.2 : 1.0 * (it % 7 == 2));
+			vt_vary_forms(&d, NULL);
 			vt_random_query(&q, &d, it % VT_R_NMODES, 0);
 			checks += vt_run_cpu(&d, &q);
 			vt_qfree(&q);
@@ -928,6 +975,7 @@ test_big(void)
 		int			rmode = it % 3 == 0 ? VT_R_TINY : it % 3 == 1 ? VT_R_FULL : VT_R_FEW;
 
 		vt_make(&d, n, it % 5, it == 5 ? 0 : n / (1 + vt_below(100)), it & 1 ? -1 : 0.1);
+		vt_vary_forms(&d, NULL);
 		vt_random_query(&q, &d, rmode, rmode == VT_R_FEW ? 200 : 0);
 		checks += vt_run_cpu(&d, &q);
 		vt_qfree(&q);
@@ -979,8 +1027,13 @@ test_errors(void)
 	bad.coltype[1] = (gbt_valtype) 7;
 	EXPECT_ERR(gbt_vagg_cpu(&bad, s, e, 1, vis, 8, &res, u, 4, err, sizeof(err)), "bad type");
 	bad = d.in;
-	bad.cols[1] = NULL;
-	EXPECT_ERR(gbt_vagg_cpu(&bad, s, e, 1, vis, 8, &res, u, 4, err, sizeof(err)), "NULL column");
+	bad.coltype[1] = GBT_VAL_FLOAT8;
+	bad.keyed = 1u << 1;
+	EXPECT_ERR(gbt_vagg_cpu(&bad, s, e, 1, vis, 8, &res, u, 4, err, sizeof(err)), "keyed FLOAT8");
+	bad = d.in;
+	bad.coltype[1] = GBT_VAL_INT64;
+	bad.keyed = 1u << 2;
+	EXPECT_ERR(gbt_vagg_cpu(&bad, s, e, 1, vis, 8, &res, u, 4, err, sizeof(err)), "keyed past ncols");
 	bad = d.in;
 	bad.blocks = NULL;
 	EXPECT_ERR(gbt_vagg_cpu(&bad, s, e, 1, vis, 8, &res, u, 4, err, sizeof(err)), "NULL blocks");

@@ -62,8 +62,8 @@ vt_to_dev(const vt_data *d, vt_dev *g)
 	g->in.removed = (const uint8_t *) p;
 	for (c = 0; c < d->in.ncols; c++)
 	{
-		bad |= vt_dcopy(d->cols[c], n * 8, &g->in.cols[c]);
-		bad |= vt_dcopy(d->nulls[c], nb, &p);
+		bad |= vt_dcopy(d->in.cols[c], n * 8, &g->in.cols[c]);
+		bad |= vt_dcopy(d->in.nulls[c], nb, &p);
 		g->in.nulls[c] = (const uint8_t *) p;
 	}
 	return bad;
@@ -195,6 +195,7 @@ vt_case(gbt_vagg_gpu_ctx *ctx, int64_t n, int ncols, int64_t nblocks, double rem
 	long		checks = 0;
 
 	vt_make(&d, n, ncols, nblocks, removed);
+	vt_vary_forms(&d, NULL);
 	if (vt_to_dev(&d, &g) == 0)
 	{
 		memset(&q, 0, sizeof(q));
