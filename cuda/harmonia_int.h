@@ -124,37 +124,68 @@ hm__child0(const hm_tree *t, int64_t x)
 	return t->lvl_start[l + 1] + (x - t->lvl_start[l]) * t->fanout;
 }
 
-/* Sequential (one-thread) search: first position with key > q (upper) or >= q. */
+/*
+ * How many of node[0..F) are below q (upper: not above q).  Every slot is
+ * read and counted, with no early exit, so that the loads of one node issue
+ * together (on the GPU as 16-byte loads of an aligned node) instead of one
+ * after another; a node's slots are sorted, so the count is the position.
+ */
+HM_INLINE int
+hm__node_count(const uint64_t *node, const int F, uint64_t q, int upper)
+{
+	int			c = 0,
+				s;
+
+#ifdef __CUDA_ARCH__
+	const ulonglong2 *v = (const ulonglong2 *) node;
+
+#pragma unroll
+	for (s = 0; s < F / 2; s++)
+	{
+		ulonglong2	w = __ldg(&v[s]);
+
+		c += upper ? (w.x <= q) + (w.y <= q) : (w.x < q) + (w.y < q);
+	}
+#else
+	for (s = 0; s < F; s++)
+		c += upper ? node[s] <= q : node[s] < q;
+#endif
+	return c;
+}
+
+/*
+ * Sequential (one-thread) search at fanout F: first position with key > q
+ * (upper) or >= q.  The tree is complete in breadth-first order, so a
+ * node's first child and its number of keys follow from the level starts
+ * (the child array holds the same numbers): no load but the nodes' own.
+ * Inner slots past a node's keys are UINT64_MAX, which "not above
+ * UINT64_MAX" counts: the count is capped at the node's keys.
+ */
 HM_INLINE int64_t
-hm__bound(const hm_tree *t, uint64_t q, int upper)
+hm__bound_f(const hm_tree *t, uint64_t q, int upper, const int F)
 {
 	int64_t		x = 0,
 				p,
 				e;
 	int			l,
-				c,
-				nk;
-	const uint64_t *node;
+				c;
 
 	if (t->n == 0)
 		return 0;
 	for (l = 0; l < t->nlevels; l++)
 	{
-		int64_t		c0 = HM_LD(&t->child[x]);
+		int64_t		c0 = t->lvl_start[l + 1] + (x - t->lvl_start[l]) * F;
+		int64_t		level_end = l + 1 < t->nlevels ? t->lvl_start[l + 2] :
+			t->ninner + t->nleaves;
+		int64_t		nk = (level_end - c0 < F ? level_end - c0 : F) - 1;
 
-		nk = (int) (HM_LD(&t->child[x + 1]) - c0) - 1;
-		node = t->inner + x * t->fanout;
-		c = 0;
-		if (upper)
-			while (c < nk && HM_LD(&node[c]) <= q)
-				c++;
-		else
-			while (c < nk && HM_LD(&node[c]) < q)
-				c++;
-		x = c0 + c;
+		c = hm__node_count(t->inner + x * F, F, q, upper);
+		x = c0 + (c < nk ? c : nk);
 	}
-	p = (x - t->ninner) * t->fanout;
-	e = p + t->fanout < t->n ? p + t->fanout : t->n;
+	p = (x - t->ninner) * F;
+	e = p + F < t->n ? p + F : t->n;
+	if (e - p == F)
+		return p + hm__node_count(t->keys + p, F, q, upper);
 	if (upper)
 		while (p < e && HM_LD(&t->keys[p]) <= q)
 			p++;
@@ -162,6 +193,25 @@ hm__bound(const hm_tree *t, uint64_t q, int upper)
 		while (p < e && HM_LD(&t->keys[p]) < q)
 			p++;
 	return p;
+}
+
+/* hm__bound_f() at the tree's fanout, a constant in each copy. */
+HM_INLINE int64_t
+hm__bound(const hm_tree *t, uint64_t q, int upper)
+{
+	switch (t->fanout)
+	{
+		case 8:
+			return hm__bound_f(t, q, upper, 8);
+		case 16:
+			return hm__bound_f(t, q, upper, 16);
+		case 32:
+			return hm__bound_f(t, q, upper, 32);
+		case 64:
+			return hm__bound_f(t, q, upper, 64);
+		default:
+			return hm__bound_f(t, q, upper, 128);
+	}
 }
 
 HM_INLINE void

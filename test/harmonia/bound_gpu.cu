@@ -122,6 +122,8 @@ group_bound(const hm_tree *T, uint64_t key, int upper, int lane, unsigned gmask)
 				e;
 	int			l;
 
+	if (GS == 1)
+		return hm__bound(T, key, upper);	/* the engine's own walk */
 	if (T->n == 0)
 		return 0;
 	for (l = 0; l < T->nlevels; l++)
