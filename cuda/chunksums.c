@@ -142,7 +142,7 @@ gbt_chunk_sums_build(const gbt_agg_input *in)
 				c,
 				ok = 1;
 
-	if (in->n < GBT_CHUNK_RANGE_MIN || in->blocks == NULL)
+	if (in->n < GBT_CHUNK_RANGE_MIN || (in->blocks == NULL && in->tids == NULL))
 		return NULL;
 	s = (gbt_chunk_sums *) calloc(1, sizeof(gbt_chunk_sums));
 	if (s == NULL)
@@ -151,8 +151,8 @@ gbt_chunk_sums_build(const gbt_agg_input *in)
 	s->ncols = in->ncols;
 	memcpy(s->coltype, in->coltype, sizeof(s->coltype));
 	for (i = 0; i < in->n; i++)
-		if (in->blocks[i] > maxblock)
-			maxblock = in->blocks[i];
+		if (gbt_agg_block(in, i) > maxblock)
+			maxblock = gbt_agg_block(in, i);
 	s->nblocks = maxblock + 1;
 	s->allvis = (uint8_t *) alloc_counted(s, s->nblocks / 8 + 1);
 	s->seen = (uint8_t *) alloc_counted(s, s->n / 8 + 1);

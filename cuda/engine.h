@@ -60,7 +60,8 @@
  *	  keys themselves (bit c of keyed): its values are decoded as read, so
  *	  that neither side holds the key twice.
  *
- *	  Arguments.  in->blocks must be non-NULL when n > 0; start/end may be
+ *	  Arguments.  in->blocks or in->tids must be non-NULL when n > 0 (on the
+ *	  GPU: blocks); start/end may be
  *	  NULL when nranges == 0; visible may be
  *	  NULL when nvisible == 0; unsure may be NULL when unsure_cap == 0; err
  *	  may be NULL.  Checked: n >= 0, 0 <= ncols <= GBT_MAX_COLS, valid
@@ -94,7 +95,11 @@ typedef enum
 typedef struct gbt_agg_input
 {
 	int64_t		n;				/* entries, in key order */
-	const uint32_t *blocks;		/* heap block number of each entry [n] */
+	const uint32_t *blocks;		/* heap block number of each entry [n]; or
+								 * NULL, and then: */
+	const uint16_t *tids;		/* each entry's TID [3n] as PostgreSQL lays
+								 * it out: block's high half, low half,
+								 * offset (gbt_agg_block()) */
 	const uint8_t *removed;		/* bit i (byte i>>3, bit i&7) set: entry i is
 								 * not there; may be NULL */
 	int			ncols;			/* 0..GBT_MAX_COLS payload columns */
@@ -107,6 +112,15 @@ typedef struct gbt_agg_input
 								 * entries' keys, cols[c][i] being
 								 * hm_encode_int64() of value i */
 } gbt_agg_input;
+
+/* Entry i's heap block, from in's blocks or else its TIDs. */
+static inline uint32_t
+gbt_agg_block(const gbt_agg_input *in, int64_t i)
+{
+	if (in->blocks != NULL)
+		return in->blocks[i];
+	return ((uint32_t) in->tids[3 * i] << 16) | in->tids[3 * i + 1];
+}
 
 /*
  * One column's aggregate, in a form that combines exactly (the backends'

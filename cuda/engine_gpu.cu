@@ -457,6 +457,43 @@ upload(void **dst, const void *src, size_t bytes, size_t *total)
 	return bytes == 0 || cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
 }
 
+/*
+ * The entries' block numbers on the device, from the host's blocks or,
+ * when it holds only TIDs, made from those a slice at a time.
+ */
+static bool
+upload_blocks(gbt_engine *g)
+{
+	const gbt_agg_input *h = &g->host;
+	const int64_t slice = 1 << 20;
+	uint32_t   *buf;
+	int64_t		i,
+				j;
+	bool		ok;
+
+	if (h->blocks != NULL || h->n == 0)
+		return upload((void **) &g->d_blocks, h->blocks, sizeof(uint32_t) * h->n, &g->agg_bytes);
+	if (cudaMalloc((void **) &g->d_blocks, sizeof(uint32_t) * h->n) != cudaSuccess)
+	{
+		g->d_blocks = NULL;
+		return false;
+	}
+	g->agg_bytes += sizeof(uint32_t) * h->n;
+	buf = (uint32_t *) malloc(sizeof(uint32_t) * (h->n < slice ? h->n : slice));
+	ok = buf != NULL;
+	for (i = 0; i < h->n && ok; i += slice)
+	{
+		int64_t		m = h->n - i < slice ? h->n - i : slice;
+
+		for (j = 0; j < m; j++)
+			buf[j] = gbt_agg_block(h, i + j);
+		ok = cudaMemcpy(g->d_blocks + i, buf, sizeof(uint32_t) * m,
+						cudaMemcpyHostToDevice) == cudaSuccess;
+	}
+	free(buf);
+	return ok;
+}
+
 /* The aggregate on the device. */
 static int
 device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
@@ -476,8 +513,7 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 		bool		ok = true;
 
 		g->vagg = gbt_vagg_gpu_ctx_create();
-		ok = g->vagg != NULL &&
-			upload((void **) &g->d_blocks, h->blocks, sizeof(uint32_t) * h->n, &g->agg_bytes);
+		ok = g->vagg != NULL && upload_blocks(g);
 		for (c = 0; c < h->ncols && ok; c++)
 			ok = (((h->keyed >> c) & 1) || h->cols[c] == NULL ||
 				  upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes)) &&

@@ -127,7 +127,7 @@ gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
 	if (in->ncols < 0 || in->ncols > GBT_MAX_COLS)
 		return gbt_vagg_fail(err, errlen, "vagg: %d columns (0..%d allowed)", in->ncols,
 							 GBT_MAX_COLS);
-	if (in->n > 0 && !in->blocks)
+	if (in->n > 0 && !in->blocks && !in->tids)
 		return gbt_vagg_fail(err, errlen, "vagg: block numbers are NULL");
 	for (c = 0; c < in->ncols; c++)
 	{
@@ -195,7 +195,7 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 
 			if (in->removed && ((in->removed[i >> 3] >> (i & 7)) & 1))
 				continue;
-			b = in->blocks[i];
+			b = gbt_agg_block(in, i);
 			if (!((int64_t) b < nvisible && ((visible[b >> 3] >> (b & 7)) & 1)))
 			{
 				if (nuns < unsure_cap)

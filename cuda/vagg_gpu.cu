@@ -776,6 +776,8 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
 							unsure, unsure_cap, small, err, errlen))
 		return 1;
+	if (in->n > 0 && in->blocks == NULL)
+		return gbt_vagg_fail(err, errlen, "vagg: the GPU reads block numbers, not TIDs");
 	if (x->timing)
 		x->have_times = 0;
 	if (!x->ready)

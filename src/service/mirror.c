@@ -7,7 +7,8 @@
  * there, or on the CPU twin (device -1).  The entries (keys, TIDs, column
  * values) also stay in the service's memory in (key, TID) order: TIDs are
  * gathered on the host from the positions the search returns, and the
- * engine borrows the blocks, column values and NULL bits for aggregates.
+ * engine borrows the TIDs (their blocks), column values and NULL bits for
+ * aggregates.
  * The delta here is the only one: the engine holds just the tree it was
  * built with, and entries inserted or removed since then (with their TIDs,
  * columns and log positions, which the service needs) are kept and searched
@@ -102,7 +103,11 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 
 	memset(in, 0, sizeof(*in));
 	in->n = n;
-	in->blocks = m->blocks;
+	/* ItemPointerData is the layout gbt_agg_block() reads. */
+	StaticAssertStmt(sizeof(ItemPointerData) == 3 * sizeof(uint16) &&
+					 offsetof(ItemPointerData, ip_blkid) == 0,
+					 "ItemPointerData is not 3 uint16s");
+	in->tids = (const uint16 *) m->base.tids;
 	in->ncols = m->columns.ncols;
 	for (c = 0; c < m->columns.ncols; c++)
 	{
@@ -186,12 +191,8 @@ mirror_build(const GbtColumns *columns, GbtEntries *entries, bool take,
 			gbt_copy_entry(&m->base, i, entries, i);
 		m->base.n = n;
 	}
-	m->blocks = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
-	{
-		m->blocks[i] = ItemPointerGetBlockNumberNoCheck(&entries->tids[i]);
-		maxblock = Max(maxblock, m->blocks[i]);
-	}
+		maxblock = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&entries->tids[i]));
 	m->nallvis = (int64) maxblock + 1;
 	m->allvis = palloc_extended(m->nallvis / 8 + 1, MCXT_ALLOC_HUGE);
 	memset(m->allvis, 0xff, m->nallvis / 8 + 1);
@@ -276,7 +277,6 @@ gbt_mirror_free(GbtMirror *m)
 		run_free(&m->runs[c]);
 	if (m->merge_run != 0)
 		run_free(&m->merge_into);
-	pfree(m->blocks);
 	pfree(m->allvis);
 	for (c = 0; c < m->columns.ncols; c++)
 		if (m->colnulls[c])
@@ -318,7 +318,7 @@ gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 		m->columns.ncols * sizeof(int64);
 	int			c;
 
-	b->base = m->base.n * (sizeof(uint64) + sizeof(ItemPointerData) + 1 + sizeof(uint32)) +
+	b->base = m->base.n * (sizeof(uint64) + sizeof(ItemPointerData) + 1) +
 		m->nallvis / 8;
 	for (c = 0; c < m->columns.ncols; c++)
 	{
@@ -1065,7 +1065,6 @@ prefetch_entry(const GbtMirror *m, int64 p)
 		__builtin_prefetch(&m->removed[p >> 3]);
 	if (m->hidden != NULL)
 		__builtin_prefetch(&m->hidden[p >> 3]);
-	__builtin_prefetch(&m->blocks[p]);
 	__builtin_prefetch(&m->base.keys[p]);
 	__builtin_prefetch(&m->base.tids[p]);
 	__builtin_prefetch(&m->base.nulls[p]);
@@ -1099,7 +1098,7 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
 			continue;
 		v = gbt_snapview_quick(view, l->xmin[x], l->xmax[x]);
 		if (v == GBT_UNDECIDED)
-			v = gbt_snapview_decide_stamps(view, l->xmin[x], l->xmax[x], m->blocks[p]);
+			v = gbt_snapview_decide_stamps(view, l->xmin[x], l->xmax[x], gbt_base_block(m, p));
 		sink_entry(sink, &m->base, p, v);
 	}
 	return x - x0;
@@ -1122,7 +1121,7 @@ list_plain(const GbtMirror *m, int64 start, int64 end, const uint8 *visible,
 
 		if (p + STAMPED_PREFETCH < end)
 			prefetch_entry(m, p + STAMPED_PREFETCH);
-		b = m->blocks[p];
+		b = gbt_base_block(m, p);
 
 		if (m->hidden != NULL && (m->hidden[p >> 3] & (1 << (p & 7))) != 0)
 			continue;			/* removed, or stamped: decided apart */
@@ -1593,7 +1592,7 @@ read_ordered(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
 		if (best == 0)
 		{
 			(void) gbt_stamps_at(m, i, &cur, &xmin, &xmax);
-			block = m->blocks[i];
+			block = gbt_base_block(m, i);
 		}
 		else
 		{

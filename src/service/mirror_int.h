@@ -56,7 +56,8 @@ typedef struct GbtStampList
 
 /*
  * The engine holds base.keys (its own copy, on the device or in the CPU
- * twin) and borrows blocks, base.vals and colnulls, which stay unchanged.
+ * twin) and borrows base.tids (for their blocks), base.vals and colnulls,
+ * which stay unchanged.
  * Columns the keys give, or that are all NULL, have no base.vals; columns
  * without a NULL have no colnulls (drop_unheld_columns()).
  * Entries VACUUM removed from the tree are marked in removed[]; entries
@@ -67,7 +68,6 @@ struct GbtMirror
 {
 	GbtColumns	columns;
 	GbtEntries	base;
-	uint32	   *blocks;			/* heap block of each base entry */
 	uint8	   *colnulls[GBT_MAX_COLS];	/* bit per base position: NULL value */
 	uint8	   *removed;		/* bit per base position; NULL: none yet */
 	int64		nremoved;
@@ -272,5 +272,12 @@ extern void gbt_stamps_drop(GbtMirror *m);
 extern void gbt_stamps_free(GbtStampList *l);
 extern int64 gbt_stamps_n(const GbtMirror *m);
 extern void gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n);
+
+/* The heap block of base entry p. */
+static inline BlockNumber
+gbt_base_block(const GbtMirror *m, int64 p)
+{
+	return ItemPointerGetBlockNumberNoCheck(&m->base.tids[p]);
+}
 
 #endif							/* GPUBTREE_MIRROR_INT_H */

@@ -603,7 +603,7 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 
 		for (i = 0; i < m->base.n; i++)
 			if (!IS_REMOVED(m, i) && !gbt_stamps_at(m, i, &cur, &mn, &mx) &&
-				!BLOCK_VISIBLE(m->blocks[i]))
+				!BLOCK_VISIBLE(gbt_base_block(m, i)))
 				nunknown++;
 		if (nunknown > m->base.n / 64)
 			return;
@@ -615,7 +615,7 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 		for (i = 0; i < m->base.n; i++)
 		{
 			if (!IS_REMOVED(m, i) && !gbt_stamps_at(m, i, &cur, &mn, &mx) &&
-				!BLOCK_VISIBLE(m->blocks[i]))
+				!BLOCK_VISIBLE(gbt_base_block(m, i)))
 			{
 				pos[nunknown] = i;
 				xmin[nunknown] = GBT_XMIN_UNKNOWN;
@@ -640,7 +640,7 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 		for (x = 0; x < list->n; x++)
 		{
 			keep[x] = true;
-			if (list->xmin[x] == GBT_XMIN_UNKNOWN && BLOCK_VISIBLE(m->blocks[list->pos[x]]))
+			if (list->xmin[x] == GBT_XMIN_UNKNOWN && BLOCK_VISIBLE(gbt_base_block(m, list->pos[x])))
 			{
 				list->xmin[x] = GBT_XMIN_FROZEN;
 				keep[x] = TransactionIdIsValid(list->xmax[x]);

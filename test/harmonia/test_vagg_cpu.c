@@ -174,6 +174,7 @@ typedef struct
 	uint8_t    *nulls[GBT_MAX_COLS];
 	int			dist[GBT_MAX_COLS];
 	uint64_t   *keyed[GBT_MAX_COLS];	/* a keyed column's encoded values */
+	uint16_t   *tids;			/* [3n] when given instead of blocks */
 } vt_data;
 
 static uint8_t *
@@ -322,6 +323,20 @@ vt_vary_forms(vt_data *d, const uint64_t *keys)
 	int64_t		i;
 	int			c;
 
+	/* TIDs instead of block numbers (the GPU's copy is made from them) */
+	if (vt_below(2))
+	{
+		d->tids = (uint16_t *) malloc((3 * d->n + 1) * sizeof(uint16_t));
+		for (i = 0; i < d->n; i++)
+		{
+			d->tids[3 * i] = (uint16_t) (d->blocks[i] >> 16);
+			d->tids[3 * i + 1] = (uint16_t) d->blocks[i];
+			d->tids[3 * i + 2] = (uint16_t) vt_rnd();
+		}
+		d->in.tids = d->tids;
+		d->in.blocks = NULL;
+	}
+
 	for (c = 0; c < d->in.ncols; c++)
 	{
 		int			form = (int) vt_below(4);
@@ -358,6 +373,7 @@ vt_free(vt_data *d)
 	int			c;
 
 	free(d->blocks);
+	free(d->tids);
 	free(d->removed);
 	for (c = 0; c < GBT_MAX_COLS; c++)
 	{
