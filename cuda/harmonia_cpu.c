@@ -53,7 +53,8 @@ hm_psa_bits(int64_t tree_keys, int key_bits, int keys_per_line)
 size_t
 hm_bytes(const hm_tree *t)
 {
-	return (size_t) t->n * 8 + (size_t) t->ninner * (t->fanout + 1) * 8;
+	return (size_t) t->n * 8 + (size_t) t->ninner * (t->fanout + 1) * 8 +
+		(size_t) t->nbuckets * 8;
 }
 
 const uint64_t *
@@ -103,7 +104,33 @@ hm_cpu_free(hm_tree *t)
 	free(t->inner);
 	free(t->child);
 	free(t->keys);
+	free(t->entry);
 	free(t);
+}
+
+/* The entry table of t, in one pass over its keys and buckets. */
+static hm_status
+entry_build(hm_tree *t)
+{
+	int64_t		b,
+				i = 0,
+				lo = 0;
+
+	hm__entry_layout(t, t->n > 0 ? t->keys[0] : 0, t->n > 0 ? t->keys[t->n - 1] : 0);
+	t->entry = malloc((t->nbuckets + 1) * sizeof(int64_t));
+	if (!t->entry)
+		return HM_ENOMEM;
+	for (b = 0; b < t->nbuckets; b++)
+	{
+		int			none;
+		uint64_t	next = hm__bucket_first(t, b + 1, &none);
+
+		while (i < t->n && (none || t->keys[i] < next))
+			i++;
+		t->entry[b] = hm__entry_of(t, lo, i);
+		lo = i;
+	}
+	return HM_OK;
 }
 
 hm_status
@@ -145,6 +172,11 @@ hm_cpu_build(const uint64_t *keys, int64_t n, int fanout, hm_tree **out)
 			t->inner[x * fanout + s] = hm__sep(t, t->keys, x, s);
 	}
 	t->child[t->ninner] = hm__child0(t, t->ninner);
+	if (entry_build(t) != HM_OK)
+	{
+		hm_cpu_free(t);
+		return HM_ENOMEM;
+	}
 	*out = t;
 	return HM_OK;
 }

@@ -27,6 +27,43 @@ k_inner(const __grid_constant__ hm_tree T)
 		T.child[i] = hm__child0(&T, i);
 }
 
+/* First position in k[0..n) whose key is >= key. */
+static __device__ int64_t
+first_at_least(const uint64_t *k, int64_t n, uint64_t key)
+{
+	int64_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (k[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The entry table, a bucket per thread (harmonia_int.h: hm__entry_of()). */
+static __global__ void
+k_entry(const __grid_constant__ hm_tree T)
+{
+	int64_t		b = blockIdx.x * (int64_t) blockDim.x + threadIdx.x,
+				lo,
+				hi;
+	int			none;
+	uint64_t	first;
+
+	if (b >= T.nbuckets)
+		return;
+	lo = b == 0 ? 0 : first_at_least(T.keys, T.n, hm__bucket_first(&T, b, &none));
+	first = hm__bucket_first(&T, b + 1, &none);
+	hi = none ? T.n : first_at_least(T.keys, T.n, first);
+	T.entry[b] = hm__entry_of(&T, lo, hi);
+}
+
 /* flag keys out of order: the build's input contract, checked in O(n) */
 static __global__ void
 k_unsorted(const uint64_t *k, int64_t n, int *bad)
@@ -54,6 +91,7 @@ hm_gpu_free(hm_tree *t)
 	cudaFree(t->inner);
 	cudaFree(t->child);
 	cudaFree(t->keys);
+	cudaFree(t->entry);
 	free(t);
 }
 
@@ -102,6 +140,21 @@ hm_gpu_build(const uint64_t *keys, int64_t n, int fanout, hm_tree **out)
 	}
 	k_inner<<<hm__nblocks(t->ninner * fanout + 1), HM_BLK>>>(*t);
 	HM_CK(cudaGetLastError());
+	{
+		uint64_t	ends[2] = {0, 0};
+
+		if (n > 0)
+		{
+			HM_CK(cudaMemcpy(&ends[0], t->keys, 8, cudaMemcpyDeviceToHost));
+			HM_CK(cudaMemcpy(&ends[1], t->keys + n - 1, 8, cudaMemcpyDeviceToHost));
+		}
+		hm__entry_layout(t, ends[0], ends[1]);
+		if ((st = dmalloc(&t->entry, t->nbuckets)) != HM_OK)
+			goto out;
+		if (t->nbuckets > 0)
+			k_entry<<<hm__nblocks(t->nbuckets), HM_BLK>>>(*t);
+		HM_CK(cudaGetLastError());
+	}
 	HM_CK(cudaDeviceSynchronize());
 out:
 	if (st != HM_OK)

@@ -41,7 +41,23 @@ struct hm_tree
 	uint64_t   *inner;			/* ninner * fanout slots, fanout-1 keys used */
 	int64_t    *child;			/* ninner + 1: first child (prefix sums) */
 	uint64_t   *keys;			/* n keys: the leaves, F per leaf */
+
+	/*
+	 * The entry table: the keys' span [kmin, kmax] cut into nbuckets
+	 * buckets of 2^bshift keys; entry[b] says where a search for a key of
+	 * bucket b begins (hm__entry_of()), below the levels every such search
+	 * would walk alike.
+	 */
+	uint64_t	kmin;
+	uint64_t	kmax;
+	int			bshift;
+	int64_t		nbuckets;
+	int64_t    *entry;
 };
+
+#define HM_ENTRY_MAX_BITS 20	/* at most 2^20 buckets (8 MB) */
+#define HM_ENTRY_KEYS_LOG2 6	/* about 64 keys a bucket */
+#define HM_ENTRY_POS 255		/* an entry that is the answer itself */
 
 /* Level counts and BFS starts for n keys at fanout F (harmonia_cpu.c). */
 extern hm_status hm__layout(hm_tree *t, int64_t n, int fanout);
@@ -124,6 +140,60 @@ hm__child0(const hm_tree *t, int64_t x)
 	return t->lvl_start[l + 1] + (x - t->lvl_start[l]) * t->fanout;
 }
 
+/* The entry table's size and bucket width for t's n keys from kmin to kmax. */
+HM_INLINE void
+hm__entry_layout(hm_tree *t, uint64_t kmin, uint64_t kmax)
+{
+	uint64_t	span = kmax - kmin;
+	int			bits = 0,
+				width = 0;
+
+	while (bits < HM_ENTRY_MAX_BITS && ((int64_t) 1 << (bits + HM_ENTRY_KEYS_LOG2)) <= t->n)
+		bits++;
+	while (width < 63 && (span >> width) >> bits != 0)
+		width++;				/* at 63, two buckets at most */
+	t->kmin = kmin;
+	t->kmax = kmax;
+	t->bshift = width;
+	t->nbuckets = t->n == 0 ? 0 : (int64_t) (span >> width) + 1;
+}
+
+/* The smallest key of bucket b, or 0 with *none set when b is past kmax. */
+HM_INLINE uint64_t
+hm__bucket_first(const hm_tree *t, int64_t b, int *none)
+{
+	*none = b >= t->nbuckets;
+	return *none ? 0 : t->kmin + ((uint64_t) b << t->bshift);
+}
+
+/*
+ * The entry of a bucket whose keys lie at positions [lo, hi): every key
+ * before lo is below the bucket and every key from hi on above it, so a
+ * search for any key of the bucket ends in [lo, hi].  An empty bucket's
+ * entry is that position (level HM_ENTRY_POS); another's the lowest node
+ * whose subtree holds [lo, hi - 1], as (node << 8) | level: a walk from
+ * there ends where one from the root would, its subtree's end included.
+ */
+HM_INLINE int64_t
+hm__entry_of(const hm_tree *t, int64_t lo, int64_t hi)
+{
+	int64_t		a,
+				z;
+	int			l = t->nlevels;
+
+	if (lo >= hi)
+		return (lo << 8) | HM_ENTRY_POS;
+	a = lo / t->fanout;
+	z = (hi - 1) / t->fanout;
+	while (a != z)
+	{
+		a /= t->fanout;
+		z /= t->fanout;
+		l--;
+	}
+	return ((t->lvl_start[l] + a) << 8) | l;
+}
+
 /*
  * How many of node[0..F) are below q (upper: not above q).  Every slot is
  * read and counted, with no early exit, so that the loads of one node issue
@@ -155,24 +225,33 @@ hm__node_count(const uint64_t *node, const int F, uint64_t q, int upper)
 
 /*
  * Sequential (one-thread) search at fanout F: first position with key > q
- * (upper) or >= q.  The tree is complete in breadth-first order, so a
- * node's first child and its number of keys follow from the level starts
- * (the child array holds the same numbers): no load but the nodes' own.
- * Inner slots past a node's keys are UINT64_MAX, which "not above
- * UINT64_MAX" counts: the count is capped at the node's keys.
+ * (upper) or >= q.  It starts where the entry table says, not at the root.
+ * The tree is complete in breadth-first order, so a node's first child and
+ * its number of keys follow from the level starts (the child array holds
+ * the same numbers): no load but the table's and the nodes' own.  Inner
+ * slots past a node's keys are UINT64_MAX, which "not above UINT64_MAX"
+ * counts: the count is capped at the node's keys.
  */
 HM_INLINE int64_t
 hm__bound_f(const hm_tree *t, uint64_t q, int upper, const int F)
 {
-	int64_t		x = 0,
+	int64_t		x,
 				p,
-				e;
+				e,
+				start;
 	int			l,
 				c;
 
-	if (t->n == 0)
+	if (t->n == 0 || q < t->kmin)
 		return 0;
-	for (l = 0; l < t->nlevels; l++)
+	if (q > t->kmax)
+		return t->n;
+	start = HM_LD(&t->entry[(q - t->kmin) >> t->bshift]);
+	x = start >> 8;
+	l = (int) (start & 0xff);
+	if (l == HM_ENTRY_POS)
+		return x;
+	for (; l < t->nlevels; l++)
 	{
 		int64_t		c0 = t->lvl_start[l + 1] + (x - t->lvl_start[l]) * F;
 		int64_t		level_end = l + 1 < t->nlevels ? t->lvl_start[l + 2] :
