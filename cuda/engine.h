@@ -58,14 +58,16 @@
  *	  Columns.  A column whose values are all NULL (a type the mirror does
  *	  not hold) has no array: cols[c] is NULL.  An integer key column is the
  *	  keys themselves (bit c of keyed): its values are decoded as read, so
- *	  that neither side holds the key twice.
+ *	  that neither side holds the key twice.  A column whose values allow
+ *	  it may be held in 4 bytes a value (bit c of narrow): integers within
+ *	  2^32 of the smallest, floats a float holds exactly.
  *
  *	  Arguments.  in->blocks or in->tids must be non-NULL when n > 0 (on the
  *	  GPU: blocks); start/end may be
  *	  NULL when nranges == 0; visible may be
  *	  NULL when nvisible == 0; unsure may be NULL when unsure_cap == 0; err
  *	  may be NULL.  Checked: n >= 0, 0 <= ncols <= GBT_MAX_COLS, valid
- *	  column types (keyed ones INT64), 0 <= start[r] <= end[r] <= n, the total length of the
+ *	  column types (keyed ones INT64 and not narrow), 0 <= start[r] <= end[r] <= n, the total length of the
  *	  ranges <= n, nvisible >= 0, unsure_cap >= 0.  Not checked: that ranges
  *	  are disjoint (overlapping ranges whose total length is <= n aggregate
  *	  the overlap twice).  On error the function returns nonzero, writes a
@@ -111,6 +113,10 @@ typedef struct gbt_agg_input
 	unsigned	keyed;			/* bit c set: INT64 column c is held as the
 								 * entries' keys, cols[c][i] being
 								 * hm_encode_int64() of value i */
+	unsigned	narrow;			/* bit c set: cols[c] holds 4 bytes a value:
+								 * INT64 as uint32 offsets from base[c],
+								 * FLOAT8 as float (exact) */
+	int64_t		base[GBT_MAX_COLS];
 } gbt_agg_input;
 
 /* Entry i's heap block, from in's blocks or else its TIDs. */

@@ -9,7 +9,9 @@
  *	  batch costs two copies and one search; an aggregate over the
  *	  positions just found reads them where they are, on the device.
  */
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -54,6 +56,8 @@ struct gbt_engine
 	uint8_t    *d_removed;		/* NULL: none removed */
 	uint64_t	removed_version;
 	void	   *d_cols[GBT_MAX_COLS];
+	unsigned	narrow;			/* d_cols held in 4 bytes a value (engine.h) */
+	int64_t		base[GBT_MAX_COLS];
 	uint8_t    *d_nulls[GBT_MAX_COLS];
 	size_t		agg_bytes;
 	gbt_vagg_gpu_ctx *vagg;
@@ -458,40 +462,135 @@ upload(void **dst, const void *src, size_t bytes, size_t *total)
 }
 
 /*
- * The entries' block numbers on the device, from the host's blocks or,
- * when it holds only TIDs, made from those a slice at a time.
+ * A device array of n values of type T made on the host a slice at a time
+ * by fill(buf, i, m) (values i..i+m-1), so that no host copy of the whole
+ * is needed; false on failure.
  */
+template <typename T, typename Fill>
+static bool
+upload_made(T **dst, int64_t n, size_t *total, Fill fill)
+{
+	const int64_t slice = 1 << 20;
+	T		   *buf;
+	bool		ok;
+
+	if (cudaMalloc((void **) dst, sizeof(T) * (n > 0 ? n : 1)) != cudaSuccess)
+	{
+		*dst = NULL;
+		return false;
+	}
+	*total += sizeof(T) * n;
+	buf = (T *) malloc(sizeof(T) * (n < slice ? (n > 0 ? n : 1) : slice));
+	ok = buf != NULL;
+	for (int64_t i = 0; i < n && ok; i += slice)
+	{
+		int64_t		m = n - i < slice ? n - i : slice;
+
+		fill(buf, i, m);
+		ok = cudaMemcpy(*dst + i, buf, sizeof(T) * m, cudaMemcpyHostToDevice) == cudaSuccess;
+	}
+	free(buf);
+	return ok;
+}
+
+/* The entries' block numbers on the device, from the host's blocks or TIDs. */
 static bool
 upload_blocks(gbt_engine *g)
 {
 	const gbt_agg_input *h = &g->host;
-	const int64_t slice = 1 << 20;
-	uint32_t   *buf;
-	int64_t		i,
-				j;
-	bool		ok;
 
-	if (h->blocks != NULL || h->n == 0)
+	if (h->blocks != NULL)
 		return upload((void **) &g->d_blocks, h->blocks, sizeof(uint32_t) * h->n, &g->agg_bytes);
-	if (cudaMalloc((void **) &g->d_blocks, sizeof(uint32_t) * h->n) != cudaSuccess)
-	{
-		g->d_blocks = NULL;
-		return false;
-	}
-	g->agg_bytes += sizeof(uint32_t) * h->n;
-	buf = (uint32_t *) malloc(sizeof(uint32_t) * (h->n < slice ? h->n : slice));
-	ok = buf != NULL;
-	for (i = 0; i < h->n && ok; i += slice)
-	{
-		int64_t		m = h->n - i < slice ? h->n - i : slice;
+	return upload_made(&g->d_blocks, h->n, &g->agg_bytes,
+					   [h] (uint32_t *buf, int64_t i, int64_t m)
+					   {
+						   for (int64_t j = 0; j < m; j++)
+							   buf[j] = gbt_agg_block(h, i + j);
+					   });
+}
 
-		for (j = 0; j < m; j++)
-			buf[j] = gbt_agg_block(h, i + j);
-		ok = cudaMemcpy(g->d_blocks + i, buf, sizeof(uint32_t) * m,
-						cudaMemcpyHostToDevice) == cudaSuccess;
+/* Whether value i of column c is NULL. */
+static inline bool
+value_null(const gbt_agg_input *h, int c, int64_t i)
+{
+	return h->nulls[c] != NULL && ((h->nulls[c][i >> 3] >> (i & 7)) & 1);
+}
+
+/*
+ * Whether column c's values (NULLs aside) fit 4 bytes: integers within 2^32
+ * of the smallest (*base), floats that a float holds exactly.
+ */
+static bool
+column_fits_narrow(const gbt_agg_input *h, int c, int64_t *base)
+{
+	int64_t		lo = INT64_MAX,
+				hi = INT64_MIN;
+
+	for (int64_t i = 0; i < h->n; i++)
+	{
+		if (value_null(h, c, i))
+			continue;
+		if (h->coltype[c] == GBT_VAL_FLOAT8)
+		{
+			double		v = ((const double *) h->cols[c])[i];
+
+			if (v == v && (double) (float) v != v)
+				return false;
+		}
+		else
+		{
+			int64_t		v = ((const int64_t *) h->cols[c])[i];
+
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
 	}
-	free(buf);
-	return ok;
+	*base = lo <= hi ? lo : 0;
+	return h->coltype[c] == GBT_VAL_FLOAT8 || lo > hi ||
+		(uint64_t) hi - (uint64_t) lo <= UINT32_MAX;
+}
+
+/*
+ * Column c on the device: as the host holds it, or in 4 bytes a value where
+ * its values allow (engine.h: narrow), which halves the device's copy.
+ */
+static bool
+upload_column(gbt_engine *g, int c)
+{
+	const gbt_agg_input *h = &g->host;
+	int64_t		base = 0;
+
+	if (((h->keyed >> c) & 1) || h->cols[c] == NULL)
+		return true;			/* the tree's leaves; no values */
+	if ((h->narrow >> c) & 1)
+	{
+		g->narrow |= 1u << c;
+		g->base[c] = h->base[c];
+		return upload(&g->d_cols[c], h->cols[c], sizeof(uint32_t) * h->n, &g->agg_bytes);
+	}
+	if (!column_fits_narrow(h, c, &base))
+		return upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes);
+	g->narrow |= 1u << c;
+	g->base[c] = base;
+	return upload_made((uint32_t **) &g->d_cols[c], h->n, &g->agg_bytes,
+					   [h, c, base] (uint32_t *buf, int64_t i, int64_t m)
+					   {
+						   for (int64_t j = 0; j < m; j++)
+						   {
+							   float	   f;
+
+							   if (value_null(h, c, i + j))
+								   buf[j] = 0;
+							   else if (h->coltype[c] == GBT_VAL_FLOAT8)
+							   {
+								   f = (float) ((const double *) h->cols[c])[i + j];
+								   memcpy(&buf[j], &f, sizeof(f));
+							   }
+							   else
+								   buf[j] = (uint32_t) ((uint64_t) ((const int64_t *) h->cols[c])[i + j] -
+														(uint64_t) base);
+						   }
+					   });
 }
 
 /* The aggregate on the device. */
@@ -514,9 +613,9 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 
 		g->vagg = gbt_vagg_gpu_ctx_create();
 		ok = g->vagg != NULL && upload_blocks(g);
+		g->narrow = 0;
 		for (c = 0; c < h->ncols && ok; c++)
-			ok = (((h->keyed >> c) & 1) || h->cols[c] == NULL ||
-				  upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes)) &&
+			ok = upload_column(g, c) &&
 				(h->nulls[c] == NULL ||
 				 upload((void **) &g->d_nulls[c], h->nulls[c], bitmap, &g->agg_bytes));
 		if (!ok)
@@ -547,8 +646,10 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 		return gbt_engine_fail("aggregate", "out of host memory", err, errlen);
 	in.blocks = g->d_blocks;
 	in.removed = removed != NULL ? g->d_removed : NULL;
+	in.narrow = g->narrow;
 	for (c = 0; c < h->ncols; c++)
 	{
+		in.base[c] = g->base[c];
 		/* A keyed column is the keys: the tree's leaves hold them. */
 		in.cols[c] = ((h->keyed >> c) & 1) ? hm_leaf_keys(g->tree) : g->d_cols[c];
 		in.nulls[c] = g->d_nulls[c];

@@ -134,12 +134,13 @@ gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
 		if (in->coltype[c] != GBT_VAL_INT64 && in->coltype[c] != GBT_VAL_FLOAT8)
 			return gbt_vagg_fail(err, errlen, "vagg: column %d has bad type %d", c,
 								 (int) in->coltype[c]);
-		if (((in->keyed >> c) & 1) && in->coltype[c] != GBT_VAL_INT64)
-			return gbt_vagg_fail(err, errlen, "vagg: keyed column %d is not INT64", c);
+		if (((in->keyed >> c) & 1) &&
+			(in->coltype[c] != GBT_VAL_INT64 || ((in->narrow >> c) & 1)))
+			return gbt_vagg_fail(err, errlen, "vagg: keyed column %d is not INT64 or is narrow", c);
 	}
-	if (in->keyed >> in->ncols)
-		return gbt_vagg_fail(err, errlen, "vagg: keyed columns 0x%x past the %d columns",
-							 in->keyed, in->ncols);
+	if ((in->keyed | in->narrow) >> in->ncols)
+		return gbt_vagg_fail(err, errlen, "vagg: keyed or narrow columns 0x%x past the %d columns",
+							 in->keyed | in->narrow, in->ncols);
 	if (nranges < 0 || (nranges > 0 && (!start || !end)))
 		return gbt_vagg_fail(err, errlen, "vagg: bad range arrays (%lld ranges)",
 							 (long long) nranges);
@@ -213,7 +214,9 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 					continue;
 				if (in->coltype[c] == GBT_VAL_INT64)
 				{
-					int64_t		v = (int64_t) (((const uint64_t *) in->cols[c])[i] ^ decode[c]);
+					int64_t		v = ((in->narrow >> c) & 1) ?
+						(int64_t) ((uint64_t) in->base[c] + ((const uint32_t *) in->cols[c])[i]) :
+						(int64_t) (((const uint64_t *) in->cols[c])[i] ^ decode[c]);
 					uint64_t	lo = slo[c] + (uint64_t) v;
 
 					shi[c] += (v < 0 ? UINT64_MAX : 0) + (lo < (uint64_t) v);
@@ -225,7 +228,9 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 				}
 				else
 				{
-					double		v = ((const double *) in->cols[c])[i];
+					double		v = ((in->narrow >> c) & 1) ?
+						(double) ((const float *) in->cols[c])[i] :
+						((const double *) in->cols[c])[i];
 
 					if (isnan(v))
 						o->nnan++;

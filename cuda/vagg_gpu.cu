@@ -207,6 +207,8 @@ struct KArgs
 	const uint8_t *nulls[GBT_MAX_COLS];
 	unsigned	fmask;			/* bit c: column c is FLOAT8 */
 	unsigned long long decode[GBT_MAX_COLS];	/* XORed into a value as read */
+	unsigned	nmask;			/* bit c: 4 bytes a value (vagg.h: narrow) */
+	unsigned long long base[GBT_MAX_COLS];
 	int64_t		n;
 	const long long *start;		/* [R] */
 	const long long *offs;		/* [R + 1], offs[R] = T */
@@ -379,7 +381,16 @@ k_vagg(const __grid_constant__ KArgs A)
 						nb[c][k] = 1;
 						continue;
 					}
-					val[c][k] = __ldg(A.cols[c] + p) ^ A.decode[c];
+					if ((A.nmask >> c) & 1)
+					{
+						unsigned	w = __ldg((const unsigned *) A.cols[c] + p);
+
+						val[c][k] = ((A.fmask >> c) & 1) ?
+							(unsigned long long) __double_as_longlong((double) __uint_as_float(w)) :
+							A.base[c] + w;
+					}
+					else
+						val[c][k] = __ldg(A.cols[c] + p) ^ A.decode[c];
 					nb[c][k] = A.nulls[c] ? (__ldg(A.nulls[c] + (p >> 3)) >> (p & 7)) & 1 : 0;
 				}
 			}
@@ -889,11 +900,13 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	a.blocks = in->blocks;
 	a.removed = in->removed;
 	a.fmask = 0;
+	a.nmask = in->narrow;
 	for (c = 0; c < in->ncols; c++)
 	{
 		a.cols[c] = (const unsigned long long *) in->cols[c];
 		a.nulls[c] = in->nulls[c];
 		a.decode[c] = ((in->keyed >> c) & 1) ? HM_SIGN_BIT : 0;
+		a.base[c] = (unsigned long long) in->base[c];
 		if (in->coltype[c] == GBT_VAL_FLOAT8)
 			a.fmask |= 1u << c;
 	}

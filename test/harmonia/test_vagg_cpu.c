@@ -174,6 +174,7 @@ typedef struct
 	uint8_t    *nulls[GBT_MAX_COLS];
 	int			dist[GBT_MAX_COLS];
 	uint64_t   *keyed[GBT_MAX_COLS];	/* a keyed column's encoded values */
+	void	   *narrow[GBT_MAX_COLS];	/* a narrow column's 4-byte values */
 	uint16_t   *tids;			/* [3n] when given instead of blocks */
 } vt_data;
 
@@ -312,10 +313,12 @@ vt_make(vt_data *d, int64_t n, int ncols, int64_t nblocks, double removed)
 
 /*
  * The contract's other column forms, at random: a column without an array
- * (every value NULL; cols[c] NULL, nulls[c] garbage) and an INT64 column
- * held as keys (keyed), either the engine's keys (keys not NULL: the
- * column's values become their decoding) or an encoded copy.  The oracle
- * reads d->cols and d->nulls, which say the same plainly.
+ * (every value NULL; cols[c] NULL, nulls[c] garbage), an INT64 column held
+ * as keys (keyed), either the engine's keys (keys not NULL: the column's
+ * values become their decoding) or an encoded copy, a column held in 4
+ * bytes a value (narrow), and one whose values would fit that (which the
+ * GPU engine narrows itself).  The oracle reads d->cols and d->nulls, which
+ * say the same plainly.
  */
 static void
 vt_vary_forms(vt_data *d, const uint64_t *keys)
@@ -339,7 +342,7 @@ vt_vary_forms(vt_data *d, const uint64_t *keys)
 
 	for (c = 0; c < d->in.ncols; c++)
 	{
-		int			form = (int) vt_below(4);
+		int			form = (int) vt_below(6);
 
 		if (form == 0)
 		{
@@ -364,6 +367,37 @@ vt_vary_forms(vt_data *d, const uint64_t *keys)
 			d->in.cols[c] = keys != NULL ? (const void *) keys : d->keyed[c];
 			d->in.keyed |= 1u << c;
 		}
+		else if (form == 2 || form == 3)
+		{
+			int			isf = d->in.coltype[c] == GBT_VAL_FLOAT8;
+			int64_t		base = vt_int(d->dist[c]);
+			uint32_t   *w = (uint32_t *) malloc((d->n + 1) * 4);
+
+			for (i = 0; i < d->n; i++)
+			{
+				if (isf)
+				{
+					float		f = (float) ((double *) d->cols[c])[i];
+
+					((double *) d->cols[c])[i] = f;
+					memcpy(&w[i], &f, 4);
+				}
+				else
+				{
+					w[i] = (uint32_t) vt_rnd();
+					((int64_t *) d->cols[c])[i] = (int64_t) ((uint64_t) base + w[i]);
+				}
+			}
+			if (form == 2)
+			{
+				d->narrow[c] = w;
+				d->in.cols[c] = w;
+				d->in.narrow |= 1u << c;
+				d->in.base[c] = isf ? 0 : base;
+			}
+			else
+				free(w);
+		}
 	}
 }
 
@@ -379,6 +413,7 @@ vt_free(vt_data *d)
 	{
 		free(d->cols[c]);
 		free(d->keyed[c]);
+		free(d->narrow[c]);
 		free(d->nulls[c]);
 	}
 }

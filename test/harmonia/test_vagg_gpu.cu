@@ -62,7 +62,8 @@ vt_to_dev(const vt_data *d, vt_dev *g)
 	g->in.removed = (const uint8_t *) p;
 	for (c = 0; c < d->in.ncols; c++)
 	{
-		bad |= vt_dcopy(d->in.cols[c], n * 8, &g->in.cols[c]);
+		bad |= vt_dcopy(d->in.cols[c], ((d->in.narrow >> c) & 1) ? n * 4 : n * 8,
+						&g->in.cols[c]);
 		bad |= vt_dcopy(d->in.nulls[c], nb, &p);
 		g->in.nulls[c] = (const uint8_t *) p;
 	}
