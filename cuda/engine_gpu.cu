@@ -385,23 +385,6 @@ gpu_sort_unique(gbt_engine *g, uint64_t *keys, int64_t n, uint32_t *map,
 	return 0;
 }
 
-/*
- * Copy n keys into pinned staging; returns whether they ascend (the
- * service's ranges do: then the batch needs no partial sort).
- */
-static bool
-stage_keys(uint64_t *to, const uint64_t *from, int64_t n)
-{
-	bool		ascending = true;
-	int64_t		i;
-
-	for (i = 0; i < n; i++)
-	{
-		to[i] = from[i];
-		ascending &= i == 0 || from[i - 1] <= from[i];
-	}
-	return ascending;
-}
 
 static int
 gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
@@ -409,7 +392,6 @@ gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
 {
 	hm_status	s;
 	bool		points = lo == hi;
-	bool		ascending;
 
 	g->pos_start = g->pos_end = NULL;
 	if (n == 0)
@@ -417,22 +399,26 @@ gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
 	if (use_device(g->device, err, errlen) != 0 ||
 		reserve(g, n, "range search", err, errlen) != 0)
 		return 1;
-	if (points && lo == g->sorted_keys && n == g->sorted_n)
-		ascending = true;		/* sort_unique() left them on the device */
-	else
+	/* Keys sort_unique() left on the device are searched there. */
+	if (!(points && lo == g->sorted_keys && n == g->sorted_n))
 	{
 		/* A point each (lo == hi, as for = ANY's keys): its keys go over once. */
 		g->sorted_keys = NULL;
-		ascending = stage_keys(g->h_keys, lo, n);
+		memcpy(g->h_keys, lo, sizeof(uint64_t) * n);
 		if (!points)
-			stage_keys(g->h_keys + n, hi, n);
+			memcpy(g->h_keys + n, hi, sizeof(uint64_t) * n);
 		if (cudaMemcpy(g->d_keys, g->h_keys, sizeof(uint64_t) * (points ? n : 2 * n),
 					   cudaMemcpyHostToDevice) != cudaSuccess)
 			return gbt_engine_fail("range search", cudaGetErrorString(cudaGetLastError()),
 								   err, errlen);
 	}
+	/*
+	 * No partial sort, even of a batch out of order: with the entry table
+	 * a search starts near its leaf, and the sort cost more than it saved
+	 * (test/bench/RESULTS.md, section 5).
+	 */
 	s = hm_gpu_bounds(g->tree, g->d_keys, points ? g->d_keys : g->d_keys + n, n,
-					  g->d_pos, g->d_pos + g->cap, ascending ? 0 : -1);
+					  g->d_pos, g->d_pos + g->cap, 0);
 	if (s != HM_OK)
 		return gbt_engine_fail("Harmonia range search", hm_strerror(s), err, errlen);
 	if (cudaMemcpy(g->h_pos, g->d_pos, sizeof(int64_t) * n,

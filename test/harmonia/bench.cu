@@ -377,6 +377,10 @@ main(int argc, char **argv)
 				o.combine = 0;
 				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
 				row(n, dist, "harmonia_psa_g1_nocombine", F, psa_bits, 1, 0, nq, ms, sort_ms[dz], 0);
+				/* the engine's search: no sort, a query per thread (engine_gpu.cu) */
+				o.psa_bits = 0;
+				ms = timeit([&] { HM(hm_gpu_lower_bound(t, q, nq, dpos, &o)); }, 2);
+				row(n, dist, "harmonia_nopsa_nocombine", F, 0, 1, 0, nq, ms, 0, 0);
 				hm_default_opts(&o);
 				o.group_size = 1;
 				o.psa_bits = 24;

@@ -5,7 +5,7 @@ set multiplot layout 1,2 title "Batched lookups on one H100 (10^8 queries, 64-bi
 set xlabel "tree size (log2 keys)"; set ylabel "G lookups/s"; set key bottom left font ",8"
 set yrange [0:12]; set xtics 1; set grid
 set title "uniform (half present)"
-plot for [i=2:8] 'plot_uniform.dat' using 1:i with linespoints title columnheader(i)
+plot for [i=2:9] 'plot_uniform.dat' using 1:i with linespoints title columnheader(i)
 set title "zipfian"
-plot for [i=2:8] 'plot_zipf.dat' using 1:i with linespoints title columnheader(i)
+plot for [i=2:9] 'plot_zipf.dat' using 1:i with linespoints title columnheader(i)
 unset multiplot

@@ -7,7 +7,8 @@ import csv, sys
 if len(sys.argv) != 2:
     sys.exit(__doc__)
 rows = list(csv.DictReader(open(sys.argv[1])))
-fam = [('harmonia_psa_g1_nocombine', 'Harmonia PSA (g1)'), ('harmonia_psa', 'Harmonia PSA+combine'),
+fam = [('harmonia_nopsa_nocombine', 'Harmonia (engine: no PSA, g1)'),
+       ('harmonia_psa_g1_nocombine', 'Harmonia PSA (g1)'), ('harmonia_psa', 'Harmonia PSA+combine'),
        ('harmonia_nopsa', 'Harmonia no PSA'), ('sorted_array_thrust_psa', 'sorted array + PSA'),
        ('sorted_array_thrust', 'sorted array'), ('pointer_btree_psa', 'pointer B+tree + PSA'),
        ('pointer_btree', 'pointer B+tree')]
