@@ -505,12 +505,15 @@ run_cascade(GbtMirror *m)
 }
 
 /*
- * Chunks of the engine's sums made again per round of the service (about
- * a millisecond), requests answered in between.
+ * Chunks of the engine's sums made again per call of its tidy(), and the
+ * time a round of the service spends on them: a request that comes
+ * meanwhile waits for the round, so the round stays short however many
+ * chunks a build or a VACUUM left to make.
  */
 #ifndef GBT_TIDY_CHUNKS
-#define GBT_TIDY_CHUNKS 256
+#define GBT_TIDY_CHUNKS 32
 #endif
+#define GBT_TIDY_MS 0.25
 
 /*
  * The entries the tree hides changed: the engine's sums of the chunks
@@ -520,9 +523,20 @@ run_cascade(GbtMirror *m)
 bool
 gbt_mirror_tidy_step(GbtMirror *m)
 {
+	instr_time	start,
+				now;
+	bool		more;
+
 	if (m->engine == NULL)
 		return false;
-	return m->ops->tidy(m->engine, m->hidden, m->hidden_version, GBT_TIDY_CHUNKS) != 0;
+	INSTR_TIME_SET_CURRENT(start);
+	do
+	{
+		more = m->ops->tidy(m->engine, m->hidden, m->hidden_version, GBT_TIDY_CHUNKS) != 0;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+	} while (more && INSTR_TIME_GET_MILLISEC(now) < GBT_TIDY_MS);
+	return more;
 }
 
 /*
