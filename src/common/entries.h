@@ -43,7 +43,8 @@ typedef struct GbtEntries
 	ItemPointerData *tids;
 	int64	   *vals[GBT_MAX_COLS]; /* int64, or float8's bits; NULL: not
 									 * held (gbt_entry_val()) */
-	uint8	   *nulls;			/* bit c set: column c is NULL; and the flag: */
+	uint8	   *nulls;			/* bit c set: column c is NULL (NULL: none
+								 * is); and the flag: */
 } GbtEntries;
 
 /*
@@ -79,6 +80,13 @@ gbt_entry_val(const GbtEntries *e, int c, int64 i)
 	return c == 0 ? hm_decode_int64(e->keys[i]) : 0;
 }
 
+/* Entry i's NULL bits. */
+static inline uint8
+gbt_entry_nulls(const GbtEntries *e, int64 i)
+{
+	return likely(e->nulls != NULL) ? e->nulls[i] : 0;
+}
+
 /* Copy entry i of src to position j of dst (the columns dst holds). */
 static inline void
 gbt_copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
@@ -90,7 +98,7 @@ gbt_copy_entry(GbtEntries *dst, int64 j, const GbtEntries *src, int64 i)
 	for (c = 0; c < Min(src->ncols, dst->ncols); c++)
 		if (dst->vals[c] != NULL)
 			dst->vals[c][j] = gbt_entry_val(src, c, i);
-	dst->nulls[j] = src->nulls[i];
+	dst->nulls[j] = gbt_entry_nulls(src, i);
 }
 
 extern void gbt_entries_init(GbtEntries *e, int ncols, int64 cap);

@@ -125,12 +125,21 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 /*
  * Hold only the columns that say something: none for an integer key or a
  * type not held (gbt_entry_val() gives their values), NULL bits only for a
- * column with a NULL.
+ * column with a NULL, and the entries' NULL masks only when one is set.
  */
 static void
 drop_unheld_columns(GbtMirror *m)
 {
 	int			c;
+	int64		i;
+
+	for (i = 0; i < m->base.n && m->base.nulls[i] == 0; i++)
+		;
+	if (i == m->base.n && m->base.nulls != NULL)
+	{
+		pfree(m->base.nulls);
+		m->base.nulls = NULL;
+	}
 
 	for (c = 0; c < m->columns.ncols; c++)
 	{
@@ -318,8 +327,8 @@ gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 		m->columns.ncols * sizeof(int64);
 	int			c;
 
-	b->base = m->base.n * (sizeof(uint64) + sizeof(ItemPointerData) + 1) +
-		m->nallvis / 8;
+	b->base = m->base.n * (sizeof(uint64) + sizeof(ItemPointerData) +
+						   (m->base.nulls != NULL ? 1 : 0)) + m->nallvis / 8;
 	for (c = 0; c < m->columns.ncols; c++)
 	{
 		if (m->base.vals[c] != NULL)
@@ -1050,7 +1059,8 @@ sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
 		return;
 	if (verdict == GBT_TAKE && s->verdicts == NULL)
 	{
-		gbt_agg_add_entry(s->agg, s->columns, entry_vals(src, i, vals), src->nulls[i]);
+		gbt_agg_add_entry(s->agg, s->columns, entry_vals(src, i, vals),
+						  gbt_entry_nulls(src, i));
 		return;
 	}
 	if (s->list->n < s->cap)
@@ -1081,7 +1091,8 @@ prefetch_entry(const GbtMirror *m, int64 p)
 		__builtin_prefetch(&m->hidden[p >> 3]);
 	__builtin_prefetch(&m->base.keys[p]);
 	__builtin_prefetch(&m->base.tids[p]);
-	__builtin_prefetch(&m->base.nulls[p]);
+	if (m->base.nulls != NULL)
+		__builtin_prefetch(&m->base.nulls[p]);
 	for (c = 0; c < m->base.ncols; c++)
 		if (m->base.vals[c] != NULL)
 			__builtin_prefetch(&m->base.vals[c][p]);
