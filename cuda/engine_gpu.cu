@@ -495,88 +495,25 @@ upload_blocks(gbt_engine *g)
 					   });
 }
 
-/* Whether value i of column c is NULL. */
-static inline bool
-value_null(const gbt_agg_input *h, int c, int64_t i)
-{
-	return h->nulls[c] != NULL && ((h->nulls[c][i >> 3] >> (i & 7)) & 1);
-}
-
 /*
- * Whether column c's values (NULLs aside) fit 4 bytes: integers within 2^32
- * of the smallest (*base), floats that a float holds exactly.
- */
-static bool
-column_fits_narrow(const gbt_agg_input *h, int c, int64_t *base)
-{
-	int64_t		lo = INT64_MAX,
-				hi = INT64_MIN;
-
-	for (int64_t i = 0; i < h->n; i++)
-	{
-		if (value_null(h, c, i))
-			continue;
-		if (h->coltype[c] == GBT_VAL_FLOAT8)
-		{
-			double		v = ((const double *) h->cols[c])[i];
-
-			if (v == v && (double) (float) v != v)
-				return false;
-		}
-		else
-		{
-			int64_t		v = ((const int64_t *) h->cols[c])[i];
-
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
-	}
-	*base = lo <= hi ? lo : 0;
-	return h->coltype[c] == GBT_VAL_FLOAT8 || lo > hi ||
-		(uint64_t) hi - (uint64_t) lo <= UINT32_MAX;
-}
-
-/*
- * Column c on the device: as the host holds it, or in 4 bytes a value where
- * its values allow (engine.h: narrow), which halves the device's copy.
+ * Column c on the device, as the host holds it: 8 bytes a value, or 4 for a
+ * narrow column (engine.h); none for a keyed column (the tree's leaves) or
+ * one without values.
  */
 static bool
 upload_column(gbt_engine *g, int c)
 {
 	const gbt_agg_input *h = &g->host;
-	int64_t		base = 0;
 
 	if (((h->keyed >> c) & 1) || h->cols[c] == NULL)
-		return true;			/* the tree's leaves; no values */
+		return true;
 	if ((h->narrow >> c) & 1)
 	{
 		g->narrow |= 1u << c;
 		g->base[c] = h->base[c];
 		return upload(&g->d_cols[c], h->cols[c], sizeof(uint32_t) * h->n, &g->agg_bytes);
 	}
-	if (!column_fits_narrow(h, c, &base))
-		return upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes);
-	g->narrow |= 1u << c;
-	g->base[c] = base;
-	return upload_made((uint32_t **) &g->d_cols[c], h->n, &g->agg_bytes,
-					   [h, c, base] (uint32_t *buf, int64_t i, int64_t m)
-					   {
-						   for (int64_t j = 0; j < m; j++)
-						   {
-							   float	   f;
-
-							   if (value_null(h, c, i + j))
-								   buf[j] = 0;
-							   else if (h->coltype[c] == GBT_VAL_FLOAT8)
-							   {
-								   f = (float) ((const double *) h->cols[c])[i + j];
-								   memcpy(&buf[j], &f, sizeof(f));
-							   }
-							   else
-								   buf[j] = (uint32_t) ((uint64_t) ((const int64_t *) h->cols[c])[i + j] -
-														(uint64_t) base);
-						   }
-					   });
+	return upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes);
 }
 
 /* The aggregate on the device. */

@@ -46,8 +46,12 @@ gbt_entries_free(GbtEntries *e)
 	if (e->tids)
 		pfree(e->tids);
 	for (c = 0; c < e->ncols; c++)
+	{
 		if (e->vals[c])
 			pfree(e->vals[c]);
+		if (e->narrow[c])
+			pfree(e->narrow[c]);
+	}
 	if (e->nulls)
 		pfree(e->nulls);
 	memset(e, 0, sizeof(GbtEntries));

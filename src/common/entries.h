@@ -43,6 +43,9 @@ typedef struct GbtEntries
 	ItemPointerData *tids;
 	int64	   *vals[GBT_MAX_COLS]; /* int64, or float8's bits; NULL: not
 									 * held (gbt_entry_val()) */
+	uint32	   *narrow[GBT_MAX_COLS];	/* or in 4 bytes (a mirror's): */
+	int64		narrow_base[GBT_MAX_COLS];	/* an integer less this, */
+	uint8		narrow_float;	/* bit c: a float8 that a float holds */
 	uint8	   *nulls;			/* bit c set: column c is NULL (NULL: none
 								 * is); and the flag: */
 } GbtEntries;
@@ -70,13 +73,27 @@ gbt_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
 /*
  * Column c's value of entry i.  A mirror does not hold what it can tell
  * otherwise: an integer key column (column 0) is its keys decoded, and a
- * column of a type it does not hold is all NULL (value 0).
+ * column of a type it does not hold is all NULL (value 0); it holds a
+ * column whose values allow it in 4 bytes a value (narrow).
  */
 static inline int64
 gbt_entry_val(const GbtEntries *e, int c, int64 i)
 {
 	if (likely(e->vals[c] != NULL))
 		return e->vals[c][i];
+	if (e->narrow[c] != NULL)
+	{
+		float		f;
+		double		d;
+		int64		bits;
+
+		if (!((e->narrow_float >> c) & 1))
+			return (int64) ((uint64) e->narrow_base[c] + e->narrow[c][i]);
+		memcpy(&f, &e->narrow[c][i], sizeof(f));
+		d = f;
+		memcpy(&bits, &d, sizeof(bits));
+		return bits;
+	}
 	return c == 0 ? hm_decode_int64(e->keys[i]) : 0;
 }
 

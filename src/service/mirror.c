@@ -114,6 +114,12 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 		in->coltype[c] = m->columns.type[c] == GBT_COL_FLOAT8 ? GBT_VAL_FLOAT8 : GBT_VAL_INT64;
 		in->cols[c] = m->base.vals[c];
 		in->nulls[c] = m->colnulls[c];
+		if (m->base.narrow[c] != NULL)
+		{
+			in->cols[c] = m->base.narrow[c];
+			in->narrow |= 1u << c;
+			in->base[c] = m->base.narrow_base[c];
+		}
 		if (key_column(m, c))
 		{
 			in->cols[c] = m->base.keys;
@@ -123,9 +129,69 @@ agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 }
 
 /*
+ * Column c in 4 bytes a value when its values (NULLs aside) allow: integers
+ * within 2^32 of the smallest, floats that a float holds exactly.
+ */
+static void
+narrow_column(GbtMirror *m, int c)
+{
+	GbtEntries *e = &m->base;
+	bool		isfloat = m->columns.type[c] == GBT_COL_FLOAT8;
+	int64		lo = PG_INT64_MAX;
+	int64		hi = PG_INT64_MIN;
+	int64		i;
+
+	for (i = 0; i < e->n; i++)
+	{
+		int64		v = e->vals[c][i];
+
+		if (gbt_entry_nulls(e, i) & (1 << c))
+			continue;
+		if (isfloat)
+		{
+			double		d = gbt_val_float8(v);
+
+			if (!isnan(d) && (double) (float) d != d)
+				return;
+		}
+		else
+		{
+			lo = Min(lo, v);
+			hi = Max(hi, v);
+		}
+	}
+	if (!isfloat && lo <= hi && (uint64) hi - (uint64) lo > PG_UINT32_MAX)
+		return;
+	e->narrow_base[c] = isfloat || lo > hi ? 0 : lo;
+	e->narrow[c] = MemoryContextAllocExtended(TopMemoryContext,
+											  sizeof(uint32) * Max(e->n, 1),
+											  MCXT_ALLOC_HUGE);
+	for (i = 0; i < e->n; i++)
+	{
+		int64		v = e->vals[c][i];
+
+		if (gbt_entry_nulls(e, i) & (1 << c))
+			e->narrow[c][i] = 0;
+		else if (isfloat)
+		{
+			float		f = (float) gbt_val_float8(v);
+
+			memcpy(&e->narrow[c][i], &f, sizeof(f));
+		}
+		else
+			e->narrow[c][i] = (uint32) ((uint64) v - (uint64) e->narrow_base[c]);
+	}
+	if (isfloat)
+		e->narrow_float |= 1 << c;
+	pfree(e->vals[c]);
+	e->vals[c] = NULL;
+}
+
+/*
  * Hold only the columns that say something: none for an integer key or a
  * type not held (gbt_entry_val() gives their values), NULL bits only for a
- * column with a NULL, and the entries' NULL masks only when one is set.
+ * column with a NULL, and the entries' NULL masks only when one is set;
+ * the others in 4 bytes a value where the values allow.
  */
 static void
 drop_unheld_columns(GbtMirror *m)
@@ -155,6 +221,8 @@ drop_unheld_columns(GbtMirror *m)
 			pfree(m->colnulls[c]);
 			m->colnulls[c] = NULL;
 		}
+		if (m->base.vals[c] != NULL)
+			narrow_column(m, c);
 	}
 }
 
@@ -333,6 +401,8 @@ gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 	{
 		if (m->base.vals[c] != NULL)
 			b->base += m->base.n * sizeof(int64);
+		if (m->base.narrow[c] != NULL)
+			b->base += m->base.n * sizeof(uint32);
 		if (m->colnulls[c] != NULL)
 			b->base += m->base.n / 8 + 1;
 	}
@@ -1096,6 +1166,8 @@ prefetch_entry(const GbtMirror *m, int64 p)
 	for (c = 0; c < m->base.ncols; c++)
 		if (m->base.vals[c] != NULL)
 			__builtin_prefetch(&m->base.vals[c][p]);
+		else if (m->base.narrow[c] != NULL)
+			__builtin_prefetch(&m->base.narrow[c][p]);
 }
 
 /*

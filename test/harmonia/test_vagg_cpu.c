@@ -316,9 +316,9 @@ vt_make(vt_data *d, int64_t n, int ncols, int64_t nblocks, double removed)
  * (every value NULL; cols[c] NULL, nulls[c] garbage), an INT64 column held
  * as keys (keyed), either the engine's keys (keys not NULL: the column's
  * values become their decoding) or an encoded copy, a column held in 4
- * bytes a value (narrow), and one whose values would fit that (which the
- * GPU engine narrows itself).  The oracle reads d->cols and d->nulls, which
- * say the same plainly.
+ * bytes a value (narrow), and one whose values would fit that but is held
+ * in 8.  The oracle reads d->cols and d->nulls, which say the same
+ * plainly.
  */
 static void
 vt_vary_forms(vt_data *d, const uint64_t *keys)
