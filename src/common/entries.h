@@ -70,6 +70,25 @@ gbt_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
 	return oa < ob ? -1 : oa > ob ? 1 : 0;
 }
 
+/* A float8 value's bits as an int64 column holds them, and back. */
+static inline double
+gbt_val_float8(int64 v)
+{
+	double		d;
+
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+static inline int64
+gbt_float8_val(double d)
+{
+	int64		v;
+
+	memcpy(&v, &d, sizeof(v));
+	return v;
+}
+
 /*
  * Column c's value of entry i.  A mirror does not hold what it can tell
  * otherwise: an integer key column (column 0) is its keys decoded, and a
@@ -84,15 +103,11 @@ gbt_entry_val(const GbtEntries *e, int c, int64 i)
 	if (e->narrow[c] != NULL)
 	{
 		float		f;
-		double		d;
-		int64		bits;
 
 		if (!((e->narrow_float >> c) & 1))
 			return (int64) ((uint64) e->narrow_base[c] + e->narrow[c][i]);
 		memcpy(&f, &e->narrow[c][i], sizeof(f));
-		d = f;
-		memcpy(&bits, &d, sizeof(bits));
-		return bits;
+		return gbt_float8_val(f);
 	}
 	return c == 0 ? hm_decode_int64(e->keys[i]) : 0;
 }
@@ -137,23 +152,5 @@ extern int64 *gbt_entries_order(const GbtEntries *e, int64 from, int64 to,
  * its build's peak, when it still holds every column.
  */
 extern int64 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu);
-
-static inline double
-gbt_val_float8(int64 v)
-{
-	double		d;
-
-	memcpy(&d, &v, sizeof(d));
-	return d;
-}
-
-static inline int64
-gbt_float8_val(double d)
-{
-	int64		v;
-
-	memcpy(&v, &d, sizeof(v));
-	return v;
-}
 
 #endif							/* GPUBTREE_ENTRIES_H */
