@@ -51,18 +51,20 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		prev_object_access_hook(access, classId, objectId, subId, arg);
 	if (access != OAT_DROP || subId != 0)
 		return;
+	gbt_capture_before_drop(classId, objectId);
 	if (classId == RelationRelationId)
 		gbt_invalidate_at_commit(MyDatabaseId, objectId);
 	else if (classId == DatabaseRelationId)
 		gbt_invalidate(objectId, InvalidOid);
 }
 
-/* After each utility command: what it did to capture triggers. */
+/* Around each utility command: what it does to capture triggers. */
 static void
 gbt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					ProcessUtilityContext context, ParamListInfo params,
 					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	gbt_capture_before_utility(pstmt->utilityStmt);
 	if (prev_ProcessUtility_hook)
 		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context, params,
 								 queryEnv, dest, qc);

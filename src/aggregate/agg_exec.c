@@ -194,7 +194,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								sorted, visible, nblocks, snapshot,
-								gbt_capture_active(heap, index), answer->columns.ncols,
+								gbt_capture_current(heap, index), answer->columns.ncols,
 								cap, rows, map);
 		pfree(visible);
 		if (call->req == NULL)

@@ -10,10 +10,13 @@
 #include "nodes/nodes.h"
 #include "utils/relcache.h"
 
-extern void gbt_capture_install(Oid relid, Oid schema);
+extern void gbt_capture_install(Oid relid, Oid schema, bool concurrent);
 extern void gbt_capture_ensure(Relation heap, Relation index);
 extern bool gbt_capture_enabled(Relation heap);
 extern bool gbt_capture_active(Relation heap, Relation index);
+extern bool gbt_capture_current(Relation heap, Relation index);
+extern void gbt_capture_before_drop(Oid classId, Oid objectId);
+extern void gbt_capture_before_utility(Node *stmt);
 extern void gbt_capture_after_utility(Node *stmt);
 
 #endif							/* GPUBTREE_CAPTURE_H */

@@ -73,6 +73,6 @@ gpubtree_check_create_index(PG_FUNCTION_ARGS)
 	}
 
 	/* Deletes of the table's rows must reach the mirror from now on. */
-	gbt_capture_install(relid, get_func_namespace(fcinfo->flinfo->fn_oid));
+	gbt_capture_install(relid, get_func_namespace(fcinfo->flinfo->fn_oid), stmt->concurrent);
 	PG_RETURN_VOID();
 }
