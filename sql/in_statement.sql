@@ -9,9 +9,10 @@
 -- rows (capture.c: gbt_capture_current()).
 --
 -- st_probe(shape) runs each probe query (a range aggregate, an = ANY
--- aggregate, rows of many keys) through the gpubtree node (the other plans
--- disabled) and through the ordinary plan (gpubtree.device = off), and
--- records whether they agree and whether the service answered.  A new
+-- aggregate, rows of many keys, a join on the key) through the gpubtree
+-- node (the other plans disabled) and through the ordinary plan
+-- (gpubtree.device = off), and records whether they agree and whether the
+-- service answered.  A new
 -- shape is one more statement below; a new probe query one more row of
 -- st_queries.
 SET client_min_messages = warning;
@@ -21,13 +22,15 @@ SET gpubtree.build_wait = '60s';
 CREATE TABLE st (k int8, v int8, w int8 UNIQUE) WITH (autovacuum_enabled = off);
 INSERT INTO st SELECT g, g * 3, g FROM generate_series(1, 4000) g;
 CREATE INDEX st_k ON st USING gpubtree (k) INCLUDE (v);
-VACUUM ANALYZE st;
+CREATE TABLE st_keys AS SELECT generate_series(1, 3000, 2)::int8 AS a;
+VACUUM ANALYZE st, st_keys;
 CREATE TABLE st_results (ord serial, shape text, query text, same boolean, service boolean);
 CREATE TABLE st_queries (query text PRIMARY KEY, node text);
 INSERT INTO st_queries VALUES
 ('SELECT count(*), sum(v), min(v), max(k) FROM st WHERE k BETWEEN 1 AND 5000', 'GpubtreeAggregate'),
 ('SELECT count(*), sum(v) FROM st WHERE k = ANY (ARRAY(SELECT generate_series(1, 3000, 2)::int8))', 'GpubtreeAggregate'),
-('SELECT k, v FROM st WHERE k = ANY (ARRAY(SELECT generate_series(1, 3000, 2)::int8))', 'GpubtreeLookup');
+('SELECT k, v FROM st WHERE k = ANY (ARRAY(SELECT generate_series(1, 3000, 2)::int8))', 'GpubtreeLookup'),
+('SELECT st.k, st.v FROM st_keys JOIN st ON st.k = st_keys.a', 'GpubtreeJoin');
 
 CREATE FUNCTION st_probe(shape text) RETURNS int
 LANGUAGE plpgsql VOLATILE AS $$
@@ -168,5 +171,5 @@ SELECT shape, query FROM st_results WHERE NOT same ORDER BY ord;
 SELECT shape, count(*) AS probes, count(*) FILTER (WHERE service) AS by_service
 FROM st_results GROUP BY shape ORDER BY min(ord);
 
-DROP TABLE st, st_results, st_queries, st_trigger_kinds, st_log;
+DROP TABLE st, st_keys, st_results, st_queries, st_trigger_kinds, st_log;
 DROP FUNCTION st_probe(text), st_trig(), st_sql_fn(), st_cursors(text);
