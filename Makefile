@@ -1,13 +1,15 @@
 # gpubtree: PGXS build.
 #
 #   make [USE_CUDA=auto|1|0] [CUDA_HOME=/usr/local/cuda] [CUDA_ARCH="sm_90 ..."]
+#        (says in one line which engines the library has)
 #   make install
 #   make demo        build, install and run a demo on a throwaway cluster
 #   make test-all    every test (what CI runs)
 #   make deps        check what those two need (as root: install it)
 #
 # src/**/*.c and cuda/*.c are compiled with the C compiler; cuda/*.cu with nvcc
-# when CUDA is enabled, and cuda/engine_nogpu.c only when it is not.  USE_CUDA=auto enables it when nvcc is on PATH.  The
+# when CUDA is enabled, and cuda/engine_nogpu.c only when it is not.  USE_CUDA=auto enables it when nvcc is on PATH or in
+# CUDA_HOME.  The
 # CUDA runtime is linked statically, so the installed library needs only the
 # NVIDIA driver at run time, and works (CPU only) without it.
 
@@ -27,11 +29,12 @@ USE_CUDA ?= auto
 CUDA_HOME ?= /usr/local/cuda
 CUDA_ARCH ?= sm_90
 
-NVCC_ON_PATH := $(shell command -v nvcc 2>/dev/null)
+# nvcc on PATH, else where CUDA installs it (Debian's PATH lacks /usr/local/cuda/bin).
+NVCC_FOUND := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc))
 ifeq ($(USE_CUDA),auto)
-override USE_CUDA := $(if $(NVCC_ON_PATH),1,0)
+override USE_CUDA := $(if $(NVCC_FOUND),1,0)
 endif
-NVCC ?= $(or $(NVCC_ON_PATH),$(CUDA_HOME)/bin/nvcc)
+NVCC ?= $(or $(NVCC_FOUND),$(CUDA_HOME)/bin/nvcc)
 
 SRC_DIRS = src src/common src/backend src/aggregate src/lookup src/service
 C_SOURCES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)) $(wildcard cuda/*.c))
@@ -81,6 +84,17 @@ include $(PGXS)
 else ifneq ($(filter-out deps demo test-all,$(or $(MAKECMDGOALS),all)),)
 $(error no PostgreSQL build files (pg_config --pgxs): run `bash scripts/deps.sh`, as root it installs them)
 endif
+
+# One line after the library is linked: which engines it has.
+ifeq ($(USE_CUDA),1)
+GBT_ENGINE_LINE = gpubtree: built with CUDA ($(NVCC), $(CUDA_ARCH)): the service uses a GPU where one is usable, else its CPU engine
+else
+GBT_ENGINE_LINE = gpubtree: built without CUDA ($(if $(NVCC_FOUND),USE_CUDA=0,no nvcc on PATH or in $(CUDA_HOME)/bin)): the service runs its CPU engine only
+endif
+all: gpubtree-engine-line
+.PHONY: gpubtree-engine-line
+gpubtree-engine-line: $(shlib)
+	@echo "$(GBT_ENGINE_LINE)"
 
 ifeq ($(USE_CUDA),1)
 cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh)
