@@ -25,12 +25,16 @@ CREATE INDEX st_k ON st USING gpubtree (k) INCLUDE (v);
 CREATE TABLE st_keys AS SELECT generate_series(1, 3000, 2)::int8 AS a;
 VACUUM ANALYZE st, st_keys;
 CREATE TABLE st_results (ord serial, shape text, query text, same boolean, service boolean);
-CREATE TABLE st_queries (query text PRIMARY KEY, node text);
-INSERT INTO st_queries VALUES
+-- parallel: with parallel plans made cheap (a Gather over the node's
+-- partial path, whose workers ask the service too).
+CREATE TABLE st_queries (query text PRIMARY KEY, node text, parallel boolean DEFAULT false);
+INSERT INTO st_queries (query, node) VALUES
 ('SELECT count(*), sum(v), min(v), max(k) FROM st WHERE k BETWEEN 1 AND 5000', 'GpubtreeAggregate'),
 ('SELECT count(*), sum(v) FROM st WHERE k = ANY (ARRAY(SELECT generate_series(1, 3000, 2)::int8))', 'GpubtreeAggregate'),
 ('SELECT k, v FROM st WHERE k = ANY (ARRAY(SELECT generate_series(1, 3000, 2)::int8))', 'GpubtreeLookup'),
 ('SELECT st.k, st.v FROM st_keys JOIN st ON st.k = st_keys.a', 'GpubtreeJoin');
+INSERT INTO st_queries VALUES
+('SELECT count(*), sum(st.v) FROM st_keys JOIN st ON st.k = st_keys.a', 'GpubtreeJoin', true);
 
 CREATE FUNCTION st_probe(shape text) RETURNS int
 LANGUAGE plpgsql VOLATILE AS $$
@@ -41,11 +45,20 @@ DECLARE
 	ord jsonb;
 	node jsonb;
 BEGIN
-	FOR r IN SELECT * FROM st_queries ORDER BY query LOOP
+	FOR r IN SELECT * FROM st_queries ORDER BY query, parallel LOOP
 		PERFORM set_config(name, 'off', true) FROM pg_settings
 		WHERE name IN ('enable_seqscan', 'enable_indexscan', 'enable_indexonlyscan', 'enable_bitmapscan');
+		IF r.parallel THEN
+			PERFORM set_config(name, '0', true) FROM pg_settings
+			WHERE name IN ('parallel_setup_cost', 'parallel_tuple_cost', 'min_parallel_table_scan_size');
+			PERFORM set_config('max_parallel_workers_per_gather', '2', true);
+			PERFORM set_config('enable_seqscan', 'on', true);
+		END IF;
 		EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || r.query INTO plan;
 		EXECUTE format('SELECT jsonb_agg(to_jsonb(x) ORDER BY to_jsonb(x)) FROM (%s) x', r.query) INTO got;
+		PERFORM set_config(name, reset_val, true) FROM pg_settings
+		WHERE name IN ('parallel_setup_cost', 'parallel_tuple_cost', 'min_parallel_table_scan_size');
+		PERFORM set_config('max_parallel_workers_per_gather', '0', true);
 		PERFORM set_config(name, 'on', true) FROM pg_settings
 		WHERE name IN ('enable_seqscan', 'enable_indexscan', 'enable_indexonlyscan', 'enable_bitmapscan');
 		PERFORM set_config('gpubtree.device', 'off', true);
@@ -54,7 +67,9 @@ BEGIN
 		node := jsonb_path_query_first(plan, 'strict $.** ? (@."Custom Plan Provider" == $n)',
 									   jsonb_build_object('n', r.node));
 		INSERT INTO st_results (shape, query, same, service)
-		VALUES (shape, r.node || ' ' || left(r.query, 30), got = ord,
+		VALUES (shape, r.node || CASE WHEN r.parallel THEN ' (parallel, '
+					|| (jsonb_path_query_first(plan, 'strict $.**."Workers Launched"') IS NOT NULL) || ') ' ELSE ' ' END
+					|| left(r.query, 30), got = ord,
 				coalesce(node ->> 'Answered by' = 'GPU service', false));
 	END LOOP;
 	RETURN 0;
@@ -167,6 +182,8 @@ SELECT st_probe('after');
 
 -- Every probe agreed with the ordinary plan.
 SELECT shape, query FROM st_results WHERE NOT same ORDER BY ord;
+-- The parallel probes ran with workers.
+SELECT DISTINCT query FROM st_results WHERE query LIKE '%parallel%';
 -- Each shape was probed (and how many of its probes the service answered).
 SELECT shape, count(*) AS probes, count(*) FILTER (WHERE service) AS by_service
 FROM st_results GROUP BY shape ORDER BY min(ord);

@@ -44,6 +44,8 @@
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "catalog/dependency.h"
@@ -213,13 +215,19 @@ gbt_capture_active(Relation heap, Relation index)
  * that are gone unstamped.  While any after-trigger event of the table is
  * pending, the mirror decides by the visibility map instead, which the
  * delete has already cleared for the row's page: its entries are checked
- * in the heap under the query's snapshot.
+ * in the heap under the query's snapshot.  A parallel worker knows neither
+ * its leader's pending events nor what its leader's transaction did to the
+ * trigger: it trusts the stamps only when that transaction has written
+ * nothing yet (no transaction ID), as a read-only query's has not.
  */
 bool
 gbt_capture_current(Relation heap, Relation index)
 {
-	return gbt_capture_active(heap, index) &&
-		!AfterTriggerPendingOnRel(RelationGetRelid(heap));
+	if (!gbt_capture_active(heap, index))
+		return false;
+	if (IsParallelWorker())
+		return !TransactionIdIsValid(GetTopTransactionIdIfAny());
+	return !AfterTriggerPendingOnRel(RelationGetRelid(heap));
 }
 
 /* The table's gpubtree indexes whose deletes are captured. */
