@@ -53,16 +53,6 @@ typedef struct FuncAgg
 	bool		by_service;
 } FuncAgg;
 
-static void
-check_select(Oid heapoid, AttrNumber attnum)
-{
-	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) == ACLCHECK_OK ||
-		pg_attribute_aclcheck(heapoid, attnum, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
-		return;
-	aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid),
-					   get_attname(heapoid, attnum, false));
-}
-
 /*
  * The index column named colname, checked to be one that fname can
  * aggregate, and its type (a domain's base type).
@@ -149,20 +139,14 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 				 errmsg("the bounds of %s must not be NULL", fname)));
 
 	/* Privileges first, from the catalogs: a refused call takes no lock. */
-	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), fname, &keyattnum);
+	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), fname, GBT_READS_KEY,
+								  has_column ? NameStr(*PG_GETARG_NAME(1)) : NULL,
+								  &keyattnum);
 	if (keyattnum == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s needs an index whose leading column is a plain column, without a predicate",
 						fname)));
-	check_select(heapoid, keyattnum);
-	if (has_column)
-	{
-		AttrNumber	colattnum = get_attnum(heapoid, NameStr(*PG_GETARG_NAME(1)));
-
-		if (colattnum != InvalidAttrNumber)
-			check_select(heapoid, colattnum);
-	}
 	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
