@@ -93,6 +93,18 @@ find_column(Relation index, const char *fname, const char *colname, Oid *coltype
 	return -1;					/* keep compiler quiet */
 }
 
+/*
+ * The type of bound argno: a domain's base type, since its values compare
+ * as the base type's do in SQL.  0 when unknown (no call expression).
+ */
+static Oid
+bound_type(FunctionCallInfo fcinfo, int argno)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+
+	return OidIsValid(type) ? getBaseType(type) : InvalidOid;
+}
+
 /* A scan key "key <strategy> value" for the index's leading column. */
 static void
 bound_key(ScanKey key, Relation index, StrategyNumber strategy, Datum value,
@@ -119,8 +131,8 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 	Oid			heapoid;
 	AttrNumber	keyattnum;
 	Oid			keytype;
-	Oid			lotype = get_fn_expr_argtype(fcinfo->flinfo, b);
-	Oid			hitype = get_fn_expr_argtype(fcinfo->flinfo, b + 1);
+	Oid			lotype = bound_type(fcinfo, b);
+	Oid			hitype = bound_type(fcinfo, b + 1);
 	ScanKeyData keys[2];
 	uint64	   *lo;
 	uint64	   *hi;

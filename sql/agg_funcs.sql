@@ -1,0 +1,170 @@
+-- The gpubtree_count/sum/avg/min/max functions against the SQL each stands
+-- for, generated over every type of bound and every column type they take:
+-- each call must answer what the SELECT answers, or fail as it fails (the
+-- same SQLSTATE), never with an internal error.  The SQL (README):
+--   gpubtree_count(i, lo, hi)      count(*)
+--   gpubtree_sum(i, col, lo, hi)   sum(col)::numeric; float: sum(col::float8)::numeric
+--   gpubtree_avg(i, col, lo, hi)   avg(col)::numeric; float: sum(col::float8)::numeric / count(col)
+--   gpubtree_min/max(i, col, ...)  min(col)::numeric; date and time: extract(epoch FROM min(col))
+-- FROM table WHERE key BETWEEN lo AND hi.  Each with the service and without.
+SET client_min_messages = warning;
+SET max_parallel_workers_per_gather = 0;
+SET jit = off;
+
+-- q's single value as text, or 'ERROR <SQLSTATE>'.
+CREATE FUNCTION af_result(q text, device text DEFAULT 'off') RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	result text;
+BEGIN
+	PERFORM set_config('gpubtree.device', device, true);
+	EXECUTE q INTO result;
+	RETURN coalesce(result, 'NULL');
+EXCEPTION WHEN OTHERS THEN
+	RETURN 'ERROR ' || SQLSTATE;
+END $$;
+
+-- The SQL a function stands for, over column col of type typ.
+CREATE FUNCTION af_sql(f text, col text, typ regtype) RETURNS text
+LANGUAGE sql AS $$
+	SELECT CASE
+		WHEN f = 'count' THEN 'count(*)'
+		WHEN f IN ('min', 'max') AND typ = ANY ('{date,timestamp,timestamptz,time}'::regtype[])
+			THEN format('extract(epoch FROM %s(%I))', f, col)
+		WHEN f = 'sum' AND typ = ANY ('{float4,float8}'::regtype[])
+			THEN format('sum(%I::float8)::numeric', col)
+		WHEN f = 'avg' AND typ = ANY ('{float4,float8}'::regtype[])
+			THEN format('sum(%I::float8)::numeric / count(%I)', col, col)
+		ELSE format('%s(%I)::numeric', f, col) END
+$$;
+
+-- Function f over index idx against its SQL over table tab with key k:
+-- 'ok' (the same value), '=SQLSTATE' (the same error), 'refused' (42804,
+-- bounds of a type the key's operator family does not compare: 'SQL
+-- answers' where SQL compares them through a cast, else SQL's SQLSTATE),
+-- or what went wrong.
+CREATE FUNCTION af_check(f text, tab text, idx text, col text, typ regtype,
+						 lo text, hi text, device text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	got text;
+	want text;
+BEGIN
+	got := af_result(format('SELECT gpubtree_%s(%L%s, %s, %s)::text', f, idx,
+							CASE WHEN f <> 'count' THEN format(', %L', col) END, lo, hi),
+					 device);
+	want := af_result(format('SELECT (%s)::text FROM %I WHERE k BETWEEN %s AND %s',
+							 af_sql(f, col, typ), tab, lo, hi));
+	RETURN CASE
+		WHEN got = want AND got LIKE 'ERROR %' THEN '=' || substr(got, 7)
+		WHEN got = want THEN 'ok'
+		WHEN got = 'ERROR 42804' AND want NOT LIKE 'ERROR %' THEN 'refused, SQL answers'
+		WHEN got = 'ERROR 42804' AND want = 'ERROR 42883' THEN 'refused, SQL: 42883'
+		ELSE format('WRONG(%s, not %s)', got, want) END;
+END $$;
+
+--
+-- Bounds of every type.  Keys of each family; bounds of every base type
+-- of pg_catalog, of domains over each key type (and over a domain), of
+-- arrays, of a record and of a composite type, each made from the text of
+-- the key's bound or cast from the key's own value.
+--
+CREATE TABLE af_key (typ regtype, lo text, hi text);
+INSERT INTO af_key VALUES ('int8', '10', '20'), ('int4', '10', '20'), ('int2', '10', '20'),
+	('float8', '10', '20'), ('float4', '10', '20'), ('date', '2000-01-10', '2000-01-20'),
+	('timestamp', '2000-01-10', '2000-01-20'), ('timestamptz', '2000-01-10 00:00+00', '2000-01-20 00:00+00'),
+	('time', '00:00:10', '00:00:20');
+DO $$
+DECLARE
+	k record;
+BEGIN
+	FOR k IN SELECT * FROM af_key LOOP
+		EXECUTE format('CREATE TABLE %I (k %s, v int8)', 'af_k_' || k.typ::oid, k.typ);
+		EXECUTE format('INSERT INTO %I SELECT %L::%s + %s, g FROM generate_series(0, 30) g',
+					   'af_k_' || k.typ::oid,
+					   CASE WHEN k.typ = 'date'::regtype THEN '2000-01-01'
+						   WHEN k.typ = ANY ('{timestamp,timestamptz}'::regtype[]) THEN '2000-01-01 00:00+00'
+						   WHEN k.typ = 'time'::regtype THEN '00:00' ELSE '0' END, k.typ,
+					   CASE WHEN k.typ = 'date'::regtype THEN 'g'
+						   WHEN k.typ = ANY ('{timestamp,timestamptz}'::regtype[]) THEN 'g * interval ''1 day'''
+						   WHEN k.typ = 'time'::regtype THEN 'g * interval ''1 second'''
+						   ELSE 'g' END);
+		EXECUTE format('CREATE INDEX %I ON %I USING gpubtree (k) INCLUDE (v)',
+					   'af_k_' || k.typ::oid || '_i', 'af_k_' || k.typ::oid);
+		EXECUTE format('CREATE DOMAIN %I AS %s', 'af_d_' || replace(k.typ::text, ' ', '_'), k.typ);
+	END LOOP;
+END $$;
+CREATE DOMAIN af_d_d_int8 AS af_d_bigint;
+CREATE DOMAIN af_d_pos_int8 AS int8 CHECK (VALUE > 0);
+CREATE DOMAIN af_d_text AS text;
+CREATE DOMAIN af_d_numeric AS numeric;
+CREATE TYPE af_comp AS (a int8);
+
+CREATE TABLE af_bound_type (typ text);
+INSERT INTO af_bound_type
+SELECT t.oid::regtype::text FROM pg_type t
+WHERE (t.typnamespace = 'pg_catalog'::regnamespace AND t.typtype = 'b' AND t.typisdefined
+	   AND t.typcategory <> 'A' AND t.typname NOT LIKE 'pg\_%' AND t.typname !~ '^(unknown|cstring)$')
+   OR t.typname ~ '^af_(d_|comp$)'
+UNION ALL VALUES ('int8[]'), ('int4[]'), ('text[]'), ('record');
+
+-- The bounds of one key as type t: lo and hi, or NULL where neither the
+-- text nor the key's value becomes a t.
+CREATE FUNCTION af_bounds(k af_key, t text, OUT lo text, OUT hi text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	e text;
+BEGIN
+	FOREACH e IN ARRAY ARRAY[
+		CASE WHEN t = 'record' THEN 'ROW(%L::%s)'
+			WHEN t LIKE '%[]' THEN 'ARRAY[%L::%s]::' || t
+			ELSE '%L::' || t END,
+		CASE WHEN t = 'record' THEN NULL
+			WHEN t LIKE '%[]' THEN 'ARRAY[%L::%s]::' || t
+			ELSE '(%L::%s)::' || t END] LOOP
+		CONTINUE WHEN e IS NULL;
+		BEGIN
+			lo := format(e, k.lo, k.typ);
+			hi := format(e, k.hi, k.typ);
+			EXECUTE format('SELECT %s, %s', lo, hi);
+			RETURN;
+		EXCEPTION WHEN OTHERS THEN
+			lo := NULL;
+			hi := NULL;
+		END;
+	END LOOP;
+END $$;
+
+CREATE TABLE af_bound_case AS
+SELECT k.typ AS keytype, t.typ AS boundtype, b.lo, b.hi, f, d.device,
+	   af_check(f, 'af_k_' || k.typ::oid, 'af_k_' || k.typ::oid || '_i', 'v', 'int8',
+				b.lo, b.hi, d.device) AS outcome
+FROM af_key k, af_bound_type t, LATERAL af_bounds(k, t.typ) b,
+	 unnest('{count,sum}'::text[]) f, (VALUES ('auto'), ('off')) d(device)
+WHERE b.lo IS NOT NULL;
+
+-- Nothing went wrong; every key met bounds of many types.
+SELECT keytype, count(DISTINCT boundtype) > 10 AS many_types,
+	   count(*) FILTER (WHERE outcome LIKE 'WRONG%') AS wrong
+FROM af_bound_case GROUP BY keytype ORDER BY keytype::oid;
+SELECT keytype, boundtype, f, device, outcome FROM af_bound_case
+WHERE outcome LIKE 'WRONG%' ORDER BY 1, 2, 3, 4;
+-- What each key answers (the same outcome for every function and device):
+-- the types of its family, and domains over them.
+SELECT keytype, string_agg(boundtype, ', ' ORDER BY boundtype) AS answered
+FROM (SELECT DISTINCT keytype, boundtype FROM af_bound_case WHERE outcome = 'ok') s
+GROUP BY keytype ORDER BY keytype::oid;
+-- Where SQL compares and the function does not: other families through a
+-- cast, which the function refuses with 42804.
+SELECT keytype, string_agg(boundtype, ', ' ORDER BY boundtype) AS refused
+FROM (SELECT DISTINCT keytype, boundtype FROM af_bound_case
+	  WHERE outcome = 'refused, SQL answers') s
+GROUP BY keytype ORDER BY keytype::oid;
+-- Where SQL fails too: how many types of each outcome.
+SELECT keytype, outcome, count(DISTINCT boundtype) AS types
+FROM af_bound_case WHERE outcome NOT IN ('ok', 'refused, SQL answers')
+GROUP BY 1, 2 ORDER BY keytype::oid, 2;
+-- Each key and bound type gives one outcome, whatever the function and device.
+SELECT count(*) AS mixed FROM (
+	SELECT keytype, boundtype FROM af_bound_case GROUP BY 1, 2
+	HAVING count(DISTINCT outcome) > 1) s;
