@@ -168,3 +168,94 @@ GROUP BY 1, 2 ORDER BY keytype::oid, 2;
 SELECT count(*) AS mixed FROM (
 	SELECT keytype, boundtype FROM af_bound_case GROUP BY 1, 2
 	HAVING count(DISTINCT outcome) > 1) s;
+
+--
+-- Every column type the functions aggregate, and a domain over some, over
+-- data sets of NULLs, NaN, infinities, extremes and float sums that
+-- overflow.  Rows are in key order, as the heap holds them, so that
+-- PostgreSQL's float sums add them in the same order in every plan (where a
+-- partial sum overflows, whether sum() fails depends on the order).
+--
+CREATE TABLE af_set (ord serial, name text, ints int8[], floats float8[]);
+INSERT INTO af_set (name, ints, floats) VALUES
+	('plain', '{1,2,3,-4}', '{0.5,1.25,-3,8}'),
+	('nulls', '{1,NULL,3,NULL}', '{0.5,NULL,NULL,-3}'),
+	('all NULL', '{NULL,NULL}', '{NULL,NULL}'),
+	('extremes', '{9223372036854775807,9223372036854775807,-9223372036854775808}',
+	 '{1.7976931348623157e308,-1.7976931348623157e308,5e-324}'),
+	('NaN', '{0}', '{1,NaN,2}'),
+	('infinity', '{0}', '{1,Infinity,2}'),
+	('both infinities', '{0}', '{Infinity,-Infinity,1}'),
+	('overflow', '{0}', '{9e307,1.5e308,1}'),
+	('negative overflow', '{0}', '{-1e308,-1e308}'),
+	('overflow, then infinity', '{0}', '{1e308,1e308,Infinity}'),
+	('infinity, then overflow', '{0}', '{Infinity,1e308,1e308}'),
+	('NaN, then overflow', '{0}', '{NaN,1e308,1e308}'),
+	('large, no overflow', '{0}', '{1e308,-1e308,1e308}'),
+	('negative zero', '{0}', '{-0,-0}');
+
+-- The columns: a type and its value from the set's int or float x.
+CREATE TABLE af_col (ord int, col text, typ regtype, val text);
+INSERT INTO af_col VALUES
+	(1, 'i2', 'int2', 'greatest(least(i, 32767), -32768)::int2'),
+	(2, 'i4', 'int4', 'greatest(least(i, 2147483647), -2147483648)::int4'),
+	(3, 'i8', 'int8', 'i'),
+	(4, 'f4', 'float4', 'CASE WHEN abs(x) > 3e38 AND x NOT IN (''Infinity'', ''-Infinity'') THEN sign(x) * 3e38 WHEN x <> 0 AND abs(x) < 1e-38 THEN 0 ELSE x END::float4'),
+	(5, 'f8', 'float8', 'x'),
+	(6, 'dt', 'date', 'CASE WHEN x IN (''Infinity'', ''-Infinity'') THEN x::text::date WHEN x = ''NaN'' OR abs(x) > 1e6 THEN NULL ELSE date ''2000-01-01'' + x::int END'),
+	(7, 'ts', 'timestamp', 'CASE WHEN x IN (''Infinity'', ''-Infinity'') THEN x::text::timestamp WHEN x = ''NaN'' OR abs(x) > 1e9 THEN NULL ELSE timestamp ''2000-01-01'' + x * interval ''1 second'' END'),
+	(8, 'tz', 'timestamptz', 'CASE WHEN x IN (''Infinity'', ''-Infinity'') THEN x::text::timestamptz WHEN x = ''NaN'' OR abs(x) > 1e9 THEN NULL ELSE timestamptz ''2000-01-01 00:00+00'' + x * interval ''1 second'' END'),
+	(9, 'tm', 'time', 'CASE WHEN x = ''NaN'' OR abs(x) > 1e4 THEN NULL ELSE time ''12:00'' + x * interval ''1 second'' END'),
+	(10, 'di8', 'af_d_bigint', 'i'),
+	(11, 'df8', 'af_d_double_precision', 'x');
+
+-- One table a set: key k = 1..n, row k holding the set's kth values; three
+-- columns an index, INCLUDE'd after the key.
+DO $$
+DECLARE
+	s record;
+	tab text;
+	n int;
+BEGIN
+	FOR s IN SELECT * FROM af_set LOOP
+		tab := 'af_s_' || s.ord;
+		EXECUTE format('CREATE TABLE %I (k int8, %s)', tab,
+					   (SELECT string_agg(format('%I %s', col, typ), ', ' ORDER BY ord) FROM af_col));
+		EXECUTE format('INSERT INTO %I SELECT n, %s FROM generate_series(1, greatest(%s, %s)) n, '
+					   'LATERAL (SELECT (%L::int8[])[n] AS i, (%L::float8[])[n] AS x) v ORDER BY n',
+					   tab, (SELECT string_agg(val, ', ' ORDER BY ord) FROM af_col),
+					   cardinality(s.ints), cardinality(s.floats), s.ints, s.floats);
+		FOR n IN 0 .. (SELECT max(ord) - 1 FROM af_col) / 3 LOOP
+			EXECUTE format('CREATE INDEX %I ON %I USING gpubtree (k) INCLUDE (%s)',
+						   tab || '_' || n, tab,
+						   (SELECT string_agg(quote_ident(col), ', ' ORDER BY ord)
+							FROM af_col WHERE (ord - 1) / 3 = n));
+		END LOOP;
+	END LOOP;
+END $$;
+
+-- Per set and column, each function's outcome (ok, =SQLSTATE, or 0A000
+-- where the function refuses the column type and SQL has the aggregate;
+-- '-' where both refuse), with the service and without when they differ.
+CREATE FUNCTION af_col_check(s af_set, c af_col, f text, device text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	r text := af_check(f, 'af_s_' || s.ord, 'af_s_' || s.ord || '_' || (c.ord - 1) / 3,
+					   c.col, af_base(c.typ), '0', '1000', device);
+BEGIN
+	RETURN CASE WHEN r LIKE 'WRONG(ERROR 0A000, not ERROR %' THEN '-'
+		WHEN r LIKE 'WRONG(ERROR 0A000, %' THEN '0A000' ELSE r END;
+END $$;
+CREATE FUNCTION af_base(t regtype) RETURNS regtype LANGUAGE sql
+RETURN (SELECT CASE WHEN typtype = 'd' THEN typbasetype ELSE oid END FROM pg_type WHERE oid = t);
+
+SELECT s.name AS set, c.col,
+	   (SELECT string_agg(CASE WHEN a = o THEN a ELSE format('auto:%s/off:%s', a, o) END,
+						  ' ' ORDER BY n)
+		FROM unnest('{sum,avg,min,max}'::text[]) WITH ORDINALITY u(f, n),
+			 LATERAL (SELECT af_col_check(s, c, f, 'auto') AS a, af_col_check(s, c, f, 'off') AS o) r)
+		   AS "sum avg min max"
+FROM af_set s, af_col c
+ORDER BY s.ord, c.ord;
+-- The service answered some of them.
+SELECT count(*) > 0 AS mirrors FROM gpubtree_mirrors() WHERE index::regclass::text LIKE 'af\_s\_%';
