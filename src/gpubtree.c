@@ -57,12 +57,13 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		gbt_invalidate(objectId, InvalidOid);
 }
 
-/* After each utility command: what it did to capture triggers. */
+/* Build workers leave a database that a command needs; then capture triggers. */
 static void
 gbt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					ProcessUtilityContext context, ParamListInfo params,
 					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	gbt_builders_before_utility(pstmt->utilityStmt);
 	if (prev_ProcessUtility_hook)
 		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context, params,
 								 queryEnv, dest, qc);
