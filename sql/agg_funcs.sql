@@ -74,6 +74,10 @@ INSERT INTO af_key VALUES ('int8', '10', '20'), ('int4', '10', '20'), ('int2', '
 	('float8', '10', '20'), ('float4', '10', '20'), ('date', '2000-01-10', '2000-01-20'),
 	('timestamp', '2000-01-10', '2000-01-20'), ('timestamptz', '2000-01-10 00:00+00', '2000-01-20 00:00+00'),
 	('time', '00:00:10', '00:00:20');
+-- Every key type of gpubtree's operator classes is there.
+SELECT c.opcintype::regtype AS missing_key_type
+FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod WHERE a.amname = 'gpubtree'
+EXCEPT SELECT typ FROM af_key;
 DO $$
 DECLARE
 	k record;
@@ -170,9 +174,9 @@ SELECT count(*) AS mixed FROM (
 	HAVING count(DISTINCT outcome) > 1) s;
 
 --
--- Every column type the functions aggregate, and a domain over some, over
--- data sets of NULLs, NaN, infinities, extremes and float sums that
--- overflow.  Rows are in key order, as the heap holds them, so that
+-- Every type a gpubtree index keys (from its operator classes), a domain
+-- over each, and types the functions refuse, over data sets of NULLs, NaN,
+-- infinities, extremes and float sums that overflow.  Rows are in key order, as the heap holds them, so that
 -- PostgreSQL's float sums add them in the same order in every plan (where a
 -- partial sum overflows, whether sum() fails depends on the order).
 --
@@ -194,20 +198,52 @@ INSERT INTO af_set (name, ints, floats) VALUES
 	('large, no overflow', '{0}', '{1e308,-1e308,1e308}'),
 	('negative zero', '{0}', '{-0,-0}');
 
--- The columns: a type and its value from the set's int or float x.
-CREATE TABLE af_col (ord int, col text, typ regtype, val text);
-INSERT INTO af_col VALUES
-	(1, 'i2', 'int2', 'greatest(least(i, 32767), -32768)::int2'),
-	(2, 'i4', 'int4', 'greatest(least(i, 2147483647), -2147483648)::int4'),
-	(3, 'i8', 'int8', 'i'),
-	(4, 'f4', 'float4', 'CASE WHEN abs(x) > 3e38 AND x NOT IN (''Infinity'', ''-Infinity'') THEN sign(x) * 3e38 WHEN x <> 0 AND abs(x) < 1e-38 THEN 0 ELSE x END::float4'),
-	(5, 'f8', 'float8', 'x'),
-	(6, 'dt', 'date', 'CASE WHEN x IN (''Infinity'', ''-Infinity'') THEN x::text::date WHEN x = ''NaN'' OR abs(x) > 1e6 THEN NULL ELSE date ''2000-01-01'' + x::int END'),
-	(7, 'ts', 'timestamp', 'CASE WHEN x IN (''Infinity'', ''-Infinity'') THEN x::text::timestamp WHEN x = ''NaN'' OR abs(x) > 1e9 THEN NULL ELSE timestamp ''2000-01-01'' + x * interval ''1 second'' END'),
-	(8, 'tz', 'timestamptz', 'CASE WHEN x IN (''Infinity'', ''-Infinity'') THEN x::text::timestamptz WHEN x = ''NaN'' OR abs(x) > 1e9 THEN NULL ELSE timestamptz ''2000-01-01 00:00+00'' + x * interval ''1 second'' END'),
-	(9, 'tm', 'time', 'CASE WHEN x = ''NaN'' OR abs(x) > 1e4 THEN NULL ELSE time ''12:00'' + x * interval ''1 second'' END'),
-	(10, 'di8', 'af_d_bigint', 'i'),
-	(11, 'df8', 'af_d_double_precision', 'x');
+-- The columns, in the types' order; each value made from the set's
+-- integer i (integer types) or float x (the others: date and time types
+-- x seconds after 2000-01-01 12:00), as text.
+CREATE FUNCTION af_base(t regtype) RETURNS regtype LANGUAGE sql
+RETURN (SELECT CASE WHEN typtype = 'd' THEN typbasetype ELSE oid END FROM pg_type WHERE oid = t);
+CREATE TABLE af_col (ord serial, col text, typ regtype);
+DO $$
+DECLARE
+	t regtype;
+BEGIN
+	FOR t IN
+		SELECT DISTINCT c.opcintype::regtype FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+		WHERE a.amname = 'gpubtree' ORDER BY 1
+	LOOP
+		EXECUTE format('CREATE DOMAIN %I AS %s', 'af_c_' || t::oid, t);
+		INSERT INTO af_col (col, typ) VALUES ('c' || t::oid, t),
+			('d' || t::oid, ('af_c_' || t::oid)::regtype);
+	END LOOP;
+END $$;
+INSERT INTO af_col (col, typ) VALUES ('c_numeric', 'numeric'), ('c_text', 'text');
+
+CREATE FUNCTION af_value(t regtype, i int8, x float8) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	b regtype := af_base(t);
+	integer bool := b = ANY ('{int2,int4,int8}'::regtype[]);
+	v text;
+BEGIN
+	v := CASE
+		WHEN integer THEN i::text
+		WHEN (SELECT typcategory FROM pg_type WHERE oid = b) <> 'D' THEN x::text
+		WHEN x IN ('Infinity', '-Infinity') THEN x::text
+		WHEN x = 'NaN' OR abs(x) > 1e6 THEN NULL
+		ELSE (timestamp '2000-01-01 12:00' + x * interval '1 second')::text END;
+	EXECUTE format('SELECT %L::%s::text', v, t) INTO v;
+	RETURN v;
+EXCEPTION WHEN OTHERS THEN
+	-- Beyond the type: its limit (integers), the largest float4 or 0.
+	IF integer THEN
+		RETURN trunc(greatest(least(i::numeric, 2::numeric ^ (8 * typlen - 1) - 1),
+							  -(2::numeric ^ (8 * typlen - 1))))::text
+			FROM pg_type WHERE oid = b;
+	END IF;
+	RETURN CASE WHEN b = 'float4'::regtype AND abs(x) > 1 THEN sign(x) * 3e38
+		WHEN b = 'float4'::regtype THEN 0 END::text;
+END $$;
 
 -- One table a set: key k = 1..n, row k holding the set's kth values; three
 -- columns an index, INCLUDE'd after the key.
@@ -221,10 +257,11 @@ BEGIN
 		tab := 'af_s_' || s.ord;
 		EXECUTE format('CREATE TABLE %I (k int8, %s)', tab,
 					   (SELECT string_agg(format('%I %s', col, typ), ', ' ORDER BY ord) FROM af_col));
-		EXECUTE format('INSERT INTO %I SELECT n, %s FROM generate_series(1, greatest(%s, %s)) n, '
-					   'LATERAL (SELECT (%L::int8[])[n] AS i, (%L::float8[])[n] AS x) v ORDER BY n',
-					   tab, (SELECT string_agg(val, ', ' ORDER BY ord) FROM af_col),
-					   cardinality(s.ints), cardinality(s.floats), s.ints, s.floats);
+		FOR n IN 1 .. greatest(cardinality(s.ints), cardinality(s.floats)) LOOP
+			EXECUTE format('INSERT INTO %I VALUES (%s, %s)', tab, n,
+						   (SELECT string_agg(format('%L::%s', af_value(typ, s.ints[n], s.floats[n]), typ),
+											  ', ' ORDER BY ord) FROM af_col));
+		END LOOP;
 		FOR n IN 0 .. (SELECT max(ord) - 1 FROM af_col) / 3 LOOP
 			EXECUTE format('CREATE INDEX %I ON %I USING gpubtree (k) INCLUDE (%s)',
 						   tab || '_' || n, tab,
@@ -234,28 +271,35 @@ BEGIN
 	END LOOP;
 END $$;
 
--- Per set and column, each function's outcome (ok, =SQLSTATE, or 0A000
--- where the function refuses the column type and SQL has the aggregate;
--- '-' where both refuse), with the service and without when they differ.
-CREATE FUNCTION af_col_check(s af_set, c af_col, f text, device text) RETURNS text
+-- One function over one column of a set: ok, =SQLSTATE, 0A000 where the
+-- function refuses the column's type and SQL has the aggregate ('-' where
+-- both refuse), with the service and without where they differ.
+CREATE FUNCTION af_col_check(s af_set, c af_col, f text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
-	r text := af_check(f, 'af_s_' || s.ord, 'af_s_' || s.ord || '_' || (c.ord - 1) / 3,
-					   c.col, af_base(c.typ), '0', '1000', device);
+	r text[];
+	d text;
 BEGIN
-	RETURN CASE WHEN r LIKE 'WRONG(ERROR 0A000, not ERROR %' THEN '-'
-		WHEN r LIKE 'WRONG(ERROR 0A000, %' THEN '0A000' ELSE r END;
+	FOREACH d IN ARRAY '{auto,off}'::text[] LOOP
+		r := r || af_check(f, 'af_s_' || s.ord, 'af_s_' || s.ord || '_' || (c.ord - 1) / 3,
+						   c.col, af_base(c.typ), '0', '1000', d);
+		r[cardinality(r)] := CASE
+			WHEN r[cardinality(r)] LIKE 'WRONG(ERROR 0A000, not ERROR %' THEN '-'
+			WHEN r[cardinality(r)] LIKE 'WRONG(ERROR 0A000, %' THEN '0A000'
+			ELSE r[cardinality(r)] END;
+	END LOOP;
+	RETURN CASE WHEN r[1] = r[2] THEN r[1] ELSE format('auto:%s/off:%s', r[1], r[2]) END;
 END $$;
-CREATE FUNCTION af_base(t regtype) RETURNS regtype LANGUAGE sql
-RETURN (SELECT CASE WHEN typtype = 'd' THEN typbasetype ELSE oid END FROM pg_type WHERE oid = t);
 
-SELECT s.name AS set, c.col,
-	   (SELECT string_agg(CASE WHEN a = o THEN a ELSE format('auto:%s/off:%s', a, o) END,
-						  ' ' ORDER BY n)
-		FROM unnest('{sum,avg,min,max}'::text[]) WITH ORDINALITY u(f, n),
-			 LATERAL (SELECT af_col_check(s, c, f, 'auto') AS a, af_col_check(s, c, f, 'off') AS o) r)
-		   AS "sum avg min max"
-FROM af_set s, af_col c
-ORDER BY s.ord, c.ord;
+-- Per set, the columns (the type, d: a domain over it) by outcome of
+-- sum, avg, min and max.
+SELECT s.name AS set, o.outcome AS "sum avg min max",
+	   string_agg(CASE WHEN c.typ = af_base(c.typ) THEN c.typ::text
+				  ELSE 'd ' || af_base(c.typ) END, ', ' ORDER BY c.ord) AS columns
+FROM af_set s, af_col c,
+	 LATERAL (SELECT string_agg(af_col_check(s, c, f), ' ' ORDER BY n) AS outcome
+			  FROM unnest('{sum,avg,min,max}'::text[]) WITH ORDINALITY u(f, n)) o
+GROUP BY s.ord, s.name, o.outcome
+ORDER BY s.ord, min(c.ord);
 -- The service answered some of them.
 SELECT count(*) > 0 AS mirrors FROM gpubtree_mirrors() WHERE index::regclass::text LIKE 'af\_s\_%';
