@@ -195,6 +195,71 @@ FROM gbt_functions f, sec_roles r
 ORDER BY 1, 2;
 
 --
+-- Every function that takes a relation needs what a SELECT of the columns
+-- it reads needs: USAGE on the schema of the table and of the index (an OID
+-- names them without the lookup by name that checks it), and SELECT on the
+-- table or on each column (the aggregates read the key and their column,
+-- the others every column of the index).  Each role may EXECUTE every
+-- function of the extension and of amcheck, and the relations are given by
+-- OID.  Without USAGE, or with no SELECT, every function must refuse
+-- (42501); the owner, with USAGE, may call every one.
+--
+CREATE SCHEMA sec_hidden;
+CREATE SCHEMA sec_shown;
+CREATE ROLE sec_h_owner;
+CREATE ROLE sec_h_nogrant;
+CREATE ROLE sec_h_select;
+CREATE ROLE sec_h_key;
+CREATE ROLE sec_h_keyv;
+GRANT USAGE ON SCHEMA sec_shown TO sec_h_owner, sec_h_nogrant, sec_h_select, sec_h_key, sec_h_keyv;
+CREATE TABLE sec_h_roles (role text, as_role name, ord int);
+INSERT INTO sec_h_roles VALUES ('no grant', 'sec_h_nogrant', 1), ('SELECT on k', 'sec_h_key', 2),
+	('SELECT on k, v', 'sec_h_keyv', 3), ('SELECT', 'sec_h_select', 4), ('owner', 'sec_h_owner', 5);
+CREATE TABLE sec_h_rels (schema text, idx oid);
+DO $$
+DECLARE
+	s text;
+	r record;
+	f record;
+BEGIN
+	FOREACH s IN ARRAY '{sec_hidden,sec_shown}'::text[] LOOP
+		EXECUTE format('CREATE TABLE %I.h (k int, v int, w int)', s);
+		EXECUTE format('INSERT INTO %I.h SELECT g, g, g FROM generate_series(1, 2000) g', s);
+		EXECUTE format('CREATE INDEX h_k ON %I.h USING gpubtree (k) INCLUDE (v)', s);
+		EXECUTE format('ALTER TABLE %I.h OWNER TO sec_h_owner', s);
+		EXECUTE format('GRANT SELECT ON %I.h TO sec_h_select', s);
+		EXECUTE format('GRANT SELECT (k) ON %I.h TO sec_h_key', s);
+		EXECUTE format('GRANT SELECT (k, v) ON %I.h TO sec_h_keyv', s);
+		INSERT INTO sec_h_rels VALUES (s, format('%I.h_k', s)::regclass);
+	END LOOP;
+	FOR r IN SELECT * FROM sec_h_roles LOOP
+		FOR f IN
+			SELECT p.oid::regprocedure AS fn
+			FROM pg_proc p
+			JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+			JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass
+				AND d.refobjid = e.oid AND e.extname IN ('gpubtree', 'amcheck')
+		LOOP
+			EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', f.fn, r.as_role);
+		END LOOP;
+	END LOOP;
+END $$;
+CREATE TABLE sec_h_outcome AS
+SELECT f.proname, CASE WHEN s.schema = 'sec_hidden' THEN 'no USAGE' ELSE 'USAGE' END AS schema,
+	   r.role, r.ord, gbt_try(gbt_call(f.oid, s.idx::text), r.as_role) AS outcome
+FROM gbt_functions f, sec_h_rels s, sec_h_roles r
+WHERE gbt_takes_relation(f.oid);
+SELECT proname, schema, role, outcome FROM sec_h_outcome ORDER BY 1, 2 DESC, ord;
+SELECT count(DISTINCT proname) AS functions,
+	   bool_and(outcome LIKE '42501 %') FILTER (WHERE schema = 'no USAGE' OR role = 'no grant')
+		   AS refused_without_usage_or_select,
+	   bool_and(outcome = 'ok') FILTER (WHERE schema = 'USAGE' AND role = 'owner') AS owner_may
+FROM sec_h_outcome;
+DROP SCHEMA sec_hidden, sec_shown CASCADE;
+DROP OWNED BY sec_h_owner, sec_h_nogrant, sec_h_select, sec_h_key, sec_h_keyv;
+DROP ROLE sec_h_owner, sec_h_nogrant, sec_h_select, sec_h_key, sec_h_keyv;
+
+--
 -- A hostile schema first on search_path: a function of the same name as
 -- any of amcheck's must never run.  amcheck lives in a schema of its own.
 --

@@ -58,12 +58,13 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		gbt_invalidate(objectId, InvalidOid);
 }
 
-/* Around each utility command: what it does to capture triggers. */
+/* Build workers leave a database that a command needs; capture triggers around each. */
 static void
 gbt_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					ProcessUtilityContext context, ParamListInfo params,
 					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	gbt_builders_before_utility(pstmt->utilityStmt);
 	gbt_capture_before_utility(pstmt->utilityStmt);
 	if (prev_ProcessUtility_hook)
 		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context, params,

@@ -9,6 +9,9 @@
  * it, or with gpubtree.device = off, an index scan does, with the same
  * result.  Results are numeric (count: bigint), exact for integer columns;
  * min and max of date and timestamp columns are extract(epoch from ...).
+ * Each gives what its SQL gives (README), errors included: bounds of a
+ * domain compare as its base type's, and a float sum fails where sum()
+ * would.
  * Like a query, they need SELECT on the columns involved, and they refuse a
  * table with row-level security enabled for the user (the policies would
  * not be applied).
@@ -17,8 +20,10 @@
 
 #include "access/genam.h"
 #include "access/nbtree.h"
+#include "access/relscan.h"
 #include "access/table.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "agg_exec.h"
 #include "agg_final.h"
 #include "backend.h"
@@ -30,6 +35,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/float.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -51,28 +57,19 @@ typedef struct FuncAgg
 	int			col;			/* the aggregated column of the index */
 	Oid			coltype;
 	bool		by_service;
+	Datum		sum;			/* sum and avg: sum(col)::numeric (below) */
 } FuncAgg;
-
-static void
-check_select(Oid heapoid, AttrNumber attnum)
-{
-	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) == ACLCHECK_OK ||
-		pg_attribute_aclcheck(heapoid, attnum, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
-		return;
-	aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid),
-					   get_attname(heapoid, attnum, false));
-}
 
 /*
  * The index column named colname, checked to be one that fname can
  * aggregate, and its type (a domain's base type).
  */
 static int
-find_column(Relation index, const char *fname, const char *colname, Oid *coltype)
+find_column(Relation index, const char *fname, GbtAggKind kind,
+			const char *colname, Oid *coltype)
 {
 	Oid			heapoid = index->rd_index->indrelid;
-	bool		minmax = strcmp(fname, "gpubtree_min") == 0 ||
-		strcmp(fname, "gpubtree_max") == 0;
+	bool		minmax = kind == GBT_AGG_MIN || kind == GBT_AGG_MAX;
 	int			c;
 
 	for (c = 0; c < index->rd_index->indnatts; c++)
@@ -103,6 +100,18 @@ find_column(Relation index, const char *fname, const char *colname, Oid *coltype
 	return -1;					/* keep compiler quiet */
 }
 
+/*
+ * The type of bound argno: a domain's base type, since its values compare
+ * as the base type's do in SQL.  0 when unknown (no call expression).
+ */
+static Oid
+bound_type(FunctionCallInfo fcinfo, int argno)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+
+	return OidIsValid(type) ? getBaseType(type) : InvalidOid;
+}
+
 /* A scan key "key <strategy> value" for the index's leading column. */
 static void
 bound_key(ScanKey key, Relation index, StrategyNumber strategy, Datum value,
@@ -120,17 +129,76 @@ bound_key(ScanKey key, Relation index, StrategyNumber strategy, Datum value,
 						   index->rd_indcollation[0], get_opcode(opno), value);
 }
 
-static void
-run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
+/*
+ * sum(col::float8) of a float column, added up as PostgreSQL's sum() does:
+ * one row at a time with float8pl's overflow error, in the index's order
+ * (an index scan's), under the same snapshot as the answer being checked.
+ */
+static double
+float_sum_in_order(Relation heap, Relation index, ScanKey keys, int nkeys,
+				   const FuncAgg *fa)
 {
+	IndexScanDesc scan = index_beginscan(heap, index, GetActiveSnapshot(), nkeys, 0);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	double		sum = 0;
+
+	scan->xs_want_itup = true;
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
+		if (isnull[fa->col])
+			continue;
+		sum = float8_pl(sum, fa->coltype == FLOAT4OID ?
+						(double) DatumGetFloat4(values[fa->col]) :
+						DatumGetFloat8(values[fa->col]));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
+	return sum;
+}
+
+/*
+ * sum(col)::numeric, for a float column sum(col::float8)::numeric, as the
+ * SQL aggregate gives it.  The exact partial sums give PostgreSQL's float
+ * sum unless a partial sum could overflow on the way, where PostgreSQL
+ * raises an error and the exact sum is Infinity or NaN (gbt_agg_final()
+ * tells): then the rows are added again as sum() adds them.
+ */
+static Datum
+column_sum(FuncAgg *fa, Relation heap, Relation index, ScanKey keys, int nkeys)
+{
+	GbtColType type = fa->columns.type[fa->col];
+	Datum		value;
+	bool		isnull;
+
+	if (type != GBT_COL_FLOAT8 ||
+		gbt_agg_final(GBT_AGG_SUM, FLOAT8OID, &fa->r, fa->col, &value, &isnull))
+		return gbt_agg_sum_numeric(&fa->r, fa->col, type);
+	return DirectFunctionCall1(float8_numeric,
+							   Float8GetDatum(float_sum_in_order(heap, index, keys,
+																 nkeys, fa)));
+}
+
+/*
+ * Aggregate kind (GBT_AGG_COUNT_STAR for gpubtree_count) over the range the
+ * arguments give, into fa.
+ */
+static void
+run(FunctionCallInfo fcinfo, const char *fname, GbtAggKind kind, FuncAgg *fa)
+{
+	bool		has_column = kind != GBT_AGG_COUNT_STAR;
 	int			b = has_column ? 2 : 1;
 	Relation	index;
 	Relation	heap;
 	Oid			heapoid;
 	AttrNumber	keyattnum;
 	Oid			keytype;
-	Oid			lotype = get_fn_expr_argtype(fcinfo->flinfo, b);
-	Oid			hitype = get_fn_expr_argtype(fcinfo->flinfo, b + 1);
+	Oid			lotype = bound_type(fcinfo, b);
+	Oid			hitype = bound_type(fcinfo, b + 1);
 	ScanKeyData keys[2];
 	uint64	   *lo;
 	uint64	   *hi;
@@ -149,20 +217,14 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 				 errmsg("the bounds of %s must not be NULL", fname)));
 
 	/* Privileges first, from the catalogs: a refused call takes no lock. */
-	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), fname, &keyattnum);
+	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), fname, GBT_READS_KEY,
+								  has_column ? NameStr(*PG_GETARG_NAME(1)) : NULL,
+								  &keyattnum);
 	if (keyattnum == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s needs an index whose leading column is a plain column, without a predicate",
 						fname)));
-	check_select(heapoid, keyattnum);
-	if (has_column)
-	{
-		AttrNumber	colattnum = get_attnum(heapoid, NameStr(*PG_GETARG_NAME(1)));
-
-		if (colattnum != InvalidAttrNumber)
-			check_select(heapoid, colattnum);
-	}
 	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -184,7 +246,8 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 						format_type_be(lotype), format_type_be(keytype)),
 				 errhint("Cast the bounds to %s.", format_type_be(keytype))));
 	if (has_column)
-		fa->col = find_column(index, fname, NameStr(*PG_GETARG_NAME(1)), &fa->coltype);
+		fa->col = find_column(index, fname, kind, NameStr(*PG_GETARG_NAME(1)),
+							  &fa->coltype);
 
 	gbt_index_columns(index, &fa->columns);
 	bound_key(&keys[0], index, BTGreaterEqualStrategyNumber, PG_GETARG_DATUM(b), lotype);
@@ -201,6 +264,8 @@ run(FunctionCallInfo fcinfo, const char *fname, bool has_column, FuncAgg *fa)
 	else
 		gbt_aggregate_by_scan(heap, index, keys, 2, GetActiveSnapshot(),
 							  &fa->columns, &fa->r);
+	if ((kind == GBT_AGG_SUM || kind == GBT_AGG_AVG) && fa->r.col[fa->col].nonnull > 0)
+		fa->sum = column_sum(fa, heap, index, keys, 2);
 
 	table_close(heap, AccessShareLock);
 	index_close(index, AccessShareLock);
@@ -211,7 +276,7 @@ gpubtree_count(PG_FUNCTION_ARGS)
 {
 	FuncAgg		fa;
 
-	run(fcinfo, "gpubtree_count", false, &fa);
+	run(fcinfo, "gpubtree_count", GBT_AGG_COUNT_STAR, &fa);
 	PG_RETURN_INT64(fa.r.count);
 }
 
@@ -220,23 +285,21 @@ gpubtree_sum(PG_FUNCTION_ARGS)
 {
 	FuncAgg		fa;
 
-	run(fcinfo, "gpubtree_sum", true, &fa);
+	run(fcinfo, "gpubtree_sum", GBT_AGG_SUM, &fa);
 	if (fa.r.col[fa.col].nonnull == 0)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(gbt_agg_sum_numeric(&fa.r, fa.col, fa.columns.type[fa.col]));
+	PG_RETURN_DATUM(fa.sum);
 }
 
 Datum
 gpubtree_avg(PG_FUNCTION_ARGS)
 {
 	FuncAgg		fa;
-	Datum		sum;
 
-	run(fcinfo, "gpubtree_avg", true, &fa);
+	run(fcinfo, "gpubtree_avg", GBT_AGG_AVG, &fa);
 	if (fa.r.col[fa.col].nonnull == 0)
 		PG_RETURN_NULL();
-	sum = gbt_agg_sum_numeric(&fa.r, fa.col, fa.columns.type[fa.col]);
-	PG_RETURN_DATUM(DirectFunctionCall2(numeric_div, sum,
+	PG_RETURN_DATUM(DirectFunctionCall2(numeric_div, fa.sum,
 										DirectFunctionCall1(int8_numeric,
 															Int64GetDatum(fa.r.col[fa.col].nonnull))));
 }
@@ -254,7 +317,8 @@ min_or_max(FunctionCallInfo fcinfo, bool is_min)
 	int64		i;
 	double		f;
 
-	run(fcinfo, is_min ? "gpubtree_min" : "gpubtree_max", true, &fa);
+	run(fcinfo, is_min ? "gpubtree_min" : "gpubtree_max",
+		is_min ? GBT_AGG_MIN : GBT_AGG_MAX, &fa);
 	c = &fa.r.col[fa.col];
 	if (c->nonnull == 0)
 		PG_RETURN_NULL();

@@ -95,7 +95,8 @@ gpubtree_index_check(PG_FUNCTION_ARGS)
 	aclresult = pg_proc_aclcheck(fnoid, GetUserId(), ACL_EXECUTE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FUNCTION, get_func_name(fnoid));
-	heapoid = gbt_index_arg_table(indexoid, "gpubtree_index_check", &keyattnum);
+	heapoid = gbt_index_arg_table(indexoid, "gpubtree_index_check",
+								  GBT_READS_INDEX, NULL, &keyattnum);
 
 	/* amcheck takes its own, stronger locks when it opens them. */
 	index = gbt_index_arg_open(indexoid, heapoid, "gpubtree_index_check",

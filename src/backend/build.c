@@ -18,6 +18,13 @@
  * the limit changes enough, so an index is never exported for a mirror that
  * would be thrown away.  A build that fails is not retried at once: the wait
  * doubles with each failure in a row, up to a minute.
+ *
+ * A worker is connected to its database, and PostgreSQL refuses to drop,
+ * rename, move or copy a database anyone is connected to, asking only
+ * autovacuum workers to leave (CountOtherDBBackends()).  Ours leave as
+ * those do: before such a command (gbt_builders_before_utility(), from the
+ * ProcessUtility hook) they are asked to exit and waited for a moment, and
+ * their builds are forgotten, to be asked for again by a later query.
  */
 #include "postgres.h"
 
@@ -29,7 +36,12 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
+#include "nodes/parsenodes.h"
 #include "backend.h"
 #include "build.h"
 #include "client.h"
@@ -43,11 +55,15 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/backend_status.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 
@@ -55,6 +71,9 @@
 
 /* A worker still waiting for its lock after this long: do not wait for it. */
 #define GBT_LOCK_WAIT_MS 100
+
+/* How long a command that needs a database to itself waits for ours to go. */
+#define GBT_LEAVE_WAIT_MS 5000
 
 typedef struct GbtBuilderShared
 {
@@ -619,7 +638,13 @@ builder_exit(int code, Datum arg)
 	GbtBuildJob *job;
 
 	SpinLockAcquire(&builder->mutex);
-	if ((job = my_job()) != NULL && job_running(job))
+	if ((job = my_job()) != NULL && job->leaving)
+	{
+		/* Asked to leave: not a failure, and built again when asked for. */
+		memset(job, 0, sizeof(GbtBuildJob));
+		builder->failures[my_jobno] = 0;
+	}
+	else if (job != NULL && job_running(job))
 	{
 		job->state = GBT_JOB_FAILED;
 		job->since = GetCurrentTimestamp();
@@ -727,8 +752,20 @@ gpubtree_builder_main(Datum arg)
 
 	BackgroundWorkerInitializeConnectionByOid(my_key.dbid, InvalidOid, 0);
 	if (gpubtree_debug_build_delay > 0)
-		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 gpubtree_debug_build_delay, PG_WAIT_EXTENSION);
+	{
+		TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														gpubtree_debug_build_delay);
+		long		ms;
+
+		/* Waking for signals: asked to leave, the worker must go at once. */
+		while ((ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until)) > 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 ms, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
 	pgstat_report_appname("gpubtree build");
 	pgstat_report_activity(STATE_RUNNING, "building a gpubtree mirror");
 	StartTransactionCommand();
@@ -736,6 +773,161 @@ gpubtree_builder_main(Datum arg)
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
+}
+
+/*
+ * Ask the build workers connected to database dbid to exit, call off the
+ * builds not yet connected, and wait until they are gone or
+ * GBT_LEAVE_WAIT_MS passed (PostgreSQL's own check then waits a while
+ * longer, and says who is still there).
+ */
+static void
+builders_leave(Oid dbid)
+{
+	pid_t		pids[GBT_MAX_BUILD_JOBS];
+	int			n = 0;
+	int			i;
+	TimestampTz deadline;
+
+	SpinLockAcquire(&builder->mutex);
+	for (i = 0; i < GBT_MAX_BUILD_JOBS; i++)
+	{
+		GbtBuildJob *job = &builder->jobs[i];
+
+		if (!job_running(job) || job->key.dbid != dbid)
+			continue;
+		if (job->worker_pid == 0)
+		{
+			/* Not started: its worker will find no job and not connect. */
+			memset(job, 0, sizeof(GbtBuildJob));
+			builder->failures[i] = 0;
+			continue;
+		}
+		job->leaving = true;
+		pids[n++] = job->worker_pid;
+	}
+	SpinLockRelease(&builder->mutex);
+	if (n == 0)
+		return;
+
+	for (i = 0; i < n; i++)
+	{
+		PGPROC	   *proc = BackendPidGetProc(pids[i]);
+
+		/* (a worker still starting has no PGPROC in the array yet) */
+		if (proc == NULL || proc->isBackgroundWorker)
+			(void) kill(pids[i], SIGTERM);
+	}
+
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), GBT_LEAVE_WAIT_MS);
+	for (;;)
+	{
+		int			left = 0;
+
+		for (i = 0; i < n; i++)
+		{
+			PGPROC	   *proc = BackendPidGetProc(pids[i]);
+
+			/* Gone when its process is, or at least out of the database. */
+			if (kill(pids[i], 0) == 0 &&
+				(proc == NULL || proc->databaseId == dbid))
+				left++;
+		}
+		if (left == 0 || GetCurrentTimestamp() >= deadline)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* As createdb() decides it: may the user create databases? */
+static bool
+can_create_database(void)
+{
+	HeapTuple	tuple;
+	bool		result = false;
+
+	if (superuser())
+		return true;
+	tuple = SearchSysCache1(AUTHOID, ObjectIdGetDatum(GetUserId()));
+	if (HeapTupleIsValid(tuple))
+	{
+		result = ((Form_pg_authid) GETSTRUCT(tuple))->rolcreatedb;
+		ReleaseSysCache(tuple);
+	}
+	return result;
+}
+
+/* Is database dbid marked as a template? */
+static bool
+database_is_template(Oid dbid)
+{
+	HeapTuple	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dbid));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		result = ((Form_pg_database) GETSTRUCT(tuple))->datistemplate;
+		ReleaseSysCache(tuple);
+	}
+	return result;
+}
+
+/*
+ * Before a utility command: if it is one that needs a database without
+ * other connections (DROP DATABASE, CREATE DATABASE from it as template,
+ * ALTER DATABASE RENAME or SET TABLESPACE), our build workers leave it.
+ * Only for a user whom PostgreSQL will let run it, so that no one else can
+ * call builds off.
+ */
+void
+gbt_builders_before_utility(Node *stmt)
+{
+	const char *dbname = NULL;
+	bool		as_template = false;
+	Oid			dbid;
+	ListCell   *lc;
+
+	if (builder == NULL || stmt == NULL)
+		return;
+	switch (nodeTag(stmt))
+	{
+		case T_DropdbStmt:
+			dbname = ((DropdbStmt *) stmt)->dbname;
+			break;
+		case T_RenameStmt:
+			if (((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
+				dbname = ((RenameStmt *) stmt)->subname;
+			break;
+		case T_AlterDatabaseStmt:
+			foreach(lc, ((AlterDatabaseStmt *) stmt)->options)
+				if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
+					dbname = ((AlterDatabaseStmt *) stmt)->dbname;
+			break;
+		case T_CreatedbStmt:
+			as_template = true;
+			dbname = "template1";	/* createdb()'s default */
+			foreach(lc, ((CreatedbStmt *) stmt)->options)
+			{
+				DefElem    *opt = (DefElem *) lfirst(lc);
+
+				if (strcmp(opt->defname, "template") == 0 && opt->arg != NULL)
+					dbname = defGetString(opt);
+			}
+			break;
+		default:
+			break;
+	}
+	if (dbname == NULL || !OidIsValid(dbid = get_database_oid(dbname, true)))
+		return;
+	if (as_template ?
+		!can_create_database() ||
+		!(database_is_template(dbid) || pg_database_ownercheck(dbid, GetUserId())) :
+		dbid == MyDatabaseId || !pg_database_ownercheck(dbid, GetUserId()))
+		return;
+	builders_leave(dbid);
 }
 
 /*

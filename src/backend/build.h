@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "nodes/nodes.h"
 #include "utils/relcache.h"
 
 #include "protocol.h"
@@ -33,6 +34,7 @@ typedef struct GbtBuildJob
 	int64		total;			/* entries the index was estimated to hold */
 	int64		need_bytes;		/* the mirror's estimated size */
 	int64		limit_bytes;	/* REFUSED: the limit it was refused under */
+	bool		leaving;		/* its worker was asked to leave its database */
 	char		message[GBT_ERRMSG_LEN];	/* FAILED: why */
 } GbtBuildJob;
 
@@ -47,6 +49,7 @@ extern int	gbt_builder_jobs(GbtBuildJob *out);
 extern bool gbt_builder_note(Oid indexrelid, char *note, Size notelen);
 extern const char *gbt_job_state_name(GbtJobState state);
 extern PGDLLEXPORT void gpubtree_builder_main(Datum arg);
+extern void gbt_builders_before_utility(Node *stmt);
 
 extern void gbt_mirror_after_build(Relation index);
 

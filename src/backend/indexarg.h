@@ -11,7 +11,15 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
+/* What a call reads of the index's table (gbt_index_arg_table()). */
+typedef enum GbtIndexArgReads
+{
+	GBT_READS_INDEX,			/* every column the index holds */
+	GBT_READS_KEY				/* the leading key column, and a named one */
+} GbtIndexArgReads;
+
 extern Oid	gbt_index_arg_table(Oid indexoid, const char *fname,
+								GbtIndexArgReads reads, const char *colname,
 								AttrNumber *leading_attnum);
 extern Relation gbt_index_arg_open(Oid indexoid, Oid heapoid, const char *fname,
 								   LOCKMODE heaplock, LOCKMODE indexlock,

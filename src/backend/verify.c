@@ -203,7 +203,8 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	 * Its ShareLock stops every writer of the table: only the table's owner
 	 * may take it, and a refused call takes no lock at all.
 	 */
-	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), "gpubtree_verify", &keyattnum);
+	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), "gpubtree_verify",
+								  GBT_READS_INDEX, NULL, &keyattnum);
 	if (!pg_class_ownercheck(heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(heapoid)),
 					   get_rel_name(heapoid));
