@@ -120,7 +120,8 @@ CREATE INDEX tt_k ON tt USING gpubtree (k);
 INSERT INTO tt SELECT generate_series(1, 100);
 SELECT (SELECT count(*) FROM ul WHERE k > 90), (SELECT count(*) FROM tt WHERE k > 90);
 -- Indexes dropped at every stage of a transaction's end (ON COMMIT DROP
--- runs after pre-commit), in rolled-back and prepared transactions.
+-- runs after pre-commit), in rolled-back transactions (prepared ones: the
+-- twophase test).
 BEGIN;
 CREATE TEMP TABLE ocd (k int4) ON COMMIT DROP;
 CREATE INDEX ocd_k ON ocd USING gpubtree (k);
@@ -128,12 +129,6 @@ COMMIT;
 BEGIN;
 DROP INDEX ul_k;
 ROLLBACK;
-BEGIN;
-CREATE TABLE dropped_in_2pc (k int4);
-CREATE INDEX dropped_in_2pc_k ON dropped_in_2pc USING gpubtree (k);
-DROP TABLE dropped_in_2pc;
-PREPARE TRANSACTION 'gbt_drop';
-COMMIT PREPARED 'gbt_drop';
 SELECT count(*) FROM ul WHERE k > 90;
 BEGIN;
 CREATE TEMP TABLE oc (k int4) ON COMMIT DROP;

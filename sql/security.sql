@@ -162,8 +162,8 @@ SELECT count(*) > 0 AS alive FROM sec_t;
 SELECT proname, gbt_takes_relation(oid) AS takes_relation FROM gbt_functions ORDER BY 1;
 
 --
--- Every function x every kind of role.  A prepared transaction holds an
--- exclusive lock on the table: a call that is refused must say so at once
+-- Every function x every kind of role.  Another session holds an exclusive
+-- lock on the table: a call that is refused must say so at once
 -- (42501), not wait for the lock (55P03), since a refused call takes no lock.
 --
 CREATE ROLE sec_nogrant;
@@ -180,15 +180,26 @@ CREATE TABLE sec_roles (role text, as_role name);
 INSERT INTO sec_roles VALUES ('no grant', 'sec_nogrant'), ('SELECT only', 'sec_select'),
 	('owner', 'sec_owner'), ('superuser', NULL);
 
-BEGIN;
-LOCK TABLE sec_r IN ACCESS EXCLUSIVE MODE;
-PREPARE TRANSACTION 'sec_hold';
+-- (another session, a psql in the background, holds the lock)
+\! psql -X -q -c "BEGIN; LOCK TABLE sec_r IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600) AS sec_hold; COMMIT" >/dev/null 2>&1 &
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		PERFORM FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.relation = 'sec_r'::regclass AND l.mode = 'AccessExclusiveLock' AND l.granted
+		  AND a.query LIKE '%sec_hold%';
+		EXIT WHEN FOUND;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
 SET lock_timeout = '20ms';
 SELECT f.proname, r.role, gbt_try(gbt_call(f.oid, 'sec_ri'), r.as_role) AS while_locked
 FROM gbt_functions f, sec_roles r
 ORDER BY 1, 2;
 RESET lock_timeout;
-COMMIT PREPARED 'sec_hold';
+SELECT count(*) AS lock_holders_ended FROM (
+	SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+	WHERE query LIKE '%sec_hold%' AND pid <> pg_backend_pid()) x;
 
 SELECT f.proname, r.role, gbt_try(gbt_call(f.oid, 'sec_ri'), r.as_role) AS outcome
 FROM gbt_functions f, sec_roles r
