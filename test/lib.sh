@@ -29,6 +29,21 @@ else
 	export PGUSER=$(id -un)
 fi
 
+# pg_private_copy DIR: a copy of this PostgreSQL installation (PG_CONFIG's)
+# under DIR; prints the copy's pg_config.  PostgreSQL finds its files
+# relative to its binaries, so the copy is whole, and what is installed
+# into it (a test-only build) never reaches the real one.
+pg_private_copy() {
+	local dir=$1 prefix d paths
+	paths=$("$PG_CONFIG" --bindir --pkglibdir --sharedir --includedir --includedir-server --pkgincludedir) || return 1
+	prefix=$(echo "$paths" | head -1)
+	while echo "$paths" | grep -qv "^$prefix/"; do prefix=${prefix%/*}; done
+	for d in $paths; do
+		mkdir -p "$dir/${d#"$prefix"/}" && cp -a "$d/." "$dir/${d#"$prefix"/}/" || return 1
+	done
+	echo "$dir/$("$PG_CONFIG" --bindir | sed "s|^$prefix/||")/pg_config"
+}
+
 # cluster_init DIR PORT: initdb into DIR, listen only on a socket in DIR.
 cluster_init() {
 	local dir=$1 port=$2
