@@ -183,7 +183,7 @@ if ! wanted small-layout; then
 	:
 elif { rm -f src/service/*.o src/lookup/*.o cuda/chunksums.o gpubtree.so && make -s GBT_SMALL_LAYOUT=1 && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	# (the differential test's concurrent seeds check that mirrors were rebuilt)
-	for t in differential/run.sh isolation/run.sh; do
+	for t in differential/run.sh isolation/run.sh service_wait.sh; do
 		GBT_SMALL_LAYOUT=1 suite "$t"
 	done
 else
