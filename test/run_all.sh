@@ -9,8 +9,8 @@
 # own throwaway cluster: warning-free builds with and without CUDA, the
 # Harmonia CPU unit tests, the pg_regress suite, the randomized
 # differential test against btree, the crash test and the
-# progress-reporting test; the differential and isolation tests once more on
-# a build with a tiny mirror layout (GBT_SMALL_LAYOUT=1).  GPU tests print
+# progress-reporting test; the differential, isolation and service-wait
+# tests once more on a build with a tiny mirror layout (GBT_SMALL_LAYOUT=1).  GPU tests print
 # SKIPPED without a GPU and are never counted as passed; so does the Citus
 # test (test/citus/run.sh) without Citus installed or CITUS_SRC set.
 #
@@ -174,7 +174,8 @@ done
 
 # The same randomized and isolation tests with the mirror's delta runs,
 # stepped merges and stamp lists at tiny sizes, so that their every layout
-# change happens on small tables; then the shipped build again.
+# change happens on small tables, and the service-wait test with slices of
+# long key lists at a tiny size; then the shipped build again.
 wanted small-layout && section "small layout (GBT_SMALL_LAYOUT=1)"
 # (only the service's mirror code and the join node use the sizes: their
 # objects are rebuilt, and the library too, which PGXS would not relink for

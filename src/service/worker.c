@@ -156,8 +156,8 @@ serve_slices(void)
 	{
 		TakenRequest *t;
 
+		CHECK_FOR_INTERRUPTS();
 		first = false;
-
 		next_sliced %= nsliced;
 		t = &sliced[next_sliced];
 		apply_log();
