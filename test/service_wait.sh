@@ -90,6 +90,12 @@ shape "four bitmap scans" "$bitmap_only; $table_sql (SELECT v FROM g WHERE k BET
 	UNION ALL SELECT v FROM g WHERE k BETWEEN 10000 AND 20000 UNION ALL SELECT v FROM g WHERE k BETWEEN 30000 AND 40000) s"
 shape "a large = ANY, aggregated and listed" "SELECT ($table_sql g WHERE k = ANY (ARRAY(SELECT generate_series(0, 199999, 7)::int8))),
 	($table_sql (SELECT v FROM g WHERE k = ANY (ARRAY(SELECT generate_series(1, 199999, 3)::int8)) OFFSET 0) s)"
+# EXPLAIN says which aggregate waited, and which did not wait at all.
+plan=$(timed "EXPLAIN (ANALYZE, COSTS OFF) SELECT ($range_sql 1 AND 5000), ($range_sql 6000 AND 9000)")
+check "service stopped: EXPLAIN: the first aggregate waited" \
+	"$(echo "$plan" | grep -c "Answered by: the plan below (the service did not answer)")" 1
+check "service stopped: EXPLAIN: the second did not" \
+	"$(echo "$plan" | grep -c "Answered by: the plan below (this statement waited gpubtree.service_timeout for the service already)")" 1
 kill -CONT "$service"
 check "service resumed: the table's answer is btree's" \
 	"$($PSQL -c "$range_sql 0 AND 600000")" \

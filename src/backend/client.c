@@ -166,6 +166,13 @@ wait_budget_left(void)
 	return (long) Max((int64) gpubtree_service_timeout - budget_spent / 1000, 0);
 }
 
+/* Has the current statement spent its budget: would a wait not wait? */
+bool
+gbt_service_wait_spent(void)
+{
+	return wait_budget_left() <= 0;
+}
+
 /*
  * Wait on our latch, set by the service, for at most ms milliseconds and
  * what is left of the statement's budget, which the wait is charged to.
