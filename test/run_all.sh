@@ -9,8 +9,8 @@
 # own throwaway cluster: warning-free builds with and without CUDA, the
 # Harmonia CPU unit tests, the pg_regress suite, the randomized
 # differential test against btree, the crash test and the
-# progress-reporting test; the differential and isolation tests once more on
-# a build with a tiny mirror layout (GBT_SMALL_LAYOUT=1).  GPU tests print
+# progress-reporting test; the differential, isolation and service-wait
+# tests once more on a build with a tiny mirror layout (GBT_SMALL_LAYOUT=1).  GPU tests print
 # SKIPPED without a GPU and are never counted as passed; so does the Citus
 # test (test/citus/run.sh) without Citus installed or CITUS_SRC set.
 #
@@ -167,14 +167,15 @@ else
 fi
 rm -rf "$DIR"
 
-for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh progress.sh service_faults.sh db_commands.sh first_query.sh bulk_changes.sh restore.sh no_preload.sh concurrency/run.sh citus/run.sh; do
+for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh progress.sh service_faults.sh service_wait.sh db_commands.sh first_query.sh bulk_changes.sh restore.sh no_preload.sh concurrency/run.sh citus/run.sh; do
 	[ -x "test/$t" ] && wanted "$t" || continue
 	suite "$t"
 done
 
 # The same randomized and isolation tests with the mirror's delta runs,
 # stepped merges and stamp lists at tiny sizes, so that their every layout
-# change happens on small tables.  That build is for tests only: it is made
+# change happens on small tables, and the service-wait test with slices of
+# long key lists at a tiny size.  That build is for tests only: it is made
 # in a copy of the tree and installed into a private copy of PostgreSQL
 # (pg_private_copy), never into the one the other suites use.
 wanted small-layout && section "small layout (GBT_SMALL_LAYOUT=1)"
@@ -186,7 +187,7 @@ if wanted small-layout; then
 		  make -s -C "$small" PG_CONFIG="$small_pg_config" GBT_SMALL_LAYOUT=1 install; } >"$small/build.log" 2>&1
 	if [ $? = 0 ]; then
 		# (the differential test's concurrent seeds check that mirrors were rebuilt)
-		for t in differential/run.sh isolation/run.sh; do
+		for t in differential/run.sh isolation/run.sh service_wait.sh; do
 			PG_CONFIG=$small_pg_config GBT_SMALL_LAYOUT=1 suite "$t"
 		done
 	else

@@ -158,6 +158,11 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		*why = "index not usable";
 		return false;
 	}
+	if (gbt_service_wait_spent())
+	{
+		*why = "this statement waited gpubtree.service_timeout for the service already";
+		return false;
+	}
 
 	/* Our own inserts first, so that we see our own rows. */
 	gbt_resync_flush();

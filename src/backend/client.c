@@ -139,21 +139,78 @@ slot_cleanup(int code, Datum arg)
 }
 
 /*
- * Send the request in seg and wait for the answer, at most
- * gpubtree.service_timeout milliseconds.  Returns true when the service
- * answered (the reply is in the request); false when it is not running,
- * busy with our previous, abandoned request, or did not answer in time.
- * Query cancel and statement_timeout interrupt the wait as usual.
+ * Every wait of a statement on the service draws on one budget of
+ * gpubtree.service_timeout: a statement that sends many requests, or writes
+ * many batches into a full change log, waits that long in all, not that
+ * long each.  Once the budget is spent, the statement's later waits do not
+ * wait at all, and their callers take their fallback at once (nbtree or the
+ * plan below; for the change log, making the mirrors unusable).  Statements
+ * are told apart by statement_timestamp(): each command a client sends, the
+ * commit of an implicit transaction included.  Each process has its own
+ * budget (parallel workers wait side by side).
+ */
+static TimestampTz budget_statement = 0;
+static int64 budget_spent = 0;	/* microseconds waited in that statement */
+
+/* Milliseconds the current statement may still wait on the service. */
+static long
+wait_budget_left(void)
+{
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+
+	if (statement != budget_statement)
+	{
+		budget_statement = statement;
+		budget_spent = 0;
+	}
+	return (long) Max((int64) gpubtree_service_timeout - budget_spent / 1000, 0);
+}
+
+/* Has the current statement spent its budget: would a wait not wait? */
+bool
+gbt_service_wait_spent(void)
+{
+	return wait_budget_left() <= 0;
+}
+
+/*
+ * Wait on our latch, set by the service, for at most ms milliseconds and
+ * what is left of the statement's budget, which the wait is charged to.
+ * False, without waiting, when the budget is spent.  The caller checks for
+ * interrupts.
+ */
+static bool
+wait_for_service(long ms)
+{
+	long		left = wait_budget_left();
+	TimestampTz start;
+
+	if (left <= 0)
+		return false;
+	start = GetCurrentTimestamp();
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 Min(ms, left), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	budget_spent += GetCurrentTimestamp() - start;
+	return true;
+}
+
+/*
+ * Send the request in seg and wait for the answer, within what is left of
+ * the statement's budget (see wait_budget_left()).  Returns true when the
+ * service answered (the reply is in the request); false when it is not
+ * running, busy with our previous, abandoned request, or did not answer in
+ * time, or the budget was spent already (then nothing is sent).  Query
+ * cancel and statement_timeout interrupt the wait as usual.
  */
 static bool
 request_send(GbtCall *call)
 {
 	dsm_segment *seg = call->seg;
 	GbtSlot    *slot;
-	TimestampTz deadline;
 	bool		answered = false;
 
-	if (!gbt_service_running())
+	if (!gbt_service_running() || wait_budget_left() <= 0)
 		return false;
 
 	register_slot_cleanup();
@@ -168,28 +225,18 @@ request_send(GbtCall *call)
 
 	gbt_wake_service();
 
-	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-										   gpubtree_service_timeout);
 	PG_TRY();
 	{
 		for (;;)
 		{
-			long		remaining;
-
 			if (pg_atomic_read_u32(&slot->state) == GBT_SLOT_DONE)
 			{
 				pg_read_barrier();
 				answered = true;
 				break;
 			}
-			remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
-														deadline);
-			if (remaining <= 0 || !gbt_service_running())
+			if (!gbt_service_running() || !wait_for_service(100L))
 				break;
-			(void) WaitLatch(MyLatch,
-							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 Min(remaining, 100L), PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
@@ -536,24 +583,25 @@ gbt_log_committed(const TransactionId *xids, int n)
 /*
  * The log was full: wake the service, which applies it at once when idle
  * and at the start of every round, and wait a moment for it.  False when
- * no service runs (then nothing waits for room), or when a cancel stopped
- * the wait of a commit.  A commit is not cancelled halfway (its statement
- * has ended, and a statement timeout that fired as it ended would be
- * reported as a user's cancel, its timer being gone by then): as with
- * synchronous replication, the wait stops with a WARNING and the commit
- * goes on; the caller then makes the mirrors unusable, as after a timeout.
+ * no service runs (then nothing waits for room), when the statement's wait
+ * budget is spent (wait_budget_left()), or when a cancel stopped the wait
+ * of a commit.  A commit is not cancelled halfway (its statement has ended,
+ * and a statement timeout that fired as it ended would be reported as a
+ * user's cancel, its timer being gone by then): as with synchronous
+ * replication, the wait stops with a WARNING and the commit goes on; the
+ * caller then makes the mirrors unusable, as after a timeout.
  */
 bool
 gbt_wait_for_log_room(bool committing)
 {
-	if (!gbt_service_running())
+	bool		waited;
+
+	if (!gbt_service_running() || wait_budget_left() <= 0)
 		return false;
 	gbt_wake_service();
 	if (committing)
 		HOLD_CANCEL_INTERRUPTS();
-	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 1L, PG_WAIT_EXTENSION);
-	ResetLatch(MyLatch);
+	waited = wait_for_service(1L);
 	CHECK_FOR_INTERRUPTS();
 	if (committing)
 	{
@@ -567,7 +615,7 @@ gbt_wait_for_log_room(bool committing)
 			return false;
 		}
 	}
-	return true;
+	return waited;
 }
 
 /*

@@ -52,6 +52,7 @@ extern bool gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id,
 extern bool gbt_call_vouch(GbtCall *call, Relation index, const uint8 *visible,
 						   int64 nvisible);
 extern void gbt_call_end(GbtCall *call);
+extern bool gbt_service_wait_spent(void);
 
 /*
  * gbt_log_write's answer.  GBT_LOG_RECHECK: the epoch check said a VACUUM

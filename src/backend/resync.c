@@ -13,8 +13,11 @@
  * otherwise reach the log after VACUUM freed their line pointers (their
  * tuples die at the rollback, not at the commit), pairing a dead key with a
  * reused TID.  When the log has no room, the writer wakes the service and
- * waits for it to apply the log, up to gpubtree.service_timeout, so that a
- * bulk change streams through a log smaller than itself.  A transaction
+ * waits for it to apply the log, so that a bulk change streams through a
+ * log smaller than itself: within the statement's one budget of
+ * gpubtree.service_timeout for all its waits on the service (client.c),
+ * so that a stalled service holds a statement of many batches no longer
+ * than one of one batch.  A transaction
  * that inserts more into one index than an eighth of the index's mirror
  * (or of the log, for small mirrors) stops logging them and invalidates the
  * mirror instead, at the same points: rebuilding once is cheaper than
@@ -35,7 +38,6 @@
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/timestamp.h"
 
 
 #define GBT_BATCH_SIZE 8192
@@ -221,13 +223,10 @@ static void
 write_batch(bool committing)
 {
 	GbtLogWrite result;
-	TimestampTz deadline;
 	int			i;
 
 	if (nbatch == 0)
 		return;
-	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-										   gpubtree_service_timeout);
 	while ((result = gbt_log_write(batch, nbatch, epoch_unchanged)) != GBT_LOG_WRITTEN)
 	{
 		if (result == GBT_LOG_RECHECK)
@@ -236,7 +235,7 @@ write_batch(bool committing)
 			continue;
 		}
 		/* Full: the service frees room as it applies the log. */
-		if (GetCurrentTimestamp() >= deadline || !gbt_wait_for_log_room(committing))
+		if (!gbt_wait_for_log_room(committing))
 			break;
 	}
 	if (result == GBT_LOG_WRITTEN)

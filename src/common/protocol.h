@@ -31,6 +31,18 @@
 
 #define GBT_ERRMSG_LEN 256
 
+/*
+ * The most keys (ranges) of one AGG or SCAN request the service answers in
+ * one go.  A longer list is answered a slice of this many at a time, the
+ * service keeping its progress, and between two slices it answers every
+ * request that came meanwhile: a small request waits for one slice at
+ * most, not for another session's whole list.  Tiny under
+ * GBT_SMALL_LAYOUT, so that small tests are answered in slices too.
+ */
+#ifndef GBT_SLICE_KEYS
+#define GBT_SLICE_KEYS ((int64) 1 << 20)
+#endif
+
 typedef enum GbtRequestKind
 {
 	GBT_REQ_BUILD,				/* here are the index's entries: build the mirror */

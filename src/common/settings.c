@@ -155,7 +155,7 @@ gbt_settings_init(void)
 		DefineCustomIntVariable("gpubtree.change_log_size",
 								"Entries the shared change log holds (64 bytes each).",
 								"Committed inserts wait there until the service applies them to the mirrors; "
-								"a writer that finds it full waits for room up to gpubtree.service_timeout. "
+								"a writer that finds it full waits for room, within gpubtree.service_timeout. "
 								"When it stays full, or a transaction inserts more into one index than an eighth "
 								"of the index's mirror (or of the log), mirrors are invalidated and rebuilt instead.",
 								&gpubtree_change_log_size,
@@ -174,8 +174,12 @@ gbt_settings_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpubtree.service_timeout",
-							"How long a scan waits for the service before using nbtree instead.",
-							NULL,
+							"How long a statement may wait for the GPU service, all its waits together.",
+							"One budget per statement (each command a client sends, an implicit commit "
+							"included), shared by every wait on the service: answers to requests and room in a "
+							"full change log.  Once it is spent, the statement's scans and aggregates use nbtree "
+							"or the plan below without waiting, and its writes make the mirrors of what they "
+							"change unusable until rebuilt.",
 							&gpubtree_service_timeout,
 							5000, 1, 3600 * 1000,
 							PGC_USERSET,

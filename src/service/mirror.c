@@ -1537,7 +1537,8 @@ delta_in_ranges(const GbtMirror *m, const GbtRun *run, const uint64 *lo,
  * Aggregate the entries in the key ranges [lo[i], hi[i]] (sorted,
  * disjoint) that the query's snapshot sees (view), among those applied
  * before log position log_bound; those the mirror cannot decide go to
- * unsure (at most unsure_cap; out->nunsure counts them all).  The engine
+ * unsure (after the unsure->n there already, up to unsure_cap in all;
+ * out->nunsure counts them all).  The engine
  * aggregates the plain entries, visible to every snapshot: all of them
  * when the mirror's stamps can be trusted, else those on all-visible
  * blocks.  The stamped ones and the delta are decided here, entry by entry.
@@ -1575,15 +1576,16 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 		list_all_ranges(m, start, end, nranges, visible, nvisible, &sink);
 	else
 	{
-		int64	   *upos = palloc_extended(sizeof(int64) * Max(unsure_cap, 1),
+		int64		room = Max(unsure_cap - unsure->n, 0);
+		int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1),
 										   MCXT_ALLOC_HUGE);
 
 		if (m->ops->aggregate(m->engine, m->hidden, m->hidden_version,
 							  (const int64_t *) start, (const int64_t *) end, nranges,
-							  visible, nvisible, out, (int64_t *) upos, unsure_cap,
+							  visible, nvisible, out, (int64_t *) upos, room,
 							  err, errlen) != 0)
 			return false;
-		for (i = 0; i < Min(out->nunsure, unsure_cap); i++)
+		for (i = 0; i < Min(out->nunsure, room); i++)
 			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[i]);
 		pfree(upos);
 	}

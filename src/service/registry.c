@@ -538,6 +538,9 @@ gbt_maintain_mirrors(void)
 						 gbt_mirror_entries(sm->mirror));
 		if (sm->rebuild == NULL && !gbt_mirror_wants_merge(sm->mirror))
 			continue;
+		/* A new tree would make a sliced request over the old one start again. */
+		if (gbt_slicing(&sm->key))
+			continue;
 		INSTR_TIME_SET_CURRENT(start);
 		if (sm->rebuild == NULL)
 		{

@@ -13,6 +13,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "agg_state.h"
 #include "service.h"
 
 static void
@@ -224,10 +225,19 @@ handle_agg_prepare(GbtRequest *req)
 /* The most ranges, visibility bits or listed entries one AGG may carry. */
 #define REQUEST_COUNT_MAX ((int64) 1 << 40)
 
-/* AGG: see protocol.h. */
-static void
-handle_agg(GbtRequest *req)
+/*
+ * AGG (protocol.h): the next slice of at most max of its ranges, after
+ * those answered already (t->next), into the reply so far; first, unsorted
+ * points are sorted, a step of its own when sliced.  True when the request
+ * is answered.  Each slice is answered as the whole request would be at
+ * that point: with the mirror it named (the same mirror_id, or NO_MIRROR),
+ * the entries logged before log_bound, and the query's snapshot, whose
+ * verdicts no change applied meanwhile can alter (see shmem.h).
+ */
+static bool
+agg_slice(TakenRequest *t, int64 max)
 {
+	GbtRequest *req = t->req;
 	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
 	GbtAggRequest *agg = &req->body.agg;
 	uint64	   *lo = (uint64 *) GBT_REQUEST_DATA(req);
@@ -237,9 +247,11 @@ handle_agg(GbtRequest *req)
 	SnapshotData snap = {0};
 	GbtSnapView view;
 	GbtEntries	unsure;
+	GbtAggResult part;
 	GbtAggSteps steps;
 	char		err[GBT_ERRMSG_LEN];
 	bool		ok;
+	int64		n;
 	instr_time	t0,
 				t1;
 	struct rusage ru0,
@@ -248,12 +260,12 @@ handle_agg(GbtRequest *req)
 	if (sm == NULL || sm->id != agg->mirror_id)
 	{
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
-		return;
+		return true;
 	}
 	if (agg->ncols < 0 || agg->ncols > GBT_MAX_COLS)
 	{
 		reply(req, GBT_REPLY_ERROR, "bad column count");
-		return;
+		return true;
 	}
 	/* Counts past 2^40 would make the sizes below overflow. */
 	if (agg->nranges < 0 || agg->nvisible < 0 || agg->unsure_cap < 0 ||
@@ -267,10 +279,37 @@ handle_agg(GbtRequest *req)
 						   agg->map ? agg->nranges : 0) > req->hdr.capacity)
 	{
 		reply(req, GBT_REPLY_ERROR, "request larger than its segment");
-		return;
+		return true;
 	}
+
+	getrusage(RUSAGE_SELF, &ru0);
+	INSTR_TIME_SET_CURRENT(t0);
+	if (t->next == 0 && !t->sorted)
+	{
+		agg->nkeys = agg->nranges;
+		if (agg->unsorted && agg->points &&
+			!gbt_mirror_sort_unique(sm->mirror, lo, agg->nranges,
+									agg->map ? gbt_agg_reply_map(req) : NULL,
+									&agg->nkeys, err, sizeof(err)))
+		{
+			reply(req, GBT_REPLY_ERROR, err);
+			return true;
+		}
+		t->sorted = true;
+		if (t->sliced && agg->unsorted && agg->points)
+		{
+			INSTR_TIME_SET_CURRENT(t1);
+			INSTR_TIME_SUBTRACT(t1, t0);
+			req->hdr.device_ms += INSTR_TIME_GET_MILLISEC(t1);
+			return false;
+		}
+	}
+
+	/* The reply so far: its entries, its aggregate in agg->agg. */
 	gbt_entries_unflatten(&unsure, agg->ncols, agg->unsure_cap, gbt_agg_reply_unsure(req));
-	unsure.n = 0;
+	unsure.n = req->hdr.nresults;
+	memset(&part, 0, sizeof(part));
+	n = Min(max, agg->nkeys - t->next);
 
 	snap.snapshot_type = SNAPSHOT_MVCC;
 	snap.xmin = agg->xmin;
@@ -282,46 +321,43 @@ handle_agg(GbtRequest *req)
 	snap.suboverflowed = agg->suboverflowed;
 	snap.takenDuringRecovery = agg->recovery;
 	gbt_snapview_init(&view, &snap, agg->topxid, agg->stamps, visible, agg->nvisible);
-
-	getrusage(RUSAGE_SELF, &ru0);
-	INSTR_TIME_SET_CURRENT(t0);
-	agg->nkeys = agg->nranges;
-	ok = !agg->unsorted || !agg->points ||
-		gbt_mirror_sort_unique(sm->mirror, lo, agg->nranges,
-							   agg->map ? gbt_agg_reply_map(req) : NULL,
-							   &agg->nkeys, err, sizeof(err));
-	ok = ok && gbt_mirror_aggregate(sm->mirror, lo, hi, agg->nkeys, &view, agg->log_bound,
-							  &agg->agg, &unsure, agg->unsure_cap,
+	ok = gbt_mirror_aggregate(sm->mirror, lo + t->next, hi + t->next, n, &view,
+							  agg->log_bound, &part, &unsure, agg->unsure_cap,
 							  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,
 							  &steps, err, sizeof(err));
 	gbt_snapview_free(&view);
 	if (!ok)
 	{
 		reply(req, GBT_REPLY_ERROR, err);
-		return;
+		return true;
 	}
+	gbt_agg_combine(&agg->agg, &part, gbt_mirror_columns(sm->mirror));
+	t->next += n;
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	req->hdr.nresults = unsure.n;
-	req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
-	if (req->hdr.device_ms >= 5)
+	req->hdr.device_ms += INSTR_TIME_GET_MILLISEC(t1);
+	if (INSTR_TIME_GET_MILLISEC(t1) >= 5)
 	{
 		/* CPU time against wall time: is the service short of a core? */
 		getrusage(RUSAGE_SELF, &ru1);
 		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms (CPU %.1f ms, %ld times preempted): tree %.1f ms (positions %.1f ms), %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
-			 sm->key.indexrelid, (long long) agg->nkeys,
-			 (long long) gbt_mirror_stamped(sm->mirror), req->hdr.device_ms,
+			 sm->key.indexrelid, (long long) n,
+			 (long long) gbt_mirror_stamped(sm->mirror), INSTR_TIME_GET_MILLISEC(t1),
 			 (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000.0 +
 			 (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1000.0,
 			 ru1.ru_nivcsw - ru0.ru_nivcsw,
 			 steps.tree_ms, steps.positions_ms, (long long) steps.nstamped, steps.stamped_ms,
 			 (long long) steps.ndelta, steps.delta_ms);
 	}
+	sm->last_used = GetCurrentTimestamp();
+	if (t->next < agg->nkeys)
+		return false;
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
 	agg->columns = *gbt_mirror_columns(sm->mirror);
 	sm->hits++;
-	sm->last_used = GetCurrentTimestamp();
 	reply(req, GBT_REPLY_OK, NULL);
+	return true;
 }
 
 /*
@@ -362,27 +398,59 @@ handle_remove(GbtRequest *req)
 }
 
 /*
- * Are a SCAN request's ranges sorted and disjoint?  Overlapping ranges would
- * return their common entries more than once.
+ * Are a SCAN request's ranges [from, from + n) sorted and disjoint, and
+ * after the one before them?  Overlapping ranges would return their common
+ * entries more than once.
  */
 static bool
-scan_ranges_ok(const GbtRequest *req)
+scan_ranges_ok(const GbtRequest *req, int64 from, int64 n)
 {
 	const uint64 *lo = (const uint64 *) GBT_REQUEST_DATA(req);
 	const uint64 *hi = lo + req->body.scan.nranges;
 	int64		r;
 
-	for (r = 0; r < req->body.scan.nranges; r++)
+	if (from < 0 || n < 0 || from + n > req->body.scan.nranges)
+		return false;
+	for (r = from; r < from + n; r++)
 		if (lo[r] > hi[r] || (r > 0 && lo[r] <= hi[r - 1]))
 			return false;
 	return true;
 }
 
 /* Has the backend stopped waiting for this request? */
-static bool
-abandoned(const TakenRequest *t)
+bool
+gbt_request_abandoned(const TakenRequest *t)
 {
 	return pg_atomic_read_u32(&gbt_shared->slots[t->slotno].state) == GBT_SLOT_ABANDONED;
+}
+
+/*
+ * Add the TIDs of a SCAN request's ranges lo[r], hi[r] (tree positions
+ * start[r], end[r]), r < n, to its answer: counted in nresults, and copied
+ * while all counted so far fit (else the answer is NO_ROOM with the count).
+ */
+static void
+scan_collect(ServiceMirror *sm, GbtRequest *req, const uint64 *lo, const uint64 *hi,
+			 const int64 *start, const int64 *end, int64 n)
+{
+	Size		used = MAXALIGN(sizeof(GbtRequest)) +
+		MAXALIGN(2 * sizeof(uint64) * req->body.scan.nranges);
+	ItemPointerData *out = (ItemPointerData *) ((char *) req + used);
+	int64		room = (req->hdr.capacity - used) / sizeof(ItemPointerData);
+	int64		r;
+
+	for (r = 0; r < n; r++)
+	{
+		int64		count = gbt_mirror_range_count(sm->mirror, lo[r], hi[r],
+												   start[r], end[r]);
+
+		if (req->hdr.nresults + count <= room)
+			(void) gbt_mirror_range_tids(sm->mirror, lo[r], hi[r], start[r], end[r],
+										 out + req->hdr.nresults);
+		req->hdr.nresults += count;
+	}
+	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
+	reply(req, req->hdr.nresults > room ? GBT_REPLY_NO_ROOM : GBT_REPLY_OK, NULL);
 }
 
 /*
@@ -408,7 +476,8 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 	/* A refused request takes no part in the batch (nr[i] = -1). */
 	for (i = 0; i < ntaken; i++)
 	{
-		nr[i] = scan_ranges_ok(taken[i].req) ? taken[i].req->body.scan.nranges : -1;
+		nr[i] = scan_ranges_ok(taken[i].req, 0, taken[i].req->body.scan.nranges) ?
+			taken[i].req->body.scan.nranges : -1;
 		if (nr[i] < 0)
 			reply(taken[i].req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
 		else
@@ -441,35 +510,17 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 	for (i = 0; i < ntaken; i++)
 	{
 		GbtRequest *req = taken[i].req;
-		Size		used = MAXALIGN(sizeof(GbtRequest)) +
-			MAXALIGN(2 * sizeof(uint64) * req->body.scan.nranges);
-		ItemPointerData *out = (ItemPointerData *) ((char *) req + used);
-		int64		room = (req->hdr.capacity - used) / sizeof(ItemPointerData);
-		int64		n = 0;
-		int64		r;
 
 		if (nr[i] < 0)
 			continue;
 		if (!ok)
 			reply(req, GBT_REPLY_ERROR, err);
-		else if (abandoned(&taken[i]))
+		else if (gbt_request_abandoned(&taken[i]))
 			;					/* nobody will read it: skip the copying */
 		else
 		{
-			for (r = off; r < off + nr[i]; r++)
-				n += gbt_mirror_range_count(sm->mirror, lo[r], hi[r], start[r], end[r]);
-			req->hdr.nresults = n;
 			req->hdr.device_ms = INSTR_TIME_GET_MILLISEC(t1);
-			req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
-			if (n > room)
-				reply(req, GBT_REPLY_NO_ROOM, NULL);
-			else
-			{
-				for (r = off; r < off + nr[i]; r++)
-					out += gbt_mirror_range_tids(sm->mirror, lo[r], hi[r],
-												 start[r], end[r], out);
-				reply(req, GBT_REPLY_OK, NULL);
-			}
+			scan_collect(sm, req, lo + off, hi + off, start + off, end + off, nr[i]);
 		}
 		off += nr[i];
 	}
@@ -484,8 +535,81 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 }
 
 /*
+ * SCAN: the next slice of at most max of its ranges (see agg_slice()).
+ * True when the request is answered.
+ */
+static bool
+scan_slice(TakenRequest *t, int64 max)
+{
+	GbtRequest *req = t->req;
+	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+	int64		nranges = req->body.scan.nranges;
+	const uint64 *lo = (const uint64 *) GBT_REQUEST_DATA(req) + t->next;
+	const uint64 *hi = lo + nranges;
+	int64		n = Min(max, nranges - t->next);
+	int64	   *start;
+	int64	   *end;
+	char		err[GBT_ERRMSG_LEN];
+	instr_time	t0,
+				t1;
+
+	if (sm == NULL)
+	{
+		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		return true;
+	}
+	if (!scan_ranges_ok(req, t->next, n))
+	{
+		reply(req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
+		return true;
+	}
+	start = palloc(sizeof(int64) * Max(n, 1));
+	end = palloc(sizeof(int64) * Max(n, 1));
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_ranges(sm->mirror, lo, hi, n, start, end, err, sizeof(err)))
+	{
+		reply(req, GBT_REPLY_ERROR, err);
+		return true;
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	req->hdr.device_ms += INSTR_TIME_GET_MILLISEC(t1);
+	scan_collect(sm, req, lo, hi, start, end, n);
+	pfree(start);
+	pfree(end);
+	t->next += n;
+	sm->last_used = GetCurrentTimestamp();
+	if (t->next < nranges)
+		return false;
+	sm->hits++;
+	return true;
+}
+
+/* Does the request ask about more ranges than one slice? */
+static bool
+request_sliced(const GbtRequest *req)
+{
+	return (req->hdr.kind == GBT_REQ_AGG && req->body.agg.nranges > GBT_SLICE_KEYS) ||
+		(req->hdr.kind == GBT_REQ_SCAN && req->body.scan.nranges > GBT_SLICE_KEYS);
+}
+
+/*
+ * The next slice of a request gbt_answer_requests() marked sliced: true
+ * when it is answered (then its reply is complete).
+ */
+bool
+gbt_answer_slice(TakenRequest *t)
+{
+	if (t->req->hdr.kind == GBT_REQ_AGG)
+		return agg_slice(t, GBT_SLICE_KEYS);
+	return scan_slice(t, GBT_SLICE_KEYS);
+}
+
+/*
  * Answer the requests of a round.  Builds first, so scans in the same round
  * can use the new mirror; then the scans, all of one mirror in one call.
+ * Requests of more than GBT_SLICE_KEYS ranges are only marked sliced: the
+ * worker answers them a slice at a time, after the others.
  */
 void
 gbt_answer_requests(TakenRequest *taken, int ntaken)
@@ -501,6 +625,8 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 
 		if (req == NULL)
 			done[i] = true;
+		else if (request_sliced(req))
+			done[i] = taken[i].sliced = true;	/* the worker's, slice by slice */
 		else if (req->hdr.kind == GBT_REQ_BUILD)
 			handle_build(req, taken[i].slotno);
 		else if (req->hdr.kind == GBT_REQ_DUMP)
@@ -510,7 +636,7 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 		else if (req->hdr.kind == GBT_REQ_AGG_PREPARE)
 			handle_agg_prepare(req);
 		else if (req->hdr.kind == GBT_REQ_AGG)
-			handle_agg(req);
+			(void) agg_slice(&taken[i], req->body.agg.nranges);
 		else if (req->hdr.kind == GBT_REQ_VOUCH)
 			handle_vouch(req);
 		else

@@ -39,12 +39,18 @@ typedef struct ServiceMirror
 	struct BuildCapture *rebuild_log;	/* ... and what was logged since */
 } ServiceMirror;
 
-/* A request taken from a slot for this round. */
+/*
+ * A request taken from a slot.  One of more than GBT_SLICE_KEYS ranges is
+ * answered a slice at a time (gbt_answer_slice()), over several rounds.
+ */
 typedef struct TakenRequest
 {
 	int			slotno;
 	dsm_segment *seg;
 	GbtRequest *req;
+	bool		sliced;			/* answered a slice at a time */
+	bool		sorted;			/* its unsorted points were sorted */
+	int64		next;			/* its ranges answered so far */
 } TakenRequest;
 
 /*
@@ -91,9 +97,12 @@ extern bool gbt_maintain_mirrors(void);
 
 /* requests.c: answers, one function per request kind */
 extern void gbt_answer_requests(TakenRequest *taken, int ntaken);
+extern bool gbt_answer_slice(TakenRequest *t);
+extern bool gbt_request_abandoned(const TakenRequest *t);
 
 /* worker.c */
 extern void gbt_service_register(void);
+extern bool gbt_slicing(const GbtMirrorKey *key);
 extern PGDLLEXPORT void gpubtree_service_main(Datum arg);
 
 #endif							/* GPUBTREE_SERVICE_H */

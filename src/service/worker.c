@@ -12,7 +12,8 @@
  * Requests that arrive within gpubtree.batch_window microseconds of each
  * other are answered together: all ranges asked of one mirror, from any
  * number of sessions, go to the engine in one batched call, where equal
- * keys are searched once.
+ * keys are searched once.  A request of a long key list is answered a slice
+ * at a time (GBT_SLICE_KEYS), the others that came meanwhile in between.
  *
  * While tables are being written the service applies the change log every
  * few milliseconds, not only when a request comes or the log fills: a
@@ -45,6 +46,14 @@
 
 /* Whether the last application of the log found entries. */
 static bool log_busy = false;
+
+/*
+ * Requests answered a slice at a time (GBT_SLICE_KEYS), in the order they
+ * came, and the one whose slice is next.  At most one per slot.
+ */
+static TakenRequest *sliced = NULL;
+static int	nsliced = 0;
+static int	next_sliced = 0;
 
 static void
 apply_log(void)
@@ -100,12 +109,67 @@ take_requests(TakenRequest *taken)
 			!pg_atomic_compare_exchange_u32(&slot->state, &expected, GBT_SLOT_RUNNING))
 			continue;
 		pg_read_barrier();
+		memset(&taken[ntaken], 0, sizeof(TakenRequest));
 		taken[ntaken].slotno = i;
 		taken[ntaken].seg = dsm_attach(slot->handle);
 		taken[ntaken].req = taken[ntaken].seg ? dsm_segment_address(taken[ntaken].seg) : NULL;
 		ntaken++;
 	}
 	return ntaken;
+}
+
+static bool
+any_submitted(void)
+{
+	int			i;
+
+	for (i = 0; i < gbt_shared->nslots; i++)
+		if (pg_atomic_read_u32(&gbt_shared->slots[i].state) == GBT_SLOT_SUBMITTED)
+			return true;
+	return false;
+}
+
+/* Is a request about the mirror of key being answered slice by slice? */
+bool
+gbt_slicing(const GbtMirrorKey *key)
+{
+	int			i;
+
+	for (i = 0; i < nsliced; i++)
+		if (memcmp(&sliced[i].req->hdr.key, key, sizeof(GbtMirrorKey)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Slices of the sliced requests, one request after another: one slice each
+ * round (however many others keep coming), then more until none is left or
+ * another request waits, which so waits for one slice at most.  The log is
+ * applied before each slice, as before every round.
+ */
+static void
+serve_slices(void)
+{
+	bool		first = true;
+
+	while (nsliced > 0 && (first || !any_submitted()))
+	{
+		TakenRequest *t;
+
+		CHECK_FOR_INTERRUPTS();
+		first = false;
+		next_sliced %= nsliced;
+		t = &sliced[next_sliced];
+		apply_log();
+		if (!gbt_request_abandoned(t) && !gbt_answer_slice(t))
+		{
+			next_sliced++;
+			continue;
+		}
+		finish(t);
+		memmove(t, t + 1, sizeof(TakenRequest) * (nsliced - next_sliced - 1));
+		nsliced--;
+	}
 }
 
 static bool
@@ -123,24 +187,26 @@ serve_round(void)
 	/* Published before the answers, so that askers see the new state. */
 	gbt_publish_mirrors();
 	for (i = 0; i < ntaken; i++)
-		finish(&taken[i]);
+	{
+		if (!taken[i].sliced)
+			finish(&taken[i]);
+		else
+		{
+			if (sliced == NULL)
+				sliced = MemoryContextAlloc(TopMemoryContext,
+											sizeof(TakenRequest) * gbt_shared->nslots);
+			sliced[nsliced++] = taken[i];
+		}
+	}
 	pfree(taken);
+
+	/* The sliced requests, after the others. */
+	serve_slices();
 
 	/* Maintenance after the answers: no request waits for it. */
 	more = gbt_maintain_mirrors();
 	gbt_publish_mirrors();
 	return more;
-}
-
-static bool
-any_submitted(void)
-{
-	int			i;
-
-	for (i = 0; i < gbt_shared->nslots; i++)
-		if (pg_atomic_read_u32(&gbt_shared->slots[i].state) == GBT_SLOT_SUBMITTED)
-			return true;
-	return false;
 }
 
 static void
@@ -221,7 +287,8 @@ gpubtree_service_main(Datum arg)
 		MemoryContext oldcxt;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 more ? 1L : log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
+						 nsliced > 0 ? 0L : more ? 1L :
+						 log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -231,7 +298,7 @@ gpubtree_service_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			gbt_set_memory_limit();
 		}
-		if (!any_submitted())
+		if (!any_submitted() && nsliced == 0)
 		{
 			/* Keep the log from filling while no one asks anything. */
 			oldcxt = MemoryContextSwitchTo(round_cxt);
@@ -244,7 +311,7 @@ gpubtree_service_main(Datum arg)
 		}
 
 		/* Let requests from other sessions join this round. */
-		if (gpubtree_batch_window > 0)
+		if (gpubtree_batch_window > 0 && any_submitted())
 			pg_usleep(gpubtree_batch_window);
 
 		oldcxt = MemoryContextSwitchTo(round_cxt);
