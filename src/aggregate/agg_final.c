@@ -154,7 +154,16 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 						*why = "a float sum that could overflow";
 						return false;
 					}
-					*value = Float8GetDatum(float_sum(c));
+
+					/*
+					 * sum() adds to its first value, so it is -0 where every
+					 * value is: min and max are -0, no value of other bits.
+					 */
+					if (c->min_f == 0 && signbit(c->min_f) && c->max_f == 0 &&
+						signbit(c->max_f) && c->ties == 0)
+						*value = Float8GetDatum(-0.0);
+					else
+						*value = Float8GetDatum(float_sum(c));
 					return true;
 				case GBT_SUM_NUMERIC:
 					*value = int128_numeric(c->sum_hi, c->sum_lo);
