@@ -14,9 +14,10 @@
  * cached loads per entry.  The loads of a chunk are issued together, then
  * entries are classified: removed ones are skipped, visible ones are folded
  * into per-thread accumulators (128-bit int sums with carry, double-double
- * float sums with TwoSum, PostgreSQL-ordered min/max with their ties), unsure ones are
- * appended to a per-warp shared-memory buffer (ballot + popc) that is
- * flushed to the output with one global atomicAdd per VCH entries.
+ * float sums with TwoSum, PostgreSQL-ordered min/max with their ties),
+ * unsure ones are appended to a per-warp shared-memory buffer (ballot +
+ * popc) that is flushed to the output with one global atomicAdd per VCH
+ * entries.
  * Per-thread accumulators are combined with cub::BlockReduce, block
  * partials by the last block to finish (threadfence reduction), so a query
  * is one memset, at most two kernels (+ the scan), one copy each way plus
