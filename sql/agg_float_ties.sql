@@ -46,7 +46,8 @@ SELECT col, typ, decl FROM aft_type ORDER BY ord;
 
 -- Mixes: row g's value (text, NULL for NULL).  The table has 6000 rows, so
 -- that a range reads chunk sums too; "rare" has one -0 among 0s, a tie
--- inside one chunk.
+-- inside one chunk; in "wide" mixes 0.1 keeps a double column in 8 bytes a
+-- value (the others are held in 4).
 CREATE TABLE aft_mix (ord serial, name text, val text);
 INSERT INTO aft_mix (name, val) VALUES
 	('zeros', '(ARRAY[''0'', ''-0''])[g % 2 + 1]'),
@@ -57,7 +58,9 @@ INSERT INTO aft_mix (name, val) VALUES
 	('one_zero', '(ARRAY[''0'', ''Infinity'', ''NaN'', NULL])[g % 4 + 1]'),
 	('one_neg_zero', '(ARRAY[''-0'', ''-Infinity'', ''-NaN''])[g % 3 + 1]'),
 	('all', '(ARRAY[''NaN'', ''-0'', ''Infinity'', ''-Infinity'', ''0'', ''-NaN'', NULL])[g % 7 + 1]'),
-	('rare', 'CASE WHEN g = 1777 THEN ''-0'' ELSE ''0'' END');
+	('rare', 'CASE WHEN g = 1777 THEN ''-0'' ELSE ''0'' END'),
+	('wide', '(ARRAY[''0'', ''-0'', ''0.1'', NULL, ''NaN'', ''-NaN''])[g % 6 + 1]'),
+	('wide_one_zero', '(ARRAY[''-0'', ''0.1'', ''-NaN''])[g % 3 + 1]');
 
 -- One table a mix, rows in key order: an index on each column as the key
 -- (the table sorted by the key), and one on g with the columns as INCLUDE
