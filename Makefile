@@ -18,7 +18,7 @@ MODULE_big = gpubtree
 DATA = sql/gpubtree--0.1.0.sql
 PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 
-REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_funcs \
+REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs \
 	device errors differences service security any_planning any_dedup any_params lookup mvcc \
 	capture_ddl in_statement twophase
 REGRESS_OPTS = --load-extension=gpubtree

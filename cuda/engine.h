@@ -50,7 +50,13 @@
  *		results.  If a partial sum of finite values overflows the double
  *		range the sum is meaningless (the caller should fall back).
  *	  - FLOAT8 min/max use PostgreSQL's order: NaN above everything including
- *		+Inf, -0 == 0 (either zero may be returned).
+ *		+Inf, -0 == 0, all NaNs equal.  Values equal in that order may differ
+ *		in bits (-0 and 0, NaNs of other sign or payload), and then which
+ *		one PostgreSQL returns depends on the order its plan reads the rows
+ *		in (float8smaller/larger keep the later of two equal values): such a
+ *		tie sets bit GBT_TIE_MIN (GBT_TIE_MAX) of ties, and min_f (max_f)
+ *		is then one of the tied values.  Without it min_f/max_f are the
+ *		bits of every value equal to them, whatever the order.
  *	  - The GPU, and the engines' chunk sums, may add in a different order
  *		than gbt_vagg_cpu(), so the FLOAT8 sums may differ within the bound
  *		above; all other fields are identical.
@@ -146,7 +152,12 @@ typedef struct gbt_agg_col
 	int64_t		max_i;
 	double		min_f;			/* FLOAT8, PostgreSQL's order: NaN above */
 	double		max_f;			/* everything incl. +Inf; -0 == 0 */
+	int64_t		ties;			/* FLOAT8: GBT_TIE_MIN/MAX (contract) */
 } gbt_agg_col;					/* min/max valid when nonnull > 0, else 0 */
+
+/* gbt_agg_col.ties: values equal to min_f (max_f) differ in bits */
+#define GBT_TIE_MIN 1
+#define GBT_TIE_MAX 2
 
 typedef struct gbt_agg_result
 {

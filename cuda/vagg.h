@@ -9,12 +9,58 @@
 #ifndef GBT_VAGG_H
 #define GBT_VAGG_H
 
+#include <math.h>
+#include <string.h>
+
 #include "engine.h"
 
 #ifdef __cplusplus
 extern "C"
 {
 #endif
+
+#ifdef __CUDACC__
+#define GBT_HOST_DEVICE __host__ __device__
+#else
+#define GBT_HOST_DEVICE
+#endif
+
+/* PostgreSQL's float8_lt(): NaN above everything, all NaNs equal */
+static inline GBT_HOST_DEVICE int
+gbt_flt_lt(double a, double b)
+{
+	if (isnan(a))
+		return 0;
+	if (isnan(b))
+		return 1;
+	return a < b;
+}
+
+/*
+ * Fold the extreme b, with its ties, into a's (*a, *ties; both non-empty):
+ * bit GBT_TIE_MIN for the smaller, GBT_TIE_MAX for the larger.  Of equal
+ * values b is kept, the later one as float8smaller/larger keep it; a tie
+ * of other bits is remembered (engine.h's contract).
+ */
+static inline GBT_HOST_DEVICE void
+gbt_flt_extreme(double *a, int64_t *ties, double b, int64_t bties, int64_t bit)
+{
+	int			better = bit == GBT_TIE_MIN ? gbt_flt_lt(b, *a) : gbt_flt_lt(*a, b);
+	int			worse = bit == GBT_TIE_MIN ? gbt_flt_lt(*a, b) : gbt_flt_lt(b, *a);
+	uint64_t	x,
+				y;
+
+	if (worse)
+		return;
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, &b, sizeof(y));
+	if (better)
+		*ties &= ~bit;
+	else if (x != y)
+		*ties |= bit;
+	*ties |= bties & bit;
+	*a = b;
+}
 
 /*
  * vagg_cpu.c, linked in every build, also holds what both implementations

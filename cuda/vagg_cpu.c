@@ -50,16 +50,6 @@ dd_add1(double *hi, double *lo, double x)
 	two_sum(s, e, hi, lo);
 }
 
-static inline int
-pg_flt_lt(double a, double b)
-{
-	if (isnan(a))
-		return 0;
-	if (isnan(b))
-		return 1;
-	return a < b;
-}
-
 /* vagg.h: the argument checks of both implementations */
 /* vagg.h: b's aggregate added to a's, for one column of type t */
 void
@@ -88,10 +78,17 @@ gbt_agg_col_combine(gbt_agg_col *a, const gbt_agg_col *b, gbt_valtype t)
 		a->nnan += b->nnan;
 		a->npinf += b->npinf;
 		a->nninf += b->nninf;
-		if (a->nonnull == 0 || pg_flt_lt(b->min_f, a->min_f))
+		if (a->nonnull == 0)
+		{
 			a->min_f = b->min_f;
-		if (a->nonnull == 0 || pg_flt_lt(a->max_f, b->max_f))
 			a->max_f = b->max_f;
+			a->ties = b->ties;
+		}
+		else
+		{
+			gbt_flt_extreme(&a->min_f, &a->ties, b->min_f, b->ties, GBT_TIE_MIN);
+			gbt_flt_extreme(&a->max_f, &a->ties, b->max_f, b->ties, GBT_TIE_MAX);
+		}
 	}
 	a->nonnull += b->nonnull;
 }
@@ -243,10 +240,13 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 					}
 					else
 						dd_add1(&o->fsum_hi, &o->fsum_lo, v);
-					if (o->nonnull == 0 || pg_flt_lt(v, o->min_f))
-						o->min_f = v;
-					if (o->nonnull == 0 || pg_flt_lt(o->max_f, v))
-						o->max_f = v;
+					if (o->nonnull == 0)
+						o->min_f = o->max_f = v;
+					else
+					{
+						gbt_flt_extreme(&o->min_f, &o->ties, v, 0, GBT_TIE_MIN);
+						gbt_flt_extreme(&o->max_f, &o->ties, v, 0, GBT_TIE_MAX);
+					}
 				}
 				o->nonnull++;
 			}

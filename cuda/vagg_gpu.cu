@@ -14,9 +14,10 @@
  * cached loads per entry.  The loads of a chunk are issued together, then
  * entries are classified: removed ones are skipped, visible ones are folded
  * into per-thread accumulators (128-bit int sums with carry, double-double
- * float sums with TwoSum, PostgreSQL-ordered min/max), unsure ones are
- * appended to a per-warp shared-memory buffer (ballot + popc) that is
- * flushed to the output with one global atomicAdd per VCH entries.
+ * float sums with TwoSum, PostgreSQL-ordered min/max with their ties),
+ * unsure ones are appended to a per-warp shared-memory buffer (ballot +
+ * popc) that is flushed to the output with one global atomicAdd per VCH
+ * entries.
  * Per-thread accumulators are combined with cub::BlockReduce, block
  * partials by the last block to finish (threadfence reduction), so a query
  * is one memset, at most two kernels (+ the scan), one copy each way plus
@@ -50,11 +51,14 @@
  * One column's partial aggregate.  The column type is known at run time
  * only, so the 16 bytes of sum and the min/max hold either int64 or double
  * bits: INT64 s0 = low, s1 = high word of the 128-bit sum; FLOAT8 s0/s1 =
- * double-double hi/lo.  min/max start at the identity (INT64_MAX/INT64_MIN,
- * NaN/-Inf in PostgreSQL's float order), so empty partials combine freely.
- * It is not engine.h's gbt_agg_col, which holds both types' fields apart
- * (96 bytes, zero when empty): this one is 64 bytes with identities for
- * min/max, because NC of them sit in every thread's registers and are
+ * double-double hi/lo.  INT64 min/max start at the identity (INT64_MAX,
+ * INT64_MIN), so empty partials combine freely; FLOAT8 ones are taken from
+ * the first value or partial (nonnull == 0 before), because a tie with an
+ * identity NaN would set ties (engine.h), which the combine keeps: the
+ * reduction's order is not the entries', so the value of a tie is any of
+ * them, as the contract allows.  It is not engine.h's gbt_agg_col, which
+ * holds both types' fields apart (104 bytes, zero when empty): this one is
+ * 72 bytes, because NC of them sit in every thread's registers and are
  * shuffled through shared memory in the block reduction.
  */
 struct ColAcc
@@ -66,7 +70,8 @@ struct ColAcc
 	long long	nonnull,
 				nnan,
 				npinf,
-				nninf;
+				nninf,
+				ties;			/* FLOAT8: engine.h's GBT_TIE_MIN/MAX */
 };
 
 template <int NC>
@@ -116,15 +121,20 @@ dd_add(double ah, double al, double bh, double bl, double &rh, double &rl)
 	two_sum(s, e, rh, rl);
 }
 
-/* PostgreSQL's float order: NaN is the largest value */
-static __device__ __forceinline__ bool
-pg_lt(double a, double b)
+/* a FLOAT8 partial's min/max (bits) and ties folded into non-empty a's */
+static __device__ __forceinline__ void
+fold_minmax(ColAcc &a, unsigned long long mn, unsigned long long mx,
+			long long ties)
 {
-	if (isnan(a))
-		return false;
-	if (isnan(b))
-		return true;
-	return a < b;
+	double		m = dbl(a.mn),
+				x = dbl(a.mx);
+	int64_t		t = a.ties;
+
+	gbt_flt_extreme(&m, &t, dbl(mn), ties, GBT_TIE_MIN);
+	gbt_flt_extreme(&x, &t, dbl(mx), ties, GBT_TIE_MAX);
+	a.mn = bits(m);
+	a.mx = bits(x);
+	a.ties = t;
 }
 
 template <int NC>
@@ -140,7 +150,7 @@ acc_init(Acc<NC> &a, unsigned fmask)
 		a.c[c].s0 = a.c[c].s1 = 0;	/* 0.0 is all-zero bits too */
 		a.c[c].mn = f ? bits(__longlong_as_double(0x7ff8000000000000LL)) : (unsigned long long) INT64_MAX;
 		a.c[c].mx = f ? bits(-INFINITY) : (unsigned long long) INT64_MIN;
-		a.c[c].nonnull = a.c[c].nnan = a.c[c].npinf = a.c[c].nninf = 0;
+		a.c[c].nonnull = a.c[c].nnan = a.c[c].npinf = a.c[c].nninf = a.c[c].ties = 0;
 	}
 }
 
@@ -162,6 +172,7 @@ struct AccOp
 			ColAcc	   &z = r.c[c];
 
 			z.nonnull = x.nonnull + y.nonnull;
+			z.ties = x.ties;
 			z.nnan = x.nnan + y.nnan;
 			z.npinf = x.npinf + y.npinf;
 			z.nninf = x.nninf + y.nninf;
@@ -173,8 +184,16 @@ struct AccOp
 				dd_add(dbl(x.s0), dbl(x.s1), dbl(y.s0), dbl(y.s1), h, l);
 				z.s0 = bits(h);
 				z.s1 = bits(l);
-				z.mn = pg_lt(dbl(y.mn), dbl(x.mn)) ? y.mn : x.mn;
-				z.mx = pg_lt(dbl(x.mx), dbl(y.mx)) ? y.mx : x.mx;
+				z.mn = x.mn;
+				z.mx = x.mx;
+				if (x.nonnull == 0)
+				{
+					z.mn = y.mn;
+					z.mx = y.mx;
+					z.ties = y.ties;
+				}
+				else if (y.nonnull > 0)
+					fold_minmax(z, y.mn, y.mx, y.ties);
 			}
 			else
 			{
@@ -426,7 +445,6 @@ k_vagg(const __grid_constant__ KArgs A)
 
 					if (nb[c][k])
 						continue;
-					a.nonnull++;
 					if ((A.fmask >> c) & 1)
 					{
 						double		v = dbl(vb);
@@ -451,10 +469,10 @@ k_vagg(const __grid_constant__ KArgs A)
 							a.s0 = bits(s);
 							a.s1 = bits(e);
 						}
-						if (pg_lt(v, dbl(a.mn)))
-							a.mn = vb;
-						if (pg_lt(dbl(a.mx), v))
-							a.mx = vb;
+						if (a.nonnull == 0)
+							a.mn = a.mx = vb;
+						else
+							fold_minmax(a, vb, vb, 0);
 					}
 					else
 					{
@@ -468,6 +486,7 @@ k_vagg(const __grid_constant__ KArgs A)
 						if (v > (long long) a.mx)
 							a.mx = vb;
 					}
+					a.nonnull++;
 				}
 			}
 		}
@@ -533,6 +552,7 @@ k_vagg(const __grid_constant__ KArgs A)
 					{
 						oc->min_f = dbl(x.mn);
 						oc->max_f = dbl(x.mx);
+						oc->ties = x.ties;
 					}
 				}
 				else

@@ -118,12 +118,13 @@ gbt_agg_sum_numeric(const GbtAggResult *r, int col, GbtColType type)
 
 bool
 gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
-			  Datum *value, bool *isnull)
+			  Datum *value, bool *isnull, const char **why)
 {
 	const GbtAggCol *c = &r->col[col];
 	const GbtKeyType *kt = gbt_key_type(argtype);
 
 	*isnull = false;
+	*why = "an aggregate the mirror does not answer";
 	if (kind == GBT_AGG_COUNT_STAR)
 	{
 		*value = Int64GetDatum(r->count);
@@ -149,8 +150,20 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 			{
 				case GBT_SUM_FLOAT8:
 					if (float_scale(c) >= FLOAT_SUM_SAFE)
+					{
+						*why = "a float sum that could overflow";
 						return false;
-					*value = Float8GetDatum(float_sum(c));
+					}
+
+					/*
+					 * sum() adds to its first value, so it is -0 where every
+					 * value is: min and max are -0, no value of other bits.
+					 */
+					if (c->min_f == 0 && signbit(c->min_f) && c->max_f == 0 &&
+						signbit(c->max_f) && c->ties == 0)
+						*value = Float8GetDatum(-0.0);
+					else
+						*value = Float8GetDatum(float_sum(c));
 					return true;
 				case GBT_SUM_NUMERIC:
 					*value = int128_numeric(c->sum_hi, c->sum_lo);
@@ -158,7 +171,10 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 				case GBT_SUM_INT8:
 					/* int8 result: the 128-bit sum must fit. */
 					if (c->sum_hi != ((int64) c->sum_lo < 0 ? -1 : 0))
+					{
+						*why = "a sum beyond bigint";
 						return false;
+					}
 					*value = Int64GetDatum((int64) c->sum_lo);
 					return true;
 				case GBT_SUM_NONE:
@@ -169,7 +185,10 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 			if (kt->held == GBT_COL_FLOAT8)
 			{
 				if (float_scale(c) >= FLOAT_AVG_SAFE)
+				{
+					*why = "a float sum that could overflow";
 					return false;
+				}
 				*value = Float8GetDatum(float_sum(c) / (double) c->nonnull);
 			}
 			else
@@ -183,6 +202,18 @@ gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r, int col,
 				int64		i = kind == GBT_AGG_MIN ? c->min_i : c->max_i;
 				double		f = kind == GBT_AGG_MIN ? c->min_f : c->max_f;
 
+				/*
+				 * Of equal values of other bits (-0 and 0, NaNs) PostgreSQL
+				 * returns the last its plan reads: heap order in a scan of
+				 * the heap, (key, TID) in an index scan, and the mirror's
+				 * parts (tree, delta, heap-checked entries) mix those.
+				 */
+				if (kt->held == GBT_COL_FLOAT8 &&
+					(c->ties & (kind == GBT_AGG_MIN ? GBT_TIE_MIN : GBT_TIE_MAX)))
+				{
+					*why = "a float min or max among equal values of other bits (-0 and 0, NaNs)";
+					return false;
+				}
 				*value = kt->datum(i, f);
 				return true;
 			}

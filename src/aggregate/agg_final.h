@@ -29,12 +29,14 @@ extern bool gbt_agg_supported(GbtAggKind kind, Oid argtype);
 
 /*
  * The value of kind(argtype) over column col of r, of PostgreSQL's result
- * type.  Returns false where PostgreSQL's answer could differ (an int8 sum
- * of int4 beyond int8, float sums large enough to overflow on the way):
- * then the caller lets PostgreSQL compute it.
+ * type.  Returns false, with the reason in *why, where PostgreSQL's answer
+ * could differ (an int8 sum of int4 beyond int8, float sums large enough
+ * to overflow on the way, a float min or max among equal values of other
+ * bits, which its plan's order picks): then the caller lets PostgreSQL
+ * compute it.
  */
 extern bool gbt_agg_final(GbtAggKind kind, Oid argtype, const GbtAggResult *r,
-						  int col, Datum *value, bool *isnull);
+						  int col, Datum *value, bool *isnull, const char **why);
 
 /* The exact sum of column col as numeric (int64 or float8 columns). */
 extern Datum gbt_agg_sum_numeric(const GbtAggResult *r, int col, GbtColType type);

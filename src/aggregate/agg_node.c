@@ -213,11 +213,8 @@ answer_by_service(AggScanState *s)
 	{
 		if (!gbt_agg_final(list_nth_int(s->kinds, i), list_nth_oid(s->argtypes, i),
 						   &s->answer.r, list_nth_int(s->columns, i),
-						   &slot->tts_values[i], &slot->tts_isnull[i]))
-		{
-			s->why = "a float sum that could overflow";
+						   &slot->tts_values[i], &slot->tts_isnull[i], &s->why))
 			return false;
-		}
 	}
 	ExecStoreVirtualTuple(slot);
 	s->answered = true;

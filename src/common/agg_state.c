@@ -66,10 +66,13 @@ add_value(GbtAggCol *c, GbtColType type, int64 v)
 			c->nninf++;
 		else
 			add_dd(&c->fsum_hi, &c->fsum_lo, d, 0.0);
-		if (c->nonnull == 0 || gbt_float8_lt(d, c->min_f))
-			c->min_f = d;
-		if (c->nonnull == 0 || gbt_float8_lt(c->max_f, d))
-			c->max_f = d;
+		if (c->nonnull == 0)
+			c->min_f = c->max_f = d;
+		else
+		{
+			gbt_flt_extreme(&c->min_f, &c->ties, d, 0, GBT_TIE_MIN);
+			gbt_flt_extreme(&c->max_f, &c->ties, d, 0, GBT_TIE_MAX);
+		}
 	}
 	c->nonnull++;
 }

@@ -9,8 +9,6 @@
 
 #include "postgres.h"
 
-#include <math.h>
-
 #include "entries.h"
 #include "protocol.h"
 
@@ -21,16 +19,5 @@ extern bool gbt_agg_remove_entry(GbtAggResult *r, const GbtColumns *cols,
 								 const int64 *vals, uint8 nulls);
 extern void gbt_agg_combine(GbtAggResult *into, const GbtAggResult *part,
 							const GbtColumns *cols);
-
-/* PostgreSQL's float8 order: NaN above everything. */
-static inline bool
-gbt_float8_lt(double a, double b)
-{
-	if (isnan(a))
-		return false;
-	if (isnan(b))
-		return true;
-	return a < b;
-}
 
 #endif							/* GPUBTREE_AGGSTATE_H */

@@ -149,9 +149,8 @@ narrow_column(GbtMirror *m, int c)
 			continue;
 		if (isfloat)
 		{
-			double		d = gbt_val_float8(v);
-
-			if (!isnan(d) && (double) (float) d != d)
+			/* bit for bit: a NaN's payload too (min/max return its bits) */
+			if (gbt_float8_val((float) gbt_val_float8(v)) != v)
 				return;
 		}
 		else

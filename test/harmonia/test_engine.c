@@ -380,8 +380,13 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 
 	vt_make(&d, n, it % (GBT_MAX_COLS + 1), 1 + vt_below(n / 8 + 2), -1);
 	for (i = 0; i < d.in.ncols; i++)
+	{
 		if (d.in.coltype[i] == GBT_VAL_FLOAT8 && d.dist[i] == VT_F_SPECIAL)
 			d.dist[i] = VT_F_PATHO;
+		/* min/max ties inside chunks and across them, often */
+		if (d.in.coltype[i] == GBT_VAL_FLOAT8 && vt_below(2))
+			vt_refill(&d, (int) i, VT_F_ZEROS + (int) vt_below(3));
+	}
 	o_keys(k, n, 0);
 	vt_vary_forms(&d, k);
 	VT_CHECK(ops->build(k, &d.in, device, &e, err, sizeof(err)) == 0, "build: %s", err);

@@ -152,11 +152,28 @@ vt_sa_value(const vt_sacc *in)
 
 /* ---------------- data ---------------- */
 
-/* float distributions; VT_F_PATHO only meets the n*2^-104*sum|x| bound */
+/*
+ * float distributions; VT_F_PATHO only meets the n*2^-104*sum|x| bound;
+ * VT_F_ZEROS and VT_F_NANS are few values of other bits that PostgreSQL's
+ * order holds equal (-0 and 0, NaNs), so that min and max tie often;
+ * VT_F_RARE is 0 and NaN with a rare -0 and -NaN, a tie inside one chunk
+ * of many (chunksums.c)
+ */
 enum
 {
-	VT_F_PLAIN, VT_F_WIDE, VT_F_CANCEL, VT_F_SPECIAL, VT_F_PATHO, VT_F_NDIST
+	VT_F_PLAIN, VT_F_WIDE, VT_F_CANCEL, VT_F_SPECIAL, VT_F_PATHO, VT_F_ZEROS, VT_F_NANS,
+	VT_F_RARE, VT_F_NDIST
 };
+
+/* a double of the given bits */
+static double
+vt_fbits(uint64_t b)
+{
+	double		d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
 /* int distributions */
 enum
 {
@@ -216,6 +233,37 @@ vt_float(int dist, const double *prev, int64_t i)
 				return -prev[i - 1 - vt_below(i < 64 ? i : 64)];
 			v = ldexp(0.5 + vt_unit() / 2, (int) vt_below(81) - 40);
 			return (vt_rnd() & 1) ? -v : v;
+		case VT_F_ZEROS:
+			return vt_below(16) == 0 ? (vt_rnd() & 1 ? 1.0 : -1.0) :
+				vt_rnd() & 1 ? 0.0 : -0.0;
+		case VT_F_RARE:
+			switch (vt_below(512))
+			{
+				case 0:
+					return -0.0;
+				case 1:
+					return vt_fbits(0xfff8000000000000ULL);
+				default:
+					return vt_below(64) == 0 ? vt_fbits(0x7ff8000000000000ULL) : 0.0;
+			}
+		case VT_F_NANS:
+			{
+				/* NaNs of either sign, one with a payload (a float keeps
+				 * only its top bits), and the values around them */
+				static const uint64_t nans[] = {0x7ff8000000000000ULL, 0xfff8000000000000ULL,
+				0x7ff8000020000000ULL, 0x7ff0000000000001ULL};
+
+				switch (vt_below(4))
+				{
+					case 0:
+					case 1:
+						return vt_fbits(nans[vt_below(4)]);
+					case 2:
+						return vt_rnd() & 1 ? 0.0 : -0.0;
+					default:
+						return vt_rnd() & 1 ? INFINITY : -INFINITY;
+				}
+			}
 		case VT_F_SPECIAL:
 			switch (vt_below(8))
 			{
@@ -309,6 +357,17 @@ vt_make(vt_data *d, int64_t n, int ncols, int64_t nblocks, double removed)
 		d->in.cols[c] = d->cols[c];
 		d->in.nulls[c] = d->nulls[c];
 	}
+}
+
+/* FLOAT8 column c's values drawn again, from distribution dist */
+static void
+vt_refill(vt_data *d, int c, int dist)
+{
+	int64_t		i;
+
+	d->dist[c] = dist;
+	for (i = 0; i < d->n; i++)
+		((double *) d->cols[c])[i] = vt_float(dist, (double *) d->cols[c], i);
 }
 
 /*
@@ -629,9 +688,11 @@ typedef struct
 				imax[GBT_MAX_COLS];
 	double		fmin[GBT_MAX_COLS],
 				fmax[GBT_MAX_COLS];
+	int64_t		fties[GBT_MAX_COLS];	/* engine.h's GBT_TIE_MIN/MAX */
 	int64_t		nuns;
 	int64_t    *uns;			/* every unsure position */
 	uint8_t    *mark;			/* [n]: 1 = unsure position */
+	uint8_t    *take;			/* [n]: 1 = aggregated position */
 } vt_oracle;
 
 static int
@@ -649,6 +710,25 @@ vt_fcmp(double a, double b)
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * PostgreSQL's float8smaller (dir -1) or float8larger (dir 1) of *m and the
+ * next value v: v unless *m is strictly better, the later of equal ones;
+ * bit of *ties set while values equal to *m differ in bits.
+ */
+static void
+vt_fextreme(double *m, int64_t *ties, double v, int dir, int64_t bit)
+{
+	int			cmp = vt_fcmp(v, *m) * dir;
+
+	if (cmp < 0)
+		return;
+	if (cmp > 0)
+		*ties &= ~bit;
+	else if (memcmp(m, &v, sizeof(v)) != 0)
+		*ties |= bit;
+	*m = v;
+}
+
 static void
 vt_oracle_run(const vt_data *d, const vt_query *q, vt_oracle *o)
 {
@@ -659,6 +739,7 @@ vt_oracle_run(const vt_data *d, const vt_query *q, vt_oracle *o)
 	memset(o, 0, sizeof(*o));
 	o->uns = (int64_t *) malloc((d->n + 1) * 8);
 	o->mark = (uint8_t *) calloc(d->n + 1, 1);
+	o->take = (uint8_t *) calloc(d->n + 1, 1);
 	for (r = 0; r < q->R; r++)
 		for (i = q->start[r]; i < q->end[r]; i++)
 		{
@@ -673,6 +754,7 @@ vt_oracle_run(const vt_data *d, const vt_query *q, vt_oracle *o)
 				continue;
 			}
 			o->count++;
+			o->take[i] = 1;
 			for (c = 0; c < d->in.ncols; c++)
 			{
 				int			first = o->nonnull[c] == 0;
@@ -705,13 +787,33 @@ vt_oracle_run(const vt_data *d, const vt_query *q, vt_oracle *o)
 						vt_sa_add(&o->fsum[c], v);
 						o->sumabs[c] += fabs(v);
 					}
-					if (first || vt_fcmp(v, o->fmin[c]) < 0)
-						o->fmin[c] = v;
-					if (first || vt_fcmp(v, o->fmax[c]) > 0)
-						o->fmax[c] = v;
 				}
 			}
 		}
+
+	/*
+	 * min/max in the positions' order, the mirror's (key, TID) order, as an
+	 * index scan reads them (the ranges may come in any order)
+	 */
+	for (c = 0; c < d->in.ncols; c++)
+	{
+		int			first = 1;
+
+		if (d->in.coltype[c] != GBT_VAL_FLOAT8)
+			continue;
+		for (i = 0; i < d->n; i++)
+		{
+			double		v = ((const double *) d->cols[c])[i];
+
+			if (!o->take[i] || vt_bit(d->nulls[c], i))
+				continue;
+			if (first)
+				o->fmin[c] = o->fmax[c] = v;
+			vt_fextreme(&o->fmin[c], &o->fties[c], v, -1, GBT_TIE_MIN);
+			vt_fextreme(&o->fmax[c], &o->fties[c], v, 1, GBT_TIE_MAX);
+			first = 0;
+		}
+	}
 }
 
 static void
@@ -719,12 +821,26 @@ vt_oracle_free(vt_oracle *o)
 {
 	free(o->uns);
 	free(o->mark);
+	free(o->take);
 }
 
-static int
-vt_same_f(double a, double b)
+static uint64_t
+vt_bits(double d)
 {
-	return (isnan(a) && isnan(b)) || a == b;
+	uint64_t	b;
+
+	memcpy(&b, &d, sizeof(b));
+	return b;
+}
+
+/*
+ * a is b bit for bit; or, where the contract leaves the choice (tied: the
+ * values equal to b differ in bits), equal to b in PostgreSQL's order
+ */
+static int
+vt_fsame(double a, double b, int64_t tied)
+{
+	return tied ? vt_fcmp(a, b) == 0 : vt_bits(a) == vt_bits(b);
 }
 
 static double vt_max_relerr;	/* largest |fsum - exact| / |exact| seen */
@@ -819,15 +935,23 @@ vt_check(const char *who, const vt_data *d, const vt_query *q, const vt_oracle *
 					 "%s col %d nan/+inf/-inf %lld/%lld/%lld want %lld/%lld/%lld", who, c,
 					 (long long) r->nnan, (long long) r->npinf, (long long) r->nninf,
 					 (long long) o->nnan[c], (long long) o->npinf[c], (long long) o->nninf[c]);
-			VT_CHECK(nn == 0 ? r->min_f == 0 && r->max_f == 0 :
-					 vt_same_f(r->min_f, o->fmin[c]) && vt_same_f(r->max_f, o->fmax[c]),
-					 "%s col %d float min/max %.17g/%.17g want %.17g/%.17g", who, c,
-					 r->min_f, r->max_f, o->fmin[c], o->fmax[c]);
+			VT_CHECK(nn == 0 ? vt_fsame(r->min_f, 0.0, 0) && vt_fsame(r->max_f, 0.0, 0) &&
+					 r->ties == 0 :
+					 r->ties == o->fties[c] &&
+					 vt_fsame(r->min_f, o->fmin[c], o->fties[c] & GBT_TIE_MIN) &&
+					 vt_fsame(r->max_f, o->fmax[c], o->fties[c] & GBT_TIE_MAX),
+					 "%s col %d float min/max %a/%a (%016llx/%016llx) ties %lld "
+					 "want %a/%a (%016llx/%016llx) ties %lld", who, c,
+					 r->min_f, r->max_f, (unsigned long long) vt_bits(r->min_f),
+					 (unsigned long long) vt_bits(r->max_f), (long long) r->ties,
+					 o->fmin[c], o->fmax[c], (unsigned long long) vt_bits(o->fmin[c]),
+					 (unsigned long long) vt_bits(o->fmax[c]), (long long) o->fties[c]);
 		}
 		else
 		{
 			VT_CHECK(r->fsum_hi == 0 && r->fsum_lo == 0 && r->nnan == 0 && r->npinf == 0 &&
-					 r->nninf == 0 && r->min_f == 0 && r->max_f == 0,
+					 r->nninf == 0 && vt_fsame(r->min_f, 0.0, 0) &&
+					 vt_fsame(r->max_f, 0.0, 0) && r->ties == 0,
 					 "%s col %d float fields not zero", who, c);
 		}
 		checks += 6;
