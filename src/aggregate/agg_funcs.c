@@ -174,9 +174,10 @@ column_sum(FuncAgg *fa, Relation heap, Relation index, ScanKey keys, int nkeys)
 	GbtColType type = fa->columns.type[fa->col];
 	Datum		value;
 	bool		isnull;
+	const char *why;
 
 	if (type != GBT_COL_FLOAT8 ||
-		gbt_agg_final(GBT_AGG_SUM, FLOAT8OID, &fa->r, fa->col, &value, &isnull))
+		gbt_agg_final(GBT_AGG_SUM, FLOAT8OID, &fa->r, fa->col, &value, &isnull, &why))
 		return gbt_agg_sum_numeric(&fa->r, fa->col, type);
 	return DirectFunctionCall1(float8_numeric,
 							   Float8GetDatum(float_sum_in_order(heap, index, keys,
