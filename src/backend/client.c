@@ -141,13 +141,17 @@ slot_cleanup(int code, Datum arg)
 /*
  * Every wait of a statement on the service draws on one budget of
  * gpubtree.service_timeout: a statement that sends many requests, or writes
- * many batches into a full change log, waits that long in all, not that
- * long each.  Once the budget is spent, the statement's later waits do not
- * wait at all, and their callers take their fallback at once (nbtree or the
- * plan below; for the change log, making the mirrors unusable).  Statements
- * are told apart by statement_timestamp(): each command a client sends, the
- * commit of an implicit transaction included.  Each process has its own
- * budget (parallel workers wait side by side).
+ * many batches into a full change log, while the service does not answer,
+ * waits that long in all, not that long each.  Once the budget is spent,
+ * the statement's later waits do not wait at all, and their callers take
+ * their fallback at once (nbtree or the plan below; for the change log,
+ * making the mirrors unusable).  A wait that ends with its answer (or with
+ * room in the log) is given back (gbt_service_wait_refund()): the budget
+ * bounds a stalled service, not the work of one that answers, so that a
+ * statement running ten thousand aggregates is not sent to the plan below
+ * halfway.  Statements are told apart by statement_timestamp(): each
+ * command a client sends, the commit of an implicit transaction included.
+ * Each process has its own budget (parallel workers wait side by side).
  */
 static TimestampTz budget_statement = 0;
 static int64 budget_spent = 0;	/* microseconds waited in that statement */
@@ -171,6 +175,22 @@ bool
 gbt_service_wait_spent(void)
 {
 	return wait_budget_left() <= 0;
+}
+
+/* What the current statement has spent so far, for gbt_service_wait_refund(). */
+int64
+gbt_service_wait_mark(void)
+{
+	(void) wait_budget_left();
+	return budget_spent;
+}
+
+/* Give back what was spent since mark, in the same statement: a wait that was answered. */
+void
+gbt_service_wait_refund(int64 mark)
+{
+	if (GetCurrentStatementStartTimestamp() == budget_statement && mark < budget_spent)
+		budget_spent = mark;
 }
 
 /*
@@ -209,6 +229,7 @@ request_send(GbtCall *call)
 	dsm_segment *seg = call->seg;
 	GbtSlot    *slot;
 	bool		answered = false;
+	int64		mark = gbt_service_wait_mark();
 
 	if (!gbt_service_running() || wait_budget_left() <= 0)
 		return false;
@@ -251,6 +272,7 @@ request_send(GbtCall *call)
 	{
 		pg_atomic_write_u32(&slot->state, GBT_SLOT_FREE);
 		call->answered = true;	/* the service is done with seg */
+		gbt_service_wait_refund(mark);
 	}
 	else
 		abandon_slot();

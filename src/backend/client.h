@@ -53,6 +53,8 @@ extern bool gbt_call_vouch(GbtCall *call, Relation index, const uint8 *visible,
 						   int64 nvisible);
 extern void gbt_call_end(GbtCall *call);
 extern bool gbt_service_wait_spent(void);
+extern int64 gbt_service_wait_mark(void);
+extern void gbt_service_wait_refund(int64 mark);
 
 /*
  * gbt_log_write's answer.  GBT_LOG_RECHECK: the epoch check said a VACUUM

@@ -224,9 +224,11 @@ write_batch(bool committing)
 {
 	GbtLogWrite result;
 	int			i;
+	int64		mark;
 
 	if (nbatch == 0)
 		return;
+	mark = gbt_service_wait_mark();
 	while ((result = gbt_log_write(batch, nbatch, epoch_unchanged)) != GBT_LOG_WRITTEN)
 	{
 		if (result == GBT_LOG_RECHECK)
@@ -239,7 +241,10 @@ write_batch(bool committing)
 			break;
 	}
 	if (result == GBT_LOG_WRITTEN)
+	{
 		wrote_log = true;
+		gbt_service_wait_refund(mark);	/* the service made room */
+	}
 	if (result == GBT_LOG_FULL)
 	{
 		/* Every index this transaction touched: a superset is fine. */

@@ -177,7 +177,7 @@ gbt_settings_init(void)
 							"How long a statement may wait for the GPU service, all its waits together.",
 							"One budget per statement (each command a client sends, an implicit commit "
 							"included), shared by every wait on the service: answers to requests and room in a "
-							"full change log.  Once it is spent, the statement's scans and aggregates use nbtree "
+							"full change log; a wait that gets its answer is given back.  Once it is spent, the statement's scans and aggregates use nbtree "
 							"or the plan below without waiting, and its writes make the mirrors of what they "
 							"change unusable until rebuilt.",
 							&gpubtree_service_timeout,
