@@ -180,7 +180,7 @@ done
 # (pg_private_copy), never into the one the other suites use.
 wanted small-layout && section "small layout (GBT_SMALL_LAYOUT=1)"
 if wanted small-layout; then
-	small=$(mktemp -d /tmp/gpubtree-small.XXXXXX)
+	small=$(mktemp -d /tmp/gpubtree-small.XXXXXX) && chmod 755 "$small"	# (the clusters run as $GBT_OS_USER)
 	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$small" 2>/dev/null
 	small_pg_config=$(pg_private_copy "$small/pg") &&
 		{ make -s -C "$small" PG_CONFIG="$small_pg_config" GBT_SMALL_LAYOUT=1 &&
