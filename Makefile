@@ -82,6 +82,17 @@ else ifneq ($(filter-out deps demo test-all,$(or $(MAKECMDGOALS),all)),)
 $(error no PostgreSQL build files (pg_config --pgxs): run `bash scripts/deps.sh`, as root it installs them)
 endif
 
+# A PostgreSQL built by a newer compiler (PostgreSQL 18's wheel:
+# -Wmissing-variable-declarations, which gcc 12 lacks) may pass warning
+# options this compiler rejects: they are dropped, the others kept.
+ifneq ($(wildcard $(PGXS)),)
+CC_UNKNOWN_W := $(shell LC_ALL=C $(CC) $(filter -W%,$(CFLAGS)) -E -x c /dev/null 2>&1 >/dev/null | \
+	sed -n "s/.*unrecognized command.line option '\(-W[^']*\)'.*/\1/p")
+ifneq ($(CC_UNKNOWN_W),)
+override CFLAGS := $(filter-out $(CC_UNKNOWN_W),$(CFLAGS))
+endif
+endif
+
 ifeq ($(USE_CUDA),1)
 cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@

@@ -47,6 +47,7 @@
 #include "storage/smgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "pg_compat.h"
 
 
 /* AGG_PREPARE: the mirror the aggregate will read. */
@@ -353,7 +354,7 @@ void
 gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
 					  Snapshot snapshot, const GbtColumns *cols, GbtAggResult *r)
 {
-	IndexScanDesc scan = index_beginscan(heap, index, snapshot, nkeys, 0);
+	IndexScanDesc scan = gbt_index_beginscan(heap, index, snapshot, nkeys, 0);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];

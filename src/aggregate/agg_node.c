@@ -40,6 +40,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "pg_compat.h"
 
 
 typedef struct AggScanState
