@@ -156,7 +156,8 @@ elif cluster_init "$DIR" $PORT && cluster_start "$DIR"; then
 	(cluster_env "$DIR" $PORT; make -s installcheck) 2>&1 | tee "$DIR/regress.log"
 	summary=$(grep -E 'tests? (passed|failed)|failed \(ignored\)' "$DIR/regress.log" | tail -1)
 	total=$(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ' "$DIR/regress.log")
-	nfail=$(grep -cE '^test .* \.\.\. FAILED' "$DIR/regress.log")
+	# (PostgreSQL 15's pg_regress says "test NAME ... FAILED", 16's "not ok N - NAME")
+	nfail=$(grep -cE '^test .* \.\.\. FAILED|^not ok [0-9]' "$DIR/regress.log")
 	passed=$((passed + total - nfail))
 	failed=$((failed + nfail))
 	[ "$nfail" = 0 ] || { failures+=("pg_regress"); cat regression.diffs 2>/dev/null | head -100; }

@@ -18,6 +18,7 @@
 #include "catalog/pg_proc.h"	/* ProcedureRelationId */
 #include "commands/explain.h"
 #include "commands/trigger.h"
+#include "optimizer/cost.h"		/* disable_cost */
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/memutils.h"
@@ -130,6 +131,24 @@ object_aclcheck(Oid classid, Oid objectid, Oid roleid, AclMode mode)
 #define gbt_ExplainOnePlan(plan, into, es, query, params, env, planduration, bufusage, memcounters) \
 	ExplainOnePlan((plan), (into), (es), (query), (params), (env), (planduration), \
 				   (bufusage))
+#endif
+
+/*
+ * Disabled plan types (enable_seqscan = off ...): up to 17 a disabled path's
+ * cost has disable_cost added; 18 counts disabled nodes apart
+ * (Path.disabled_nodes, Plan.disabled_nodes, compared before the costs) and
+ * leaves the cost alone.  GBT_PATH_COST() and GBT_PLAN_COST() are the costs
+ * as 15 has them, disable_cost included; GBT_DISABLE_COST_CHARGED says
+ * whether the planner added it to the path just made.
+ */
+#if PG_VERSION_NUM >= 180000
+#define GBT_PATH_COST(path)			((path)->total_cost + (path)->disabled_nodes * disable_cost)
+#define GBT_PLAN_COST(plan)			((plan)->total_cost + (plan)->disabled_nodes * disable_cost)
+#define GBT_DISABLE_COST_CHARGED	false
+#else
+#define GBT_PATH_COST(path)			((path)->total_cost)
+#define GBT_PLAN_COST(plan)			((plan)->total_cost)
+#define GBT_DISABLE_COST_CHARGED	true
 #endif
 
 /* 18 dropped c.h's Abs() */
