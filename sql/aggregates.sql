@@ -61,7 +61,7 @@ END $$;
 -- The node, its child (the ordinary plan) and what answered.
 EXPLAIN (COSTS OFF)
 SELECT count(*), sum(i4), avg(f8) FROM ag WHERE k BETWEEN -5000 AND 5000;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*), sum(i4), avg(f8) FROM ag WHERE k BETWEEN -5000 AND 5000;
 -- A small range stays with the ordinary plan: a round trip costs more.
 EXPLAIN (COSTS OFF)
@@ -113,7 +113,7 @@ FROM generate_series(1, 40000) g;
 CREATE INDEX agz_k ON agz USING gpubtree (k) INCLUDE (v, f, s);
 VACUUM ANALYZE agz;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM agz;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*), count(v), sum(v), min(f), max(f), avg(s) FROM agz;
 SELECT q, agree(q) FROM unnest(ARRAY[
 	'SELECT count(*), count(k), count(v), count(f), count(s) FROM agz',
@@ -136,7 +136,7 @@ INSERT INTO agz VALUES (NULL, 8000000, 8, 8);
 ROLLBACK TO SAVEPOINT s;
 DELETE FROM agz WHERE k IS NULL AND v = 100;
 SELECT agree('SELECT count(*), sum(v), max(v), min(f) FROM agz');
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*), max(v) FROM agz;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*), max(v) FROM agz;
 COMMIT;
 -- Many NULL keys: their index scan costs more than the ordinary plan, which
 -- the planner takes; forced, the node still agrees.
@@ -244,7 +244,7 @@ VACUUM ANALYZE stale;
 SELECT gpubtree_count('stale_k', 1, 70000) AS builds_the_mirror;
 SELECT decided_by, stamped FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND current;
 UPDATE stale SET w = w + 1;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 70000;
 SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 70000;
 -- A small range still goes to the service; and, forced (agree() disables
@@ -259,7 +259,7 @@ SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN
 -- then answers.  Enabling the trigger again makes the mirror unusable
 -- (deletes may have been missed meanwhile): the next query exports afresh.
 ALTER TABLE stale DISABLE TRIGGER ALL;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 70000;
 SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 70000');
 DELETE FROM stale WHERE k % 7 = 0;
@@ -279,7 +279,7 @@ SELECT decided_by FROM gpubtree_mirrors() WHERE index = 'stale_k'::regclass AND 
 UPDATE stale SET k = k + 100000 WHERE k % 11 = 0;
 DELETE FROM stale WHERE k % 13 = 0;
 SELECT agree('SELECT count(*), sum(k), min(k), max(k) FROM stale WHERE k BETWEEN 1 AND 200000');
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*), sum(k) FROM stale WHERE k BETWEEN 1 AND 200000;
 -- gpubtree_verify checks each entry's stamps against the heap too.
 SELECT count(*) AS problems FROM gpubtree_verify('stale_k');

@@ -38,7 +38,7 @@ SET max_parallel_workers_per_gather = 0;
 SELECT entries, current FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass;
 
 -- A range goes to the service.
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*) FROM sg WHERE k BETWEEN -100 AND 100;
 SELECT count(*), sum(v) FROM sg WHERE k BETWEEN -100 AND 100;
 SELECT count(*), sum(v) FROM sb WHERE k BETWEEN -100 AND 100;
@@ -59,13 +59,13 @@ SELECT * FROM gpubtree_verify('sg_k');
 SELECT * FROM gpubtree_verify('sb_k');
 
 -- A single-key lookup and small = ANY arrays stay on nbtree.
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sg WHERE k = 5;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sg WHERE k = ANY ('{1,2,3}');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM sg WHERE k = 5;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM sg WHERE k = ANY ('{1,2,3}');
 
 -- A large = ANY goes to the service; NULL elements and duplicates included.
 CREATE TABLE keys AS SELECT (g * 31) % 60000 - 30000 AS k FROM generate_series(1, 5000) g;
 CREATE VIEW arr AS SELECT array_agg(k) || '{NULL,7,7}'::int8[] AS a FROM keys;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*) FROM sg WHERE k = ANY ((SELECT a FROM arr)::int8[]);
 SELECT count(*), sum(v) FROM sg WHERE k = ANY ((SELECT a FROM arr)::int8[]);
 SELECT count(*), sum(v) FROM sb WHERE k = ANY ((SELECT a FROM arr)::int8[]);
@@ -79,7 +79,7 @@ FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass
 SELECT count(*), sum(v) FROM sg WHERE k = ANY ((SELECT a FROM arr)::int8[]) AND k > 0;
 SELECT count(*), sum(v) FROM sb WHERE k = ANY ((SELECT a FROM arr)::int8[]) AND k > 0;
 SET gpubtree.min_gpu_batch = 100000;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*) FROM sg WHERE k = ANY ((SELECT a FROM arr)::int8[]);
 RESET gpubtree.min_gpu_batch;
 
@@ -105,7 +105,7 @@ SELECT c, s_agree(c) FROM unnest(ARRAY[
 -- (and they were answered by the service, not by nbtree)
 SELECT requests - :requests_before >= 15 AS served FROM gpubtree_status();
 -- A timestamp bound on a date column is left to nbtree (time-zone rules).
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*) FROM sg WHERE d > timestamp '2025-06-01 12:00';
 SELECT s_agree('d > timestamp ''2025-06-01 12:00''');
 
@@ -158,7 +158,7 @@ SELECT count(*) AS mirrors_of_sg_k FROM gpubtree_mirrors() WHERE index = 'sg_k':
 
 -- gpubtree.device = off keeps every scan on nbtree.
 SET gpubtree.device = off;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*) FROM sg WHERE k BETWEEN -100 AND 100;
 RESET gpubtree.device;
 
