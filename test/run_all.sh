@@ -99,7 +99,7 @@ for variant in 0 1; do
 	fi
 	tmp=$(mktemp -d)
 	# tracked files, and new ones not yet in this copy's index
-	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tmp" 2>/dev/null ||
+	git ls-files -z --cached --others --exclude-standard 2>/dev/null | xargs -0 cp --parents -t "$tmp" 2>/dev/null ||
 		cp -r . "$tmp"
 	if make -C "$tmp" USE_CUDA=$variant >"$tmp/build.log" 2>&1 &&
 		! grep -iE 'warning' "$tmp/build.log"; then
