@@ -91,6 +91,17 @@ else ifneq ($(filter-out deps demo test-all,$(or $(MAKECMDGOALS),all)),)
 $(error no PostgreSQL build files (pg_config --pgxs): run `bash scripts/deps.sh`, as root it installs them)
 endif
 
+# A PostgreSQL built by a newer compiler (PostgreSQL 18's wheel:
+# -Wmissing-variable-declarations, which gcc 12 lacks) may pass warning
+# options this compiler rejects: they are dropped, the others kept.
+ifneq ($(wildcard $(PGXS)),)
+CC_UNKNOWN_W := $(shell LC_ALL=C $(CC) $(filter -W%,$(CFLAGS)) -E -x c /dev/null 2>&1 >/dev/null | \
+	sed -n "s/.*unrecognized command.line option '\(-W[^']*\)'.*/\1/p")
+ifneq ($(CC_UNKNOWN_W),)
+override CFLAGS := $(filter-out $(CC_UNKNOWN_W),$(CFLAGS))
+endif
+endif
+
 # One line after the library is linked: which engines it has.
 ifeq ($(USE_CUDA),1)
 GBT_ENGINE_LINE = gpubtree: built with CUDA ($(NVCC), $(CUDA_ARCH)): the service uses a GPU where one is usable, else its CPU engine

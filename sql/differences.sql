@@ -84,4 +84,4 @@ WHERE oid = (SELECT amopopr FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopf
 			   AND amoplefttype = 'int4'::regtype AND amoprighttype = 'int4'::regtype
 			   AND amopstrategy = 3);
 
-DROP TABLE d;
+DROP TABLE d CASCADE;

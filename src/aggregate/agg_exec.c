@@ -47,6 +47,7 @@
 #include "storage/smgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "pg_compat.h"
 
 
 /* AGG_PREPARE: the mirror the aggregate will read. */
@@ -351,14 +352,14 @@ gbt_lookup_mapped(Relation heap, Relation index, uint64 *keys, int64 n, uint32 *
 }
 
 /*
- * The same without the service: the functions' answer when it cannot give
- * one, and the rows the mirror has no entries for (NULL keys).
+ * Every index entry the snapshot sees under keys, in the index's order (an
+ * index scan's), deformed, to fn.
  */
 void
-gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
-					  Snapshot snapshot, const GbtColumns *cols, GbtAggResult *r)
+gbt_scan_index_entries(Relation heap, Relation index, ScanKey keys, int nkeys,
+					   Snapshot snapshot, GbtEntryFn fn, void *arg)
 {
-	IndexScanDesc scan = index_beginscan(heap, index, snapshot, nkeys, 0);
+	IndexScanDesc scan = gbt_index_beginscan(heap, index, snapshot, nkeys, 0);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
@@ -367,14 +368,41 @@ gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
 	index_rescan(scan, keys, nkeys, NULL, 0);
 	while (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
-		int64		vals[GBT_MAX_COLS];
-		uint8		nulls;
-
 		CHECK_FOR_INTERRUPTS();
 		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
-		nulls = gbt_entry_values(index, cols, values, isnull, vals);
-		gbt_agg_add_entry(r, cols, vals, nulls);
+		fn(values, isnull, arg);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	index_endscan(scan);
+}
+
+typedef struct ScanAgg
+{
+	Relation	index;
+	const GbtColumns *cols;
+	GbtAggResult *r;
+} ScanAgg;
+
+static void
+scan_agg_add(const Datum *values, const bool *isnull, void *arg)
+{
+	ScanAgg    *sa = arg;
+	int64		vals[GBT_MAX_COLS];
+	uint8		nulls = gbt_entry_values(sa->index, sa->cols, (Datum *) values,
+										 (bool *) isnull, vals);
+
+	gbt_agg_add_entry(sa->r, sa->cols, vals, nulls);
+}
+
+/*
+ * The same without the service: the functions' answer when it cannot give
+ * one, and the rows the mirror has no entries for (NULL keys).
+ */
+void
+gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
+					  Snapshot snapshot, const GbtColumns *cols, GbtAggResult *r)
+{
+	ScanAgg		sa = {index, cols, r};
+
+	gbt_scan_index_entries(heap, index, keys, nkeys, snapshot, scan_agg_add, &sa);
 }

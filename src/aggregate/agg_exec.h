@@ -77,6 +77,10 @@ extern bool gbt_lookup_mapped(Relation heap, Relation index, uint64 *keys, int64
  * the snapshot sees, their values read as cols says: what the service
  * would add, without it.
  */
+/* Called for each entry of gbt_scan_index_entries(), deformed. */
+typedef void (*GbtEntryFn) (const Datum *values, const bool *isnull, void *arg);
+extern void gbt_scan_index_entries(Relation heap, Relation index, ScanKey keys, int nkeys,
+								   Snapshot snapshot, GbtEntryFn fn, void *arg);
 extern void gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys,
 								  int nkeys, Snapshot snapshot,
 								  const GbtColumns *cols, GbtAggResult *r);

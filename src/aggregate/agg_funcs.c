@@ -129,6 +129,24 @@ bound_key(ScanKey key, Relation index, StrategyNumber strategy, Datum value,
 						   index->rd_indcollation[0], get_opcode(opno), value);
 }
 
+typedef struct FloatSum
+{
+	const FuncAgg *fa;
+	double		sum;
+} FloatSum;
+
+static void
+float_sum_add(const Datum *values, const bool *isnull, void *arg)
+{
+	FloatSum   *fs = arg;
+	int			col = fs->fa->col;
+
+	if (!isnull[col])
+		fs->sum = float8_pl(fs->sum, fs->fa->coltype == FLOAT4OID ?
+							(double) DatumGetFloat4(values[col]) :
+							DatumGetFloat8(values[col]));
+}
+
 /*
  * sum(col::float8) of a float column, added up as PostgreSQL's sum() does:
  * one row at a time with float8pl's overflow error, in the index's order
@@ -138,27 +156,11 @@ static double
 float_sum_in_order(Relation heap, Relation index, ScanKey keys, int nkeys,
 				   const FuncAgg *fa)
 {
-	IndexScanDesc scan = index_beginscan(heap, index, GetActiveSnapshot(), nkeys, 0);
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-	double		sum = 0;
+	FloatSum	fs = {fa, 0};
 
-	scan->xs_want_itup = true;
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (index_getnext_slot(scan, ForwardScanDirection, slot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
-		if (isnull[fa->col])
-			continue;
-		sum = float8_pl(sum, fa->coltype == FLOAT4OID ?
-						(double) DatumGetFloat4(values[fa->col]) :
-						DatumGetFloat8(values[fa->col]));
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
-	return sum;
+	gbt_scan_index_entries(heap, index, keys, nkeys, GetActiveSnapshot(),
+						   float_sum_add, &fs);
+	return fs.sum;
 }
 
 /*

@@ -40,6 +40,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "pg_compat.h"
 
 
 typedef struct AggScanState
@@ -165,7 +166,7 @@ answer_by_service(AggScanState *s)
 		 * heap than the child's cost buys, the child answers instead.
 		 */
 		PlanState  *child = linitial(s->css.custom_ps);
-		double		buys = child->plan->total_cost / gbt_agg_unsure_cost();
+		double		buys = GBT_PLAN_COST(child->plan) / gbt_agg_unsure_cost();
 
 		ok = gbt_aggregate(heap, index, lo, hi, s->nranges, sorted, estate->es_snapshot,
 						   (int64) Min(buys, (double) GBT_MAX_UNSURE),

@@ -67,6 +67,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "pg_compat.h"
 
 
 static create_upper_paths_hook_type prev_create_upper_paths = NULL;
@@ -182,7 +183,7 @@ fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		{
 			Path	   *p = lfirst(lc);
 
-			if (best == NULL || p->total_cost < best->total_cost)
+			if (best == NULL || GBT_PATH_COST(p) < GBT_PATH_COST(best))
 				best = p;
 		}
 
@@ -241,7 +242,7 @@ null_keys_cost(PlannerInfo *root, IndexOptInfo *index, Oid tableoid,
 	ipath = create_index_path(root, index, list_make1(iclause), NIL, NIL, NIL,
 							  ForwardScanDirection, false, NULL, 1.0, false);
 	cost = ipath->path.total_cost;
-	if (!enable_indexscan)
+	if (!enable_indexscan && GBT_DISABLE_COST_CHARGED)
 		cost -= disable_cost;
 	*nullfrac = ipath->indexselectivity;
 	return cost;

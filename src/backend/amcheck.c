@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "indexarg.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_index_check);
 
@@ -92,7 +93,7 @@ gpubtree_index_check(PG_FUNCTION_ARGS)
 
 	/* amcheck's own rule, checked before any lock: EXECUTE on its function. */
 	fnoid = amcheck_function(fname);
-	aclresult = pg_proc_aclcheck(fnoid, GetUserId(), ACL_EXECUTE);
+	aclresult = object_aclcheck(ProcedureRelationId, fnoid, GetUserId(), ACL_EXECUTE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_FUNCTION, get_func_name(fnoid));
 	heapoid = gbt_index_arg_table(indexoid, "gpubtree_index_check",

@@ -65,6 +65,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "pg_compat.h"
 
 
 #define GBT_MAX_RUNNING_BUILDS 2
@@ -311,7 +312,7 @@ visible_outside(Relation index, char *why, Size whylen)
 		return false;
 	}
 	if (index->rd_createSubid != InvalidSubTransactionId ||
-		index->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
+		GBT_REL_FIRST_FILE_SUBID(index) != InvalidSubTransactionId)
 	{
 		strlcpy(why, "no current mirror: the index is new in this transaction", whylen);
 		return false;
@@ -681,7 +682,7 @@ build(void)
 	}
 	if (index == NULL || index->rd_rel->relkind != RELKIND_INDEX ||
 		index->rd_index->indrelid != heapoid || !index->rd_index->indisvalid ||
-		index->rd_node.relNode != my_key.relfilenode ||
+		GBT_REL_FILENUMBER(index) != my_key.relfilenode ||
 		!gpubtree_is_gpubtree_index(index) ||
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 	{

@@ -78,6 +78,7 @@
 #include "keytypes.h"
 #include "resync.h"
 #include "shmem.h"
+#include "pg_compat.h"
 
 #define CAPTURE_TRIGGER "gpubtree_capture"
 
@@ -123,13 +124,13 @@ static void invalidate_table(Oid relid);
 static void
 forget_if_stale(void)
 {
-	if (touched_lxid == MyProc->lxid)
+	if (touched_lxid == GBT_MY_LXID)
 		return;
 	list_free(touched_rels);
 	list_free(dropped_from);
 	touched_rels = NIL;
 	dropped_from = NIL;
-	touched_lxid = MyProc->lxid;
+	touched_lxid = GBT_MY_LXID;
 }
 
 static void
@@ -443,7 +444,7 @@ gbt_capture_install(Oid relid, Oid schema, bool concurrent)
 	LOCKMODE	lockmode = concurrent ? ShareUpdateExclusiveLock : ShareRowExclusiveLock;
 
 	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
-		!pg_class_ownercheck(relid, GetUserId()))
+		!object_ownercheck(RelationRelationId, relid, GetUserId()))
 		return;
 	funcoid = capture_function(schema);
 	if (!OidIsValid(funcoid))
@@ -586,8 +587,8 @@ fire_always(Oid relid)
 
 		if (t != NULL && t->tgenabled == TRIGGER_FIRES_ON_ORIGIN)
 		{
-			EnableDisableTrigger(heap, pstrdup(t->tgname), TRIGGER_FIRES_ALWAYS, false,
-								 ShareRowExclusiveLock);
+			gbt_EnableDisableTrigger(heap, pstrdup(t->tgname), TRIGGER_FIRES_ALWAYS, false,
+									 ShareRowExclusiveLock);
 			CommandCounterIncrement();
 		}
 		table_close(heap, NoLock);

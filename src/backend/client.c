@@ -22,6 +22,7 @@
 
 #include "client.h"
 #include "backend.h"
+#include "pg_compat.h"
 
 static bool slot_cleanup_registered = false;
 
@@ -106,7 +107,7 @@ register_slot_cleanup(void)
 static GbtSlot *
 my_slot(void)
 {
-	return &gbt_shared->slots[MyProc->pgprocno];
+	return &gbt_shared->slots[MyProcNumber];
 }
 
 /*
@@ -240,7 +241,7 @@ request_send(GbtCall *call)
 		return false;			/* the service still holds an old request */
 
 	slot->handle = dsm_segment_handle(seg);
-	slot->client_procno = MyProc->pgprocno;
+	slot->client_procno = MyProcNumber;
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GBT_SLOT_SUBMITTED);
 
@@ -284,7 +285,7 @@ gbt_fill_key(GbtMirrorKey *key, Relation index)
 {
 	key->dbid = MyDatabaseId;
 	key->indexrelid = RelationGetRelid(index);
-	key->relfilenode = index->rd_node.relNode;
+	key->relfilenode = GBT_REL_FILENUMBER(index);
 }
 
 /* A request of this kind about index, with room for its data and answer. */
@@ -650,7 +651,7 @@ gbt_wait_for_log_room(bool committing)
 bool
 gbt_register_build(const GbtMirrorKey *key, uint64 *start, int *service_pid)
 {
-	GbtSlot    *slot = &gbt_shared->slots[MyProc->pgprocno];
+	GbtSlot    *slot = &gbt_shared->slots[MyProcNumber];
 	GbtLog	   *log = &gbt_shared->log;
 	int			i;
 
@@ -677,7 +678,7 @@ gbt_register_build(const GbtMirrorKey *key, uint64 *start, int *service_pid)
 void
 gbt_unregister_build(void)
 {
-	GbtSlot    *slot = &gbt_shared->slots[MyProc->pgprocno];
+	GbtSlot    *slot = &gbt_shared->slots[MyProcNumber];
 
 	if (!slot->building)
 		return;

@@ -18,12 +18,14 @@
 #include "portability/instr_time.h"
 #include "tcop/tcopprot.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "build.h"
 #include "backend.h"
 #include "scan.h"
 #include "shmem.h"
+#include "pg_compat.h"
 
 static ExplainOneQuery_hook_type prev_ExplainOneQuery = NULL;
 
@@ -179,7 +181,10 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 	ExplainCloseGroup("gpubtree", NULL, true, es);
 }
 
-/* PostgreSQL's own ExplainOneQuery, followed by the gpubtree section. */
+/*
+ * PostgreSQL's own ExplainOneQuery (standard_ExplainOneQuery() since 17),
+ * followed by the gpubtree section.
+ */
 static void
 gpubtree_ExplainOneQuery(Query *query, int cursorOptions, IntoClause *into,
 						 ExplainState *es, const char *queryString,
@@ -191,6 +196,9 @@ gpubtree_ExplainOneQuery(Query *query, int cursorOptions, IntoClause *into,
 				planduration;
 	BufferUsage bufusage_start,
 				bufusage;
+	MemoryContextCounters mem_counters;
+	MemoryContext planner_ctx = NULL;
+	MemoryContext saved_ctx = NULL;
 
 	if (prev_ExplainOneQuery)
 	{
@@ -199,19 +207,33 @@ gpubtree_ExplainOneQuery(Query *query, int cursorOptions, IntoClause *into,
 		return;
 	}
 
+	/* EXPLAIN (MEMORY): the planner's memory, in a context of its own */
+	if (GBT_EXPLAIN_MEMORY(es))
+	{
+		planner_ctx = AllocSetContextCreate(CurrentMemoryContext,
+											"explain analyze planner context",
+											ALLOCSET_DEFAULT_SIZES);
+		saved_ctx = MemoryContextSwitchTo(planner_ctx);
+	}
 	if (es->buffers)
 		bufusage_start = pgBufferUsage;
 	INSTR_TIME_SET_CURRENT(planstart);
 	plan = pg_plan_query(query, queryString, cursorOptions, params);
 	INSTR_TIME_SET_CURRENT(planduration);
 	INSTR_TIME_SUBTRACT(planduration, planstart);
+	if (GBT_EXPLAIN_MEMORY(es))
+	{
+		MemoryContextSwitchTo(saved_ctx);
+		MemoryContextMemConsumed(planner_ctx, &mem_counters);
+	}
 	if (es->buffers)
 	{
 		memset(&bufusage, 0, sizeof(BufferUsage));
 		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
 	}
-	ExplainOnePlan(plan, into, es, queryString, params, queryEnv,
-				   &planduration, (es->buffers ? &bufusage : NULL));
+	gbt_ExplainOnePlan(plan, into, es, queryString, params, queryEnv,
+					   &planduration, (es->buffers ? &bufusage : NULL),
+					   (GBT_EXPLAIN_MEMORY(es) ? &mem_counters : NULL));
 	explain_gpubtree(plan, es, &before);
 }
 

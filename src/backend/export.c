@@ -26,6 +26,7 @@
 #include "resync.h"
 #include "scan.h"
 #include "visibility.h"
+#include "pg_compat.h"
 
 static void
 swap_entries(GbtEntries *e, int64 i, int64 j)
@@ -114,7 +115,7 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
 	const GbtKeyType *kt = gbt_key_type(keytype);	/* once, not per entry */
 
 	gbt_entries_init(out, cols->ncols, 1024);
-	iscan = index_beginscan(heap, index, SnapshotAny, 0, 0);
+	iscan = gbt_index_beginscan(heap, index, SnapshotAny, 0, 0);
 	iscan->xs_want_itup = true;
 
 	/*

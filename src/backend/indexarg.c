@@ -38,11 +38,12 @@
 
 #include "backend.h"
 #include "indexarg.h"
+#include "pg_compat.h"
 
 static void
 check_usage(Oid nspoid)
 {
-	AclResult	aclresult = pg_namespace_aclcheck(nspoid, GetUserId(), ACL_USAGE);
+	AclResult	aclresult = object_aclcheck(NamespaceRelationId, nspoid, GetUserId(), ACL_USAGE);
 
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_SCHEMA, get_namespace_name(nspoid));

@@ -47,6 +47,7 @@
 #include "keytypes.h"
 #include "shmem.h"
 #include "vacuum.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_verify);
 
@@ -205,7 +206,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	 */
 	heapoid = gbt_index_arg_table(PG_GETARG_OID(0), "gpubtree_verify",
 								  GBT_READS_INDEX, NULL, &keyattnum);
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
+	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(heapoid)),
 					   get_rel_name(heapoid));
 	index = gbt_index_arg_open(PG_GETARG_OID(0), heapoid, "gpubtree_verify",

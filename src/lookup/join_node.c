@@ -43,6 +43,7 @@
 #include "resync.h"
 #include "scankeys.h"
 #include "settings.h"
+#include "pg_compat.h"
 
 typedef struct GbtJoinState
 {
@@ -230,7 +231,7 @@ static void
 rows_from_nbtree(GbtJoinState *s, ScanKey key)
 {
 	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
-	IndexScanDesc scan = index_beginscan(s->heap, s->index, snapshot, 1, 0);
+	IndexScanDesc scan = gbt_index_beginscan(s->heap, s->index, snapshot, 1, 0);
 	Buffer		vmbuffer = InvalidBuffer;
 	int64		cap = 1024;
 	ItemPointer tid;

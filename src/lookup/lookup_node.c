@@ -28,6 +28,7 @@
 #include "lookup.h"
 #include "scankeys.h"
 #include "settings.h"
+#include "pg_compat.h"
 
 typedef enum LookupSource
 {
@@ -214,8 +215,8 @@ start_lookup(LookupState *s)
 	else
 	{
 		s->source = LOOKUP_NBTREE;
-		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index,
-								  s->css.ss.ps.state->es_snapshot, 1, 0);
+		s->scan = gbt_index_beginscan(s->css.ss.ss_currentRelation, s->index,
+									  s->css.ss.ps.state->es_snapshot, 1, 0);
 		s->scan->xs_want_itup = s->covered;
 		index_rescan(s->scan, &key, 1, NULL, 0);
 	}

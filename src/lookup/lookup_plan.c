@@ -53,6 +53,7 @@
 #include "parser/parsetree.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "agg_exec.h"
@@ -64,6 +65,7 @@
 #include "planning.h"
 #include "settings.h"
 #include "shmem.h"
+#include "pg_compat.h"
 
 /* Service round trip, in cost units, as costing.c prices it. */
 #define LOOKUP_ROUND_TRIP_COST (100.0 * cpu_operator_cost)
@@ -181,7 +183,7 @@ cheapest_path(RelOptInfo *rel)
 	{
 		Path	   *p = lfirst(lc);
 
-		if (p->param_info == NULL && (best == NULL || p->total_cost < best->total_cost))
+		if (p->param_info == NULL && (best == NULL || GBT_PATH_COST(p) < GBT_PATH_COST(best)))
 			best = p;
 	}
 	return best;

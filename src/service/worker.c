@@ -40,6 +40,7 @@
 
 #include "service.h"
 #include "settings.h"
+#include "pg_compat.h"
 
 /* How often the log is applied while entries keep arriving. */
 #define GBT_APPLY_INTERVAL_MS 5L
@@ -262,7 +263,7 @@ gpubtree_service_main(Datum arg)
 	gbt_shared->log.applied = gbt_shared->log.head;
 	SpinLockAcquire(&gbt_shared->mutex);
 	gbt_shared->service_pid = MyProcPid;
-	gbt_shared->service_procno = MyProc->pgprocno;
+	gbt_shared->service_procno = MyProcNumber;
 	gbt_shared->gpu_usable = gbt_gpu_usable;
 	strlcpy(gbt_shared->device_name, name, sizeof(gbt_shared->device_name));
 	if (gbt_gpu_usable)
