@@ -816,7 +816,7 @@ builders_leave(Oid dbid)
 		PGPROC	   *proc = BackendPidGetProc(pids[i]);
 
 		/* (a worker still starting has no PGPROC in the array yet) */
-		if (proc == NULL || proc->isBackgroundWorker)
+		if (proc == NULL || GBT_PROC_IS_BGWORKER(proc))
 			(void) kill(pids[i], SIGTERM);
 	}
 
@@ -925,8 +925,8 @@ gbt_builders_before_utility(Node *stmt)
 		return;
 	if (as_template ?
 		!can_create_database() ||
-		!(database_is_template(dbid) || pg_database_ownercheck(dbid, GetUserId())) :
-		dbid == MyDatabaseId || !pg_database_ownercheck(dbid, GetUserId()))
+		!(database_is_template(dbid) || object_ownercheck(DatabaseRelationId, dbid, GetUserId())) :
+		dbid == MyDatabaseId || !object_ownercheck(DatabaseRelationId, dbid, GetUserId()))
 		return;
 	builders_leave(dbid);
 }

@@ -16,6 +16,7 @@
 
 #include "access/genam.h"
 #include "catalog/pg_class.h"	/* RelationRelationId, for object_*check() */
+#include "catalog/pg_database.h"	/* DatabaseRelationId */
 #include "catalog/pg_namespace.h"	/* NamespaceRelationId */
 #include "catalog/pg_proc.h"	/* ProcedureRelationId */
 #include "commands/explain.h"
@@ -50,6 +51,8 @@ object_ownercheck(Oid classid, Oid objectid, Oid roleid)
 		return pg_class_ownercheck(objectid, roleid);
 	if (classid == ProcedureRelationId)
 		return pg_proc_ownercheck(objectid, roleid);
+	if (classid == DatabaseRelationId)
+		return pg_database_ownercheck(objectid, roleid);
 	elog(ERROR, "gpubtree: no ownership check for catalog %u", classid);
 	return false;
 }
@@ -76,6 +79,16 @@ object_aclcheck(Oid classid, Oid objectid, Oid roleid, AclMode mode)
 #else
 #define GBT_REL_FILENUMBER(rel)		((rel)->rd_node.relNode)
 #define GBT_REL_FIRST_FILE_SUBID(rel)	((rel)->rd_firstRelfilenodeSubid)
+#endif
+
+/*
+ * Is proc a background worker's (not a client's)?  17 replaced the flag by
+ * isRegularBackend.
+ */
+#if PG_VERSION_NUM >= 170000
+#define GBT_PROC_IS_BGWORKER(proc)	(!(proc)->isRegularBackend)
+#else
+#define GBT_PROC_IS_BGWORKER(proc)	((proc)->isBackgroundWorker)
 #endif
 
 /*
