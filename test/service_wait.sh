@@ -114,6 +114,12 @@ if [ "${GBT_SMALL_LAYOUT:-0}" = 1 ]; then
 		-c "CREATE INDEX t_k ON t USING gpubtree (k) INCLUDE (v)" -c "VACUUM ANALYZE t" \
 		-c "SELECT gpubtree_count('t_k', 0, 1) > 0" >/dev/null
 	large="SELECT count(*) || ':' || sum(v) FROM t WHERE k = ANY (ARRAY(SELECT (x * 3)::int8 FROM generate_series(1, 8000000) x))"
+	# The small aggregate's own first-time costs (the GPU's copy of the
+	# mirror's columns, chunk sums) paid before: what is measured is the
+	# wait behind the large request alone.
+	for _ in 1 2 3; do
+		$PSQL -c "SELECT count(*), sum(v) FROM t WHERE k BETWEEN 1000 AND 200000" >/dev/null
+	done
 	$PGBIN/psql -X -q -At -c "SET gpubtree.service_timeout = '600s'" -c "$large" >"$DIR/large.out" 2>&1 &
 	large_pid=$!
 	overlapped=0
