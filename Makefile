@@ -15,7 +15,7 @@
 
 EXTENSION = gpubtree
 MODULE_big = gpubtree
-DATA = sql/gpubtree--0.1.0.sql
+DATA = sql/gpubtree--0.1.0.sql sql/gpubtree--0.1.0--0.2.0.sql
 PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 
 REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs \
