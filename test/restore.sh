@@ -38,15 +38,9 @@ triggers() {
 							AND t.tgfoid = 'gpubtree_capture()'::regprocedure) x
 		WHERE c.relkind = 'r' AND c.relname LIKE 'r%'"
 }
-# agree DB: the node's count and sum over a range against the ordinary plan's.
+# agree DB: count and sum over a range, the node's against the ordinary plan's.
 agree() {
-	local q="SELECT count(*) || ':' || coalesce(sum(v), 0) FROM r WHERE k BETWEEN 100 AND 40000"
-	local node ord
-	node=$($PSQL -d "$1" -c "SET gpubtree.build_wait = '60s'" -c "SET enable_seqscan = off" \
-		-c "SET enable_indexscan = off" -c "SET enable_indexonlyscan = off" -c "SET enable_bitmapscan = off" \
-		-c "$q" | tail -1)
-	ord=$($PSQL -d "$1" -c "SET gpubtree.device = off" -c "$q" | tail -1)
-	[ "$node" = "$ord" ] && echo same || echo "differ: $node vs $ord"
+	node_vs_plan "$1" "SELECT count(*) || ':' || coalesce(sum(v), 0) FROM r WHERE k BETWEEN 100 AND 40000"
 }
 
 expected="r:1:Atrue rp_1:1:Atrue rp_2:1:Atrue"

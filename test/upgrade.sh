@@ -18,16 +18,9 @@ members() {
 		WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
 		  AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'gpubtree') ORDER BY 1"
 }
-# agree DB: count and sum through the node (the other plans disabled)
-# against the ordinary plan's.
+# agree DB: count and sum over a range, the node's against the ordinary plan's.
 agree() {
-	local q="SELECT count(*) || ':' || coalesce(sum(v), 0) FROM u WHERE k BETWEEN 100 AND 40000"
-	local node ord
-	node=$($PSQL -d "$1" -c "SET gpubtree.build_wait = '60s'" -c "SET enable_seqscan = off" \
-		-c "SET enable_indexscan = off" -c "SET enable_indexonlyscan = off" -c "SET enable_bitmapscan = off" \
-		-c "$q" | tail -1)
-	ord=$($PSQL -d "$1" -c "SET gpubtree.device = off" -c "$q" | tail -1)
-	[ "$node" = "$ord" ] && echo same || echo "differ: $node vs $ord"
+	node_vs_plan "$1" "SELECT count(*) || ':' || coalesce(sum(v), 0) FROM u WHERE k BETWEEN 100 AND 40000"
 }
 
 $PSQL -c "CREATE DATABASE fresh" >/dev/null && $PSQL -d fresh -c "CREATE EXTENSION gpubtree" >/dev/null || exit 1
