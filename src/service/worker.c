@@ -279,6 +279,12 @@ gpubtree_service_main(Datum arg)
 	gbt_set_memory_limit();
 	before_shmem_exit(service_exit, (Datum) 0);
 
+	/* One line at start: what answers, and how much it may hold. */
+	ereport(LOG,
+			(errmsg("gpubtree service %s; mirrors up to %lld MB (%s)",
+					gbt_shared->status, (long long) (gbt_memory_limit >> 20),
+					gbt_shared->memory_limit_source)));
+
 	gbt_captures = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(BuildCapture) * gbt_shared->nslots);
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "gpubtree service round",
