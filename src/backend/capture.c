@@ -119,7 +119,7 @@ static LocalTransactionId touched_lxid = InvalidLocalTransactionId;
 static List *touched_rels = NIL;
 static List *dropped_from = NIL;
 
-static void invalidate_table(Oid relid);
+static void invalidate_table(Oid relid, bool fire_always);
 
 static void
 forget_if_stale(void)
@@ -162,14 +162,20 @@ touched_in_this_transaction(Oid relid)
  * are looked at (the foreign keys' besides ours), so the lookups are few.
  */
 static bool
-is_capture_trigger(const Trigger *t)
+is_capture_function(bool tgisinternal, Oid tgfoid)
 {
 	FmgrInfo	finfo;
 
-	if (!t->tgisinternal)
+	if (!tgisinternal)
 		return false;
-	fmgr_info(t->tgfoid, &finfo);
+	fmgr_info(tgfoid, &finfo);
 	return finfo.fn_addr == gpubtree_capture;
+}
+
+static bool
+is_capture_trigger(const Trigger *t)
+{
+	return is_capture_function(t->tgisinternal, t->tgfoid);
 }
 
 static const Trigger *
@@ -525,57 +531,30 @@ gbt_capture_before_drop(Oid classId, Oid objectId)
 		if (HeapTupleIsValid(tuple))
 		{
 			Form_pg_trigger tg = (Form_pg_trigger) GETSTRUCT(tuple);
-			FmgrInfo	finfo;
 
-			if (tg->tgisinternal)
-			{
-				fmgr_info(tg->tgfoid, &finfo);
-				if (finfo.fn_addr == gpubtree_capture)
-					relid = tg->tgrelid;
-			}
+			if (is_capture_function(tg->tgisinternal, tg->tgfoid))
+				relid = tg->tgrelid;
 		}
 		systable_endscan(scan);
 		table_close(tgrel, AccessShareLock);
 		if (OidIsValid(relid))
-			invalidate_table(relid);
+			invalidate_table(relid, false);
 	}
-}
-
-/* Every mirror of relid and of its partitions: unusable from the commit on. */
-static void
-invalidate_table(Oid relid)
-{
-	List	   *rels;
-	ListCell   *lc;
-
-	touch(relid);
-	if (gbt_shared == NULL)
-		return;
-	rels = find_all_inheritors(relid, NoLock, NULL);
-	foreach(lc, rels)
-	{
-		Relation	heap = table_open(lfirst_oid(lc), NoLock);
-		List	   *oids = RelationGetIndexList(heap);
-		ListCell   *ic;
-
-		touch(lfirst_oid(lc));
-		foreach(ic, oids)
-			gbt_invalidate_at_commit(MyDatabaseId, lfirst_oid(ic));
-		list_free(oids);
-		table_close(heap, NoLock);
-	}
-	list_free(rels);
 }
 
 /*
- * ENABLE TRIGGER (by name, ALL or USER) enables a trigger to fire on
- * origin only, where ours must fire ALWAYS (gbt_capture_enabled()): a
- * capture trigger left so is set back to ALWAYS, so that the usual DISABLE
- * ... ENABLE TRIGGER ALL around a bulk load leaves the table's mirrors
- * trusted again once exported afresh.  ENABLE REPLICA stays as asked.
+ * Every mirror of relid and of its partitions: unusable from the commit on,
+ * and untrusted by this transaction now (touch()).
+ *
+ * With fire_always, after ENABLE TRIGGER (by name, ALL or USER), which
+ * enables a trigger to fire on origin only where ours must fire ALWAYS
+ * (gbt_capture_enabled()): a capture trigger left so is set back to
+ * ALWAYS, so that the usual DISABLE ... ENABLE TRIGGER ALL around a bulk
+ * load leaves the table's mirrors trusted again once exported afresh.
+ * ENABLE REPLICA stays as asked.
  */
 static void
-fire_always(Oid relid)
+invalidate_table(Oid relid, bool fire_always)
 {
 	List	   *rels = find_all_inheritors(relid, NoLock, NULL);
 	ListCell   *lc;
@@ -583,13 +562,23 @@ fire_always(Oid relid)
 	foreach(lc, rels)
 	{
 		Relation	heap = table_open(lfirst_oid(lc), NoLock);
-		const Trigger *t = find_capture_trigger(heap);
+		const Trigger *t = fire_always ? find_capture_trigger(heap) : NULL;
 
 		if (t != NULL && t->tgenabled == TRIGGER_FIRES_ON_ORIGIN)
 		{
 			gbt_EnableDisableTrigger(heap, pstrdup(t->tgname), TRIGGER_FIRES_ALWAYS, false,
 									 ShareRowExclusiveLock);
 			CommandCounterIncrement();
+		}
+		touch(lfirst_oid(lc));
+		if (gbt_shared != NULL)
+		{
+			List	   *oids = RelationGetIndexList(heap);
+			ListCell   *ic;
+
+			foreach(ic, oids)
+				gbt_invalidate_at_commit(MyDatabaseId, lfirst_oid(ic));
+			list_free(oids);
 		}
 		table_close(heap, NoLock);
 	}
@@ -764,6 +753,5 @@ gbt_capture_after_utility(Node *stmt)
 	if (!touches ||
 		!OidIsValid(relid = RangeVarGetRelid(at->relation, NoLock, true)))
 		return;
-	fire_always(relid);
-	invalidate_table(relid);
+	invalidate_table(relid, true);
 }
