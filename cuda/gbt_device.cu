@@ -13,10 +13,29 @@
 #define GBT_CUDA_ARCHS "unknown"
 #endif
 
+/*
+ * Why CUDA cannot be used, in words a user reads as information: a machine
+ * without a GPU has no driver, which CUDA reports as a driver "insufficient
+ * for the runtime".
+ */
 static int
 report(cudaError_t err, char *errbuf, size_t errlen)
 {
-	if (err != cudaSuccess && errbuf != NULL && errlen > 0)
+	int			driver = 0;
+
+	if (err == cudaSuccess || errbuf == NULL || errlen == 0)
+		return (int) err;
+	if (err == cudaErrorInsufficientDriver &&
+		(cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0))
+		snprintf(errbuf, errlen, "no NVIDIA driver on this machine");
+	else if (err == cudaErrorInsufficientDriver)
+		snprintf(errbuf, errlen,
+				 "the NVIDIA driver (CUDA %d.%d) is older than this build's CUDA %d.%d",
+				 driver / 1000, driver % 1000 / 10,
+				 CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+	else if (err == cudaErrorNoDevice)
+		snprintf(errbuf, errlen, "no CUDA-capable GPU on this machine");
+	else
 		snprintf(errbuf, errlen, "%s (%s)", cudaGetErrorString(err),
 				 cudaGetErrorName(err));
 	return (int) err;

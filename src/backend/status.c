@@ -12,6 +12,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "access/xlog.h"
 #include "catalog/pg_authid.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -69,16 +70,29 @@ gpubtree_status(PG_FUNCTION_ARGS)
 	}
 	else
 	{
+		bool		standby = RecoveryInProgress();
+		char		device_name[sizeof(gbt_shared->device_name)];
+		char		status[sizeof(gbt_shared->status)];
+		char		limit_source[sizeof(gbt_shared->memory_limit_source)];
+
+		/* Copied under the spinlock, made into text after (no palloc there). */
 		SpinLockAcquire(&gbt_shared->mutex);
 		values[0] = BoolGetDatum(gbt_shared->service_pid != 0);
 		values[1] = Int32GetDatum(gbt_shared->service_pid);
 		values[2] = BoolGetDatum(gbt_shared->gpu_usable);
-		values[3] = CStringGetTextDatum(gbt_shared->device_name);
+		memcpy(device_name, gbt_shared->device_name, sizeof(device_name));
 		values[4] = Int64GetDatum(gbt_shared->mirror_bytes);
-		values[8] = CStringGetTextDatum(gbt_shared->status);
+		memcpy(status, gbt_shared->status, sizeof(status));
 		values[11] = Int64GetDatum(gbt_shared->memory_limit);
-		values[12] = CStringGetTextDatum(gbt_shared->memory_limit_source);
+		memcpy(limit_source, gbt_shared->memory_limit_source, sizeof(limit_source));
 		SpinLockRelease(&gbt_shared->mutex);
+		values[3] = CStringGetTextDatum(device_name);
+		/* A standby starts no service (BgWorkerStart_RecoveryFinished). */
+		if (DatumGetInt32(values[1]) == 0 && standby)
+			values[8] = CStringGetTextDatum("not started: this server is a standby; the service starts at promotion, and queries here run nbtree's plans");
+		else
+			values[8] = CStringGetTextDatum(status);
+		values[12] = CStringGetTextDatum(limit_source);
 		nulls[1] = DatumGetInt32(values[1]) == 0;
 		nulls[3] = !DatumGetBool(values[2]);
 		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&gbt_shared->requests));

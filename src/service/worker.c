@@ -130,6 +130,23 @@ any_submitted(void)
 	return false;
 }
 
+/*
+ * A clean stop (server shutdown, pg_terminate_backend) exits without the
+ * FATAL "terminating background worker" that die() logs: with exit code 1,
+ * as PostgreSQL's own launchers do, so that the postmaster still restarts
+ * the service after bgw_restart_time unless it is itself stopping.
+ */
+static void
+stop_if_asked(void)
+{
+	if (ShutdownRequestPending)
+	{
+		ereport(DEBUG1, (errmsg("gpubtree service stopping")));
+		proc_exit(1);
+	}
+	CHECK_FOR_INTERRUPTS();
+}
+
 /* Is a request about the mirror of key being answered slice by slice? */
 bool
 gbt_slicing(const GbtMirrorKey *key)
@@ -157,7 +174,7 @@ serve_slices(void)
 	{
 		TakenRequest *t;
 
-		CHECK_FOR_INTERRUPTS();
+		stop_if_asked();
 		first = false;
 		next_sliced %= nsliced;
 		t = &sliced[next_sliced];
@@ -245,7 +262,7 @@ gpubtree_service_main(Datum arg)
 	char		name[64] = "";
 	char		why[GBT_ERRMSG_LEN] = "";
 
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
@@ -298,7 +315,7 @@ gpubtree_service_main(Datum arg)
 						 log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		stop_if_asked();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
