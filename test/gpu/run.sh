@@ -26,6 +26,9 @@
 #   suite [PART...]          GPUBTREE_ENGINE=gpu test/run_all.sh PART...
 #                            (every test without PARTs: more than one call)
 #
+# GBT_PG=18 runs them on PostgreSQL 18 (PyPI's wheel, copied to .gpu/; see
+# test/gpu/setup_pg_bundle.sh).
+#
 # Through the device tool, from the repository root, with the PostgreSQL
 # bundle copied to .gpu/ (git-ignored; every benchmark but harmonia needs
 # it) and named in carry:
@@ -107,7 +110,8 @@ echo "cores: $(nproc); memory: $(awk '/MemTotal/ {print int($2/1048576)" GiB"}' 
 echo "tree: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$( [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && echo ' + uncommitted changes')"
 
 if [ "$NAME" != harmonia ]; then
-	. test/gpu/setup_pg_bundle.sh || { echo "no PostgreSQL bundle in .gpu/"; finish 1; }
+	. test/gpu/setup_pg_bundle.sh || { echo "no PostgreSQL ${GBT_PG:-15} in .gpu/"; finish 1; }
+	echo "PostgreSQL: $("$PG_CONFIG" --version)"
 fi
 [ "$NAME" = harmonia ] || [ "$NAME" = suite ] || build
 
