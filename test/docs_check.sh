@@ -15,6 +15,8 @@
 #    as pgindent lays it out; an SQL one follows FUNCTION), or is one of
 #    PostgreSQL's own that the documents name on purpose (POSTGRES_NAMES
 #    below, or any name the server's headers declare).
+# 3. Every setting src/common/settings.c defines has a row in README.md's
+#    settings table.
 #
 # Needs no cluster and no build.  Ends with "N passed, N failed".
 set -uo pipefail
@@ -26,8 +28,9 @@ failed=0
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAILED: $1"; }
 
-# PostgreSQL's functions the documents name (those that are static in its
-# sources, so that no installed header declares them).
+# PostgreSQL's functions the documents name: those static in its sources,
+# which no installed header declares, and the rest for a machine without the
+# server's headers.
 POSTGRES_NAMES="index_build PrepareSortSupportFromIndexRel BuildSpeculativeIndexInfo
 match_rowcompare_to_indexcol ATAddForeignKeyConstraint transformIndexConstraint
 DefineIndex get_actual_variable_range refresh_by_match_merge
@@ -35,7 +38,7 @@ resolve_unique_index_expr get_relation_info ec_member_matches_indexcol
 get_opfamily_member HeapTupleSatisfiesMVCC GetOldestNonRemovableTransactionId
 btinsert btbulkdelete btcostestimate tbm_add_tuples table_index_fetch_tuple
 add_path add_partial_path statement_timestamp have_createdb_privilege
-bt_index_check bt_index_parent_check count sum avg min max now extract"
+bt_index_check bt_index_parent_check now"
 
 # --- 1. the file table -------------------------------------------------------
 
@@ -92,6 +95,18 @@ for doc in README.md ARCHITECTURE.md; do
 			fail "$doc names \`$name()\`, which is defined nowhere in the tree"
 		fi
 	done
+done
+
+# --- 3. settings --------------------------------------------------------------
+
+# every setting src/common/settings.c defines has a row in README's table
+for setting in $(grep -oE 'Define[A-Za-z]+Variable\("gpubtree\.[a-z_]+"' src/common/settings.c |
+	grep -oE 'gpubtree\.[a-z_]+' | sort -u); do
+	if grep -qE "^\| \`$setting\` \|" README.md; then
+		pass
+	else
+		fail "README.md's settings table has no row for $setting"
+	fi
 done
 
 echo "$passed passed, $failed failed"
