@@ -4,7 +4,8 @@
 #   test/run_all.sh
 #
 # First the dependency check's own test (scripts/deps.sh under simulated
-# absences).  Then builds and installs the extension (so run it as root, or
+# absences) and the documents' check (test/docs_check.sh: ARCHITECTURE.md's
+# file table and the functions the documents name).  Then builds and installs the extension (so run it as root, or
 # as a user who can write to PostgreSQL's directories), and runs, each on its
 # own throwaway cluster: warning-free builds with and without CUDA, the
 # Harmonia CPU unit tests, the pg_regress suite, the randomized
@@ -88,6 +89,7 @@ suite() {
 export PGOPTIONS="${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
 
 wanted deps_check.sh && suite deps_check.sh
+wanted docs_check.sh && suite docs_check.sh
 
 wanted build && section "build (warning-free, with and without CUDA)"
 for variant in 0 1; do
