@@ -28,7 +28,6 @@
 #include "utils/lsyscache.h"
 
 #include "backend.h"
-#include "scan.h"
 #include "shmem.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;

@@ -12,18 +12,15 @@
 
 #include "access/relation.h"
 #include "commands/explain.h"
-#include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
-#include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "tcop/tcopprot.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/rel.h"
 
-#include "build.h"
 #include "backend.h"
-#include "scan.h"
+#include "build.h"
+#include "scanstats.h"
 #include "shmem.h"
 #include "pg_compat.h"
 
@@ -120,14 +117,7 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 	if (indexes == NIL)
 		return;
 
-	d.gpu_scans = gbt_scan_stats.gpu_scans - before->gpu_scans;
-	d.fallbacks = gbt_scan_stats.fallbacks - before->fallbacks;
-	d.keys = gbt_scan_stats.keys - before->keys;
-	d.entries = gbt_scan_stats.entries - before->entries;
-	d.device_ms = gbt_scan_stats.device_ms - before->device_ms;
-	d.build_ms = gbt_scan_stats.build_ms - before->build_ms;
-	d.prep_ms = gbt_scan_stats.prep_ms - before->prep_ms;
-	d.wait_ms = gbt_scan_stats.wait_ms - before->wait_ms;
+	gbt_scan_stats_since(before, &d);
 
 	/* Outside the plan's "Query" group: an unlabelled group of its own. */
 	ExplainOpenGroup("gpubtree", NULL, true, es);
@@ -153,7 +143,7 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 							 (long long) d.entries, (long long) d.fallbacks);
 			if (es->verbose && d.gpu_scans > 0)
 				appendStringInfo(es->str, ", on the %s",
-								 gbt_scan_stats.on_gpu ? "GPU" : "CPU engine");
+								 d.on_gpu ? "GPU" : "CPU engine");
 			if (es->timing && d.gpu_scans > 0)
 				appendStringInfo(es->str, ", device time %.3f ms", d.device_ms);
 			if (es->timing && d.build_ms > 0)
@@ -162,8 +152,8 @@ explain_gpubtree(PlannedStmt *plan, ExplainState *es, const GbtScanStats *before
 				appendStringInfo(es->str, "; in this backend: keys to ranges %.3f ms, round trips %.3f ms",
 								 d.prep_ms, d.wait_ms);
 			appendStringInfoChar(es->str, '\n');
-			if (d.fallbacks > 0 && gbt_scan_stats.mirror_note[0] != '\0')
-				appendStringInfo(es->str, "  Mirror: %s\n", gbt_scan_stats.mirror_note);
+			if (d.fallbacks > 0 && d.mirror_note[0] != '\0')
+				appendStringInfo(es->str, "  Mirror: %s\n", d.mirror_note);
 		}
 		else
 		{
@@ -190,7 +180,7 @@ gpubtree_ExplainOneQuery(Query *query, int cursorOptions, IntoClause *into,
 						 ExplainState *es, const char *queryString,
 						 ParamListInfo params, QueryEnvironment *queryEnv)
 {
-	GbtScanStats before = gbt_scan_stats;
+	GbtScanStats before;
 	PlannedStmt *plan;
 	instr_time	planstart,
 				planduration;
@@ -206,6 +196,8 @@ gpubtree_ExplainOneQuery(Query *query, int cursorOptions, IntoClause *into,
 							 params, queryEnv);
 		return;
 	}
+
+	gbt_scan_stats_get(&before);
 
 	/* EXPLAIN (MEMORY): the planner's memory, in a context of its own */
 	if (GBT_EXPLAIN_MEMORY(es))

@@ -9,22 +9,18 @@
 #include "access/itup.h"
 #include "access/relscan.h"
 #include "access/table.h"
-#include "access/xlog.h"
-#include "catalog/index.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "backend.h"
-#include "build.h"
 #include "capture.h"
 #include "client.h"
 #include "export.h"
 #include "keytypes.h"
 #include "resync.h"
-#include "scan.h"
+#include "scanstats.h"
+#include "shmem.h"
 #include "visibility.h"
 #include "pg_compat.h"
 
@@ -257,7 +253,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	PG_END_TRY();
 
 	if (answered && call.req->hdr.status == GBT_REPLY_OK)
-		gbt_scan_stats.build_ms += call.req->hdr.device_ms;
+		gbt_scan_stats_add_build(call.req->hdr.device_ms);
 	else
 		strlcpy(why, call.req == NULL ? "no shared memory for the export" :
 				answered && call.req->hdr.message[0] != '\0' ? call.req->hdr.message :

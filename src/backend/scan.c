@@ -13,24 +13,12 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "access/genam.h"
-#include "access/itup.h"
 #include "access/nbtree.h"
 #include "access/relscan.h"
-#include "access/table.h"
 #include "access/xlog.h"
-#include "catalog/index.h"
-#include "catalog/pg_type.h"
-#include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "portability/instr_time.h"
-#include "utils/array.h"
-#include "utils/date.h"
-#include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/rel.h"
 
 #include "backend.h"
 #include "build.h"
@@ -39,9 +27,7 @@
 #include "resync.h"
 #include "scan.h"
 #include "scankeys.h"
-
-/* What this backend's GPU scans did, for EXPLAIN ANALYZE. */
-GbtScanStats gbt_scan_stats;
+#include "scanstats.h"
 
 /*
  * One SCAN round trip; on success fills tbm.  *status tells what happened.
@@ -60,7 +46,7 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 	ok = gbt_call_scan(&call, index, lo, hi, n, result_room);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
-	gbt_scan_stats.wait_ms += INSTR_TIME_GET_MILLISEC(t1);
+	gbt_scan_stats_add_wait(INSTR_TIME_GET_MILLISEC(t1));
 	if (ok)
 	{
 		GbtRequestHeader *hdr = &call.req->hdr;
@@ -76,11 +62,7 @@ scan_once(Relation index, const uint64 *lo, const uint64 *hi, int64 n,
 			for (done = 0; tbm != NULL && done < hdr->nresults; done += 1 << 20)
 				tbm_add_tuples(tbm, tids + done,
 							   (int) Min(hdr->nresults - done, 1 << 20), false);
-			gbt_scan_stats.gpu_scans++;
-			gbt_scan_stats.keys += n;
-			gbt_scan_stats.entries += hdr->nresults;
-			gbt_scan_stats.device_ms += hdr->device_ms;
-			gbt_scan_stats.on_gpu = hdr->on_gpu;
+			gbt_scan_stats_answered(n, hdr->nresults, hdr->device_ms, hdr->on_gpu);
 		}
 	}
 	gbt_call_end(&call);
@@ -107,7 +89,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	Size		room;
 	GbtReplyStatus status = GBT_REPLY_ERROR;
 	int			attempt;
-
+	char		note[GBT_ERRMSG_LEN];
 	instr_time	t0,
 				t1;
 
@@ -121,14 +103,14 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		return nbtree_getbitmap(scan, tbm);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
-	gbt_scan_stats.prep_ms += INSTR_TIME_GET_MILLISEC(t1);
+	gbt_scan_stats_add_prep(INSTR_TIME_GET_MILLISEC(t1));
 
 	if (n == 0)
 		return 0;				/* contradictory conditions: nothing matches */
 
 	/* This session's own inserts first, so that it sees its own rows. */
 	gbt_resync_flush();
-	gbt_scan_stats.mirror_note[0] = '\0';
+	gbt_scan_stats_set_note("");
 
 	/* Guess room for the answer; the service says when it needs more. */
 	room = sizeof(ItemPointerData) * Max(n * 4, 1024);
@@ -146,8 +128,10 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		else if (status == GBT_REPLY_NO_MIRROR && attempt == 0)
 		{
 			/* Built in the background; we wait only if asked to. */
-			if (!gbt_mirror_wanted(index, keytype, gbt_scan_stats.mirror_note,
-								   sizeof(gbt_scan_stats.mirror_note)))
+			bool		built = gbt_mirror_wanted(index, keytype, note, sizeof(note));
+
+			gbt_scan_stats_set_note(note);
+			if (!built)
 				break;
 		}
 		else
@@ -155,7 +139,7 @@ gpubtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	}
 
 	gbt_count_fallback();
-	gbt_scan_stats.fallbacks++;
+	gbt_scan_stats_fell_back();
 	return nbtree_getbitmap(scan, tbm);
 }
 
