@@ -6,7 +6,7 @@
 #
 # 1. ARCHITECTURE.md's file table (the rows between "## Files" and the next
 #    "## " heading whose first cell is a path in backticks) names every
-#    *.c, *.h and *.cu file under src/ and cuda/, and every file it names
+#    *.c, *.h, *.cu and *.cuh file under src/ and cuda/, and every file it names
 #    exists.  After a file is added, split or renamed, the failures say
 #    which rows to add or drop.
 # 2. Every function written in backticks with empty parentheses, `name()`
@@ -15,6 +15,8 @@
 #    as pgindent lays it out; an SQL one follows FUNCTION), or is one of
 #    PostgreSQL's own that the documents name on purpose (POSTGRES_NAMES
 #    below, or any name the server's headers declare).
+#    A function named with its file, `file.c: name()`, is defined in that
+#    file.
 # 3. Every setting src/common/settings.c defines has a row in README.md's
 #    settings table.
 #
@@ -48,7 +50,7 @@ if [ -z "$table" ]; then
 	fail "ARCHITECTURE.md has no file table under a \"## Files\" heading"
 fi
 
-tree=$(find src cuda -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) | sort)
+tree=$(find src cuda -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort)
 
 for f in $tree; do
 	if grep -qxF "$f" <<<"$table"; then
@@ -75,7 +77,7 @@ defined() {
 	local name=$1
 	grep -qwF "$name" <<<"$POSTGRES_NAMES" && return 0
 	grep -rqE "^([A-Za-z_][^;=(]*[ *])?$name\(|^#define[[:space:]]+$name\(" \
-		--include='*.c' --include='*.h' --include='*.cu' src cuda test 2>/dev/null && return 0
+		--include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' src cuda test 2>/dev/null && return 0
 	grep -rqiE "FUNCTION[[:space:]]+([a-z_@]+\.)?$name[[:space:]]*\(" sql 2>/dev/null && return 0
 	grep -rqE "^$name\(\)|^function[[:space:]]+$name\b" scripts test 2>/dev/null && return 0
 	if [ -n "$server_headers" ] && [ -d "$server_headers" ]; then
@@ -95,6 +97,26 @@ for doc in README.md ARCHITECTURE.md; do
 			fail "$doc names \`$name()\`, which is defined nowhere in the tree"
 		fi
 	done
+done
+
+# A function named with its file, `file.c: name()` (also in a list after
+# it: `file.c: a()`, `b()`), is defined in that file: a function that moved
+# leaves no stale pointer behind.
+for doc in README.md ARCHITECTURE.md; do
+	pairs=$(grep -oE '`[A-Za-z0-9_]+\.(c|h|cu|cuh): [A-Za-z_][A-Za-z0-9_]*\(\)`' "$doc" |
+		sed -E 's/^`([^:]+): ([A-Za-z0-9_]+)\(\)`$/\1 \2/' | sort -u)
+	while read -r file name; do
+		[ -n "$file" ] && [ "$file" != file.c ] || continue	# (the notation itself)
+		grep -qwF "$name" <<<"$POSTGRES_NAMES" && { pass; continue; }
+		paths=$(find src cuda -name "$file")
+		if [ -z "$paths" ]; then
+			fail "$doc names \`$file: $name()\`, and there is no $file"
+		elif grep -qE "^([A-Za-z_][^;=(]*[ *])?$name\(|^#define[[:space:]]+$name\b|\b$name;|}[[:space:]]*$name;" $paths; then
+			pass
+		else
+			fail "$doc names \`$file: $name()\`, which $file does not define"
+		fi
+	done <<<"$pairs"
 done
 
 # --- 3. settings --------------------------------------------------------------
