@@ -88,7 +88,7 @@ static bool
 build_blocked_by_us(Relation index)
 {
 	return CheckRelationLockedByMe(index, AccessExclusiveLock, false) ||
-		CheckRelationOidLockedByMe(index->rd_index->indrelid, AccessExclusiveLock, false);
+		gbt_relation_oid_locked_by_me(index->rd_index->indrelid, AccessExclusiveLock, false);
 }
 
 static bool

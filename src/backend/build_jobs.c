@@ -25,6 +25,7 @@
 #include "client.h"
 #include "keytypes.h"
 #include "shmem.h"
+#include "pg_compat.h"
 
 /* The table in shared memory, attached by gbt_builder_shmem_startup(). */
 GbtBuilderShared *gbt_builds = NULL;

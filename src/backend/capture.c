@@ -622,7 +622,7 @@ drop_unneeded_triggers(void)
 		Relation	heap;
 		const Trigger *t;
 
-		if (!CheckRelationOidLockedByMe(relid, AccessExclusiveLock, true) &&
+		if (!gbt_relation_oid_locked_by_me(relid, AccessExclusiveLock, true) &&
 			!ConditionalLockRelationOid(relid, AccessExclusiveLock))
 			continue;
 		heap = try_table_open(relid, NoLock);

@@ -22,6 +22,9 @@
 #include "commands/explain.h"
 #include "commands/trigger.h"
 #include "optimizer/cost.h"		/* disable_cost */
+#include "miscadmin.h"		/* MyDatabaseId */
+#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/memutils.h"
@@ -66,6 +69,30 @@ object_aclcheck(Oid classid, Oid objectid, Oid roleid, AclMode mode)
 		return pg_namespace_aclcheck(objectid, roleid, mode);
 	elog(ERROR, "gpubtree: no privilege check for catalog %u", classid);
 	return ACLCHECK_NO_PRIV;
+}
+#endif
+
+/*
+ * Whether this transaction holds a lock on a relation given by OID: 17 made
+ * CheckRelationOidLockedByMe() and gave LockHeldByMe() its orstronger
+ * argument; only later minor releases of 15 and 16 have the former, so
+ * before 17 it is done here by LockHeldByMe() for each mode.
+ */
+#if PG_VERSION_NUM >= 170000
+#define gbt_relation_oid_locked_by_me(relid, mode, orstronger) \
+	CheckRelationOidLockedByMe((relid), (mode), (orstronger))
+#else
+static inline bool
+gbt_relation_oid_locked_by_me(Oid relid, LOCKMODE mode, bool orstronger)
+{
+	LOCKTAG		tag;
+	LOCKMODE	m;
+
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	for (m = mode; m <= (orstronger ? MaxLockMode : mode); m++)
+		if (LockHeldByMe(&tag, m))
+			return true;
+	return false;
 }
 #endif
 
@@ -168,7 +195,7 @@ object_aclcheck(Oid classid, Oid objectid, Oid roleid, AclMode mode)
 #define GBT_DISABLE_COST_CHARGED	true
 #endif
 
-/* 18 dropped c.h's Abs() */
+/* 16 dropped c.h's Abs() */
 #ifndef Abs
 #define Abs(x)						((x) >= 0 ? (x) : -(x))
 #endif
