@@ -92,8 +92,8 @@ extern bool gbt_mirror_wants_merge(const GbtMirror *m);
 
 /*
  * A new mirror holding m's live entries in one tree on m's device, made a
- * step at a time while m serves (mirror.c says how changes made meanwhile
- * reach it).
+ * step at a time while m serves (mirror_rebuild.c says how changes made
+ * meanwhile reach it).
  */
 typedef struct GbtRebuild GbtRebuild;
 extern GbtRebuild *gbt_rebuild_begin(const GbtMirror *m);
