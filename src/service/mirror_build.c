@@ -245,7 +245,7 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 		if (xmin != NULL ? xmin[i] == GBT_XMIN_UNKNOWN :
 			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) != 0)
 			nstamped++;
-	m->vm_mode = vm_mode || !captured || nstamped > n / 64;
+	m->vm_mode = vm_mode || !captured || nstamped > n / GBT_UNKNOWN_ONE_IN;
 	nstamped = 0;
 	spos = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
 	sxmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);

@@ -586,7 +586,7 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 			if (!IS_REMOVED(m, i) && !gbt_stamps_at(m, i, &cur, &mn, &mx) &&
 				!BLOCK_VISIBLE(gbt_base_block(m, i)))
 				nunknown++;
-		if (nunknown > m->base.n / 64)
+		if (nunknown > m->base.n / GBT_UNKNOWN_ONE_IN)
 			return;
 		pos = palloc_extended(sizeof(int64) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
 		xmin = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
