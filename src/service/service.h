@@ -16,6 +16,13 @@
 #include "mirror.h"
 #include "shmem.h"
 
+/*
+ * A step of the service (applying the log, a settling step, a merge, an
+ * aggregate) that takes this long keeps requests waiting long enough to be
+ * noticed in a query's time: it is reported at DEBUG1.
+ */
+#define GBT_SLOW_STEP_MS 20
+
 /* One mirror the service holds. */
 typedef struct ServiceMirror
 {
