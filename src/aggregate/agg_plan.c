@@ -351,7 +351,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	unsure_frac = 1.0 - input_rel->allvisfrac;
 	heap = table_open(tableoid, NoLock);
 	if (index->indexkeys[0] != 0 && gbt_capture_enabled(heap))
-		unsure_frac = Min(unsure_frac, 1.0 / 64);
+		unsure_frac = Min(unsure_frac, 1.0 / GBT_UNKNOWN_ONE_IN);
 	table_close(heap, NoLock);
 	unsure_rows = input_rel->rows * (1.0 - nullfrac) * unsure_frac;
 	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +

@@ -138,13 +138,13 @@ gbt_entries_order(const GbtEntries *e, int64 from, int64 to, bool by_key)
 
 /*
  * What a mirror of n entries will take, before it exists: the same parts
- * as service/mirror.c's gbt_mirror_bytes() for a mirror just built: entries
- * with their block numbers and NULL bits, and the Harmonia tree (8 bytes an
- * entry, and its inner nodes: under 1 byte an entry at the default fanout;
- * counted as 17, as when the tree also held row ids, which leaves a margin);
- * on the GPU also the device's copies of block numbers, columns and NULL
- * bits, and the device tree's padding.  Rounded up, so that a mirror
- * estimated to fit does.
+ * as service/mirror_utils.c's gbt_mirror_bytes() for a mirror just built:
+ * entries with their block numbers and NULL bits, and the Harmonia tree (8
+ * bytes an entry, and its inner nodes: under 1 byte an entry at the default
+ * fanout; counted as 17, as when the tree also held row ids, which leaves a
+ * margin); on the GPU also the device's copies of block numbers, columns
+ * and NULL bits, and the device tree's padding.  Rounded up, so that a
+ * mirror estimated to fit does.
  */
 int64
 gbt_mirror_estimate_bytes(int64 n, int ncols, bool on_gpu)

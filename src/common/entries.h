@@ -56,6 +56,15 @@ typedef struct GbtEntries
  */
 #define GBT_ENTRY_XMIN_UNKNOWN 0x80
 
+/*
+ * One entry in this many, at most, flagged GBT_ENTRY_XMIN_UNKNOWN: a mirror
+ * with more of them stops listing them one by one and lets the visibility
+ * map decide all its plain entries (the service's vm_mode, left when VACUUM
+ * brings them back under this share), so the planner takes 1 / this as the
+ * share of a captured table's rows that a mirror may leave to the heap.
+ */
+#define GBT_UNKNOWN_ONE_IN 64
+
 /* TID order, as ItemPointerCompare(), inline: sorts and searches call it often. */
 static inline int
 gbt_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)

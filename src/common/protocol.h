@@ -235,7 +235,7 @@ typedef struct GbtAggRequest
  * VOUCH: nvisible bits of the visibility map follow, read at the end of a
  * VACUUM of the table (its cleanup), while the capture trigger fires.  The
  * entries on all-visible blocks whose inserter the mirror did not know are
- * visible to every snapshot (mirror.c: gbt_mirror_vouch()).
+ * visible to every snapshot (stamps.c: gbt_mirror_vouch()).
  */
 typedef struct GbtVouchRequest
 {

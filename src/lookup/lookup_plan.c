@@ -138,7 +138,7 @@ unsure_fraction(RelOptInfo *rel, Oid tableoid)
 	Relation	heap = table_open(tableoid, NoLock);
 
 	if (gbt_capture_enabled(heap))
-		frac = Min(frac, 1.0 / 64);
+		frac = Min(frac, 1.0 / GBT_UNKNOWN_ONE_IN);
 	table_close(heap, NoLock);
 	return frac;
 }

@@ -24,9 +24,9 @@ typedef struct GbtMirror GbtMirror;
  * decided by the visibility map, the others are visible to every snapshot
  * until deleted; captured says that every delete since the export reaches
  * the mirror (capture.c), else the visibility map decides for all, as it
- * does while more than 1/64 of the entries are flagged.  Returns
- * NULL with a message in err on failure (out of device memory, or a device
- * asked for in a build without CUDA).
+ * does while more than one entry in GBT_UNKNOWN_ONE_IN is flagged.
+ * Returns NULL with a message in err on failure (out of device memory, or
+ * a device asked for in a build without CUDA).
  */
 extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 								   bool captured, int device, char *err, Size errlen);
@@ -92,8 +92,8 @@ extern bool gbt_mirror_wants_merge(const GbtMirror *m);
 
 /*
  * A new mirror holding m's live entries in one tree on m's device, made a
- * step at a time while m serves (mirror.c says how changes made meanwhile
- * reach it).
+ * step at a time while m serves (mirror_rebuild.c says how changes made
+ * meanwhile reach it).
  */
 typedef struct GbtRebuild GbtRebuild;
 extern GbtRebuild *gbt_rebuild_begin(const GbtMirror *m);

@@ -1,10 +1,31 @@
 /*
  * mirror_int.h
- *	  A mirror's insides, shared by mirror.c (the entries and the engine) and
- *	  stamps.c (their visibility stamps).
+ *	  A mirror's insides, shared by the files that work on them: building
+ *	  (mirror_build.c), the delta's runs (mirror_delta.c), changes applied
+ *	  (mirror_apply.c), a new tree (mirror_rebuild.c), searches and
+ *	  aggregates (mirror_search.c), reads in order (mirror_read.c), sizes
+ *	  (mirror_utils.c) and the visibility stamps (stamps.c).
+ *
+ * A mirror is one engine (cuda/engine.h) over the index's keys: a Harmonia
+ * tree on the CUDA device the mirror was built for, searched in batches
+ * there, or on the CPU twin (device -1).  The entries (keys, TIDs, column
+ * values) also stay in the service's memory in (key, TID) order: TIDs are
+ * gathered on the host from the positions the search returns, and the
+ * engine borrows the TIDs (their blocks), column values and NULL bits for
+ * aggregates.
+ * The delta here is the only one: the engine holds just the tree it was
+ * built with, and entries inserted or removed since then (with their TIDs,
+ * columns and log positions, which the service needs) are kept and searched
+ * here until a merge builds a new mirror.  If an engine call fails, the
+ * request fails and the backend's scan is answered by nbtree.  Which
+ * entries a snapshot sees is stamps.c's part.
  */
 #ifndef GPUBTREE_MIRROR_INT_H
 #define GPUBTREE_MIRROR_INT_H
+
+#include "postgres.h"
+
+#include "utils/memutils.h"
 
 #include "engine.h"
 #include "mirror.h"
@@ -135,6 +156,47 @@ gbt_entry_cmp(uint64 ka, const ItemPointerData *ta, uint64 kb, const ItemPointer
 	return gbt_tid_cmp(ta, tb);
 }
 
+/*
+ * Binary searches of the mirror's sorted arrays: the first position in
+ * [lo, hi) whose element comes after x, or at or after x when !after.
+ * One body for the arrays of integers, keys (uint64) and base positions
+ * (int64); entries compare by (key, TID).
+ */
+#define GBT_DEFINE_BOUND(name, type) \
+static inline int64 \
+name(const type *v, int64 lo, int64 hi, type x, bool after) \
+{ \
+	while (lo < hi) \
+	{ \
+		int64		mid = lo + (hi - lo) / 2; \
+\
+		if (v[mid] < x || (after && v[mid] == x)) \
+			lo = mid + 1; \
+		else \
+			hi = mid; \
+	} \
+	return lo; \
+}
+GBT_DEFINE_BOUND(gbt_key_bound, uint64)
+GBT_DEFINE_BOUND(gbt_pos_bound, int64)
+
+static inline int64
+gbt_entry_bound(const GbtEntries *e, int64 lo, int64 hi, uint64 key,
+				const ItemPointerData *tid, bool after)
+{
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		int			cmp = gbt_entry_cmp(e->keys[mid], &e->tids[mid], key, tid);
+
+		if (cmp < 0 || (after && cmp == 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Set bit i of *bits (n bits, allocated zeroed on first use). */
 static inline void
 gbt_set_bit(uint8 **bits, int64 n, int64 i)
@@ -176,16 +238,7 @@ gbt_run_find_from(const GbtEntries *e, uint64 key, const ItemPointerData *tid, i
 		hi += step;
 		step *= 2;
 	}
-	hi = Min(hi, e->n);
-	while (lo < hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (gbt_entry_cmp(e->keys[mid], &e->tids[mid], key, tid) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = gbt_entry_bound(e, lo, Min(hi, e->n), key, tid, false);
 	*from = lo;
 	return lo < e->n && gbt_entry_cmp(e->keys[lo], &e->tids[lo], key, tid) == 0 ? lo : -1;
 }
@@ -246,6 +299,25 @@ gbt_delta_may_hold(const GbtMirror *m, uint64 key, const ItemPointerData *tid)
 	return (m->filter[a >> 6] & (UINT64CONST(1) << (a & 63))) != 0 &&
 		(m->filter[b >> 6] & (UINT64CONST(1) << (b & 63))) != 0;
 }
+
+/* mirror_build.c: a mirror from entries with their stamps (a rebuild's) */
+extern GbtMirror *gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries,
+										bool take, const TransactionId *xmin,
+										const TransactionId *xmax, bool captured,
+										bool vm_mode, int device, char *err, Size errlen);
+
+/* mirror_delta.c: the delta's runs */
+extern void gbt_run_alloc(GbtRun *run, int ncols, int64 cap);
+extern void gbt_run_free(GbtRun *run);
+extern void gbt_delta_add(GbtMirror *m, const GbtEntries *e, const int64 *fresh,
+						  int64 nfresh, const uint64 *pos, const TransactionId *xmin);
+extern void gbt_mirror_merge_finish(GbtMirror *m);
+
+/* mirror_read.c: the live entries in (key, TID) order, after a cursor */
+extern int64 gbt_mirror_read_ordered(const GbtMirror *m, const GbtDumpCursor *after,
+									 int64 max, GbtEntries *out, GbtSnapView *view,
+									 uint8 *verdicts, TransactionId *xmins,
+									 TransactionId *xmaxs);
 
 /* stamps.c: base positions of many entries at once (-1: not there) */
 extern void gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys,

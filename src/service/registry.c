@@ -278,12 +278,7 @@ capture_add(BuildCapture *bc, const GbtLogEntry *le, uint64 p)
 	bc->pos[bc->n++] = p;
 }
 
-/*
- * Report at DEBUG1 a step of the service that kept requests waiting long
- * enough to be noticed in a query's time.
- */
-#define GBT_SLOW_STEP_MS 20
-
+/* Report at DEBUG1 a step of the service past GBT_SLOW_STEP_MS. */
 static void
 report_slow_step(instr_time start, const char *what, const ServiceMirror *sm, int64 n)
 {

@@ -337,7 +337,7 @@ agg_slice(TakenRequest *t, int64 max)
 	INSTR_TIME_SUBTRACT(t1, t0);
 	req->hdr.nresults = unsure.n;
 	req->hdr.device_ms += INSTR_TIME_GET_MILLISEC(t1);
-	if (INSTR_TIME_GET_MILLISEC(t1) >= 5)
+	if (INSTR_TIME_GET_MILLISEC(t1) >= GBT_SLOW_STEP_MS)
 	{
 		/* CPU time against wall time: is the service short of a core? */
 		getrusage(RUSAGE_SELF, &ru1);

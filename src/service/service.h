@@ -16,6 +16,13 @@
 #include "mirror.h"
 #include "shmem.h"
 
+/*
+ * A step of the service (applying the log, a settling step, a merge, an
+ * aggregate) that takes this long keeps requests waiting long enough to be
+ * noticed in a query's time: it is reported at DEBUG1.
+ */
+#define GBT_SLOW_STEP_MS 20
+
 /* One mirror the service holds. */
 typedef struct ServiceMirror
 {
@@ -100,9 +107,16 @@ extern void gbt_answer_requests(TakenRequest *taken, int ntaken);
 extern bool gbt_answer_slice(TakenRequest *t);
 extern bool gbt_request_abandoned(const TakenRequest *t);
 
+/* slices.c: the requests answered a slice at a time, in turn */
+extern void gbt_slices_add(const TakenRequest *t);
+extern int	gbt_slices_queued(void);
+extern TakenRequest *gbt_slices_next(void);
+extern void gbt_slices_pass(void);
+extern void gbt_slices_remove(void);
+extern bool gbt_slicing(const GbtMirrorKey *key);
+
 /* worker.c */
 extern void gbt_service_register(void);
-extern bool gbt_slicing(const GbtMirrorKey *key);
 extern PGDLLEXPORT void gpubtree_service_main(Datum arg);
 
 #endif							/* GPUBTREE_SERVICE_H */

@@ -40,19 +40,10 @@ gbt_mirror_find_entries(GbtMirror *m, const uint64 *keys, const ItemPointerData 
 	else
 		for (i = 0; i < n; i++)
 		{
-			int64		lo = start[i];
-			int64		hi = end[i];
-
 			/* The key's entries are in TID order. */
-			while (lo < hi)
-			{
-				int64		mid = lo + (hi - lo) / 2;
+			int64		lo = gbt_entry_bound(&m->base, start[i], end[i], keys[i],
+											 &tids[i], false);
 
-				if (gbt_tid_cmp(&m->base.tids[mid], &tids[i]) < 0)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
 			at[i] = lo < end[i] &&
 				ItemPointerEquals(&m->base.tids[lo], (ItemPointer) &tids[i]) ? lo : -1;
 		}
@@ -77,17 +68,7 @@ stamps_lower_from(const GbtStampList *l, int64 pos, int64 x)
 		hi += step;
 		step *= 2;
 	}
-	hi = Min(hi, l->n);
-	while (lo < hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (l->pos[mid] < pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return gbt_pos_bound(l->pos, lo, Min(hi, l->n), pos, false);
 }
 
 /* The first entry of l at or after base position pos. */
@@ -605,7 +586,7 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 			if (!IS_REMOVED(m, i) && !gbt_stamps_at(m, i, &cur, &mn, &mx) &&
 				!BLOCK_VISIBLE(gbt_base_block(m, i)))
 				nunknown++;
-		if (nunknown > m->base.n / 64)
+		if (nunknown > m->base.n / GBT_UNKNOWN_ONE_IN)
 			return;
 		pos = palloc_extended(sizeof(int64) * Max(nunknown, 1), MCXT_ALLOC_HUGE);
 		xmin = palloc_extended(sizeof(TransactionId) * Max(nunknown, 1), MCXT_ALLOC_HUGE);

@@ -48,14 +48,6 @@
 /* Whether the last application of the log found entries. */
 static bool log_busy = false;
 
-/*
- * Requests answered a slice at a time (GBT_SLICE_KEYS), in the order they
- * came, and the one whose slice is next.  At most one per slot.
- */
-static TakenRequest *sliced = NULL;
-static int	nsliced = 0;
-static int	next_sliced = 0;
-
 static void
 apply_log(void)
 {
@@ -147,18 +139,6 @@ stop_if_asked(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* Is a request about the mirror of key being answered slice by slice? */
-bool
-gbt_slicing(const GbtMirrorKey *key)
-{
-	int			i;
-
-	for (i = 0; i < nsliced; i++)
-		if (memcmp(&sliced[i].req->hdr.key, key, sizeof(GbtMirrorKey)) == 0)
-			return true;
-	return false;
-}
-
 /*
  * Slices of the sliced requests, one request after another: one slice each
  * round (however many others keep coming), then more until none is left or
@@ -170,23 +150,21 @@ serve_slices(void)
 {
 	bool		first = true;
 
-	while (nsliced > 0 && (first || !any_submitted()))
+	while (gbt_slices_queued() > 0 && (first || !any_submitted()))
 	{
 		TakenRequest *t;
 
 		stop_if_asked();
 		first = false;
-		next_sliced %= nsliced;
-		t = &sliced[next_sliced];
+		t = gbt_slices_next();
 		apply_log();
 		if (!gbt_request_abandoned(t) && !gbt_answer_slice(t))
 		{
-			next_sliced++;
+			gbt_slices_pass();
 			continue;
 		}
 		finish(t);
-		memmove(t, t + 1, sizeof(TakenRequest) * (nsliced - next_sliced - 1));
-		nsliced--;
+		gbt_slices_remove();
 	}
 }
 
@@ -209,12 +187,7 @@ serve_round(void)
 		if (!taken[i].sliced)
 			finish(&taken[i]);
 		else
-		{
-			if (sliced == NULL)
-				sliced = MemoryContextAlloc(TopMemoryContext,
-											sizeof(TakenRequest) * gbt_shared->nslots);
-			sliced[nsliced++] = taken[i];
-		}
+			gbt_slices_add(&taken[i]);
 	}
 	pfree(taken);
 
@@ -311,7 +284,7 @@ gpubtree_service_main(Datum arg)
 		MemoryContext oldcxt;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 nsliced > 0 ? 0L : more ? 1L :
+						 gbt_slices_queued() > 0 ? 0L : more ? 1L :
 						 log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -322,7 +295,7 @@ gpubtree_service_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			gbt_set_memory_limit();
 		}
-		if (!any_submitted() && nsliced == 0)
+		if (!any_submitted() && gbt_slices_queued() == 0)
 		{
 			/* Keep the log from filling while no one asks anything. */
 			oldcxt = MemoryContextSwitchTo(round_cxt);

@@ -1,0 +1,322 @@
+/*
+ * mirror_build.c
+ *	  A mirror built from entries in (key, TID) order: its columns held in
+ *	  as little as they need, its stamped entries listed, its engine built
+ *	  over the keys; and a mirror freed.
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "utils/memutils.h"
+
+#include "mirror_int.h"
+
+/* Base position i's NULL bits per column, from its entry's NULL mask. */
+static void
+set_null_bits(GbtMirror *m, int64 i, uint8 nulls)
+{
+	int			c;
+
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		if (nulls & (1 << c) || m->columns.type[c] == GBT_COL_NONE)
+			m->colnulls[c][i >> 3] |= 1 << (i & 7);
+		else
+			m->colnulls[c][i >> 3] &= ~(1 << (i & 7));
+	}
+}
+
+/*
+ * Whether column c is the key and an integer, whose values the keys give
+ * exactly (a float key's keys fold -0 into 0, so its column is held).
+ */
+static bool
+key_column(const GbtMirror *m, int c)
+{
+	return c == 0 && m->columns.type[c] == GBT_COL_INT64;
+}
+
+/* Whether any of bits [0, n) is set. */
+static bool
+has_null(const uint8 *bits, int64 n)
+{
+	int64		i;
+
+	for (i = 0; i < n / 8; i++)
+		if (bits[i] != 0)
+			return true;
+	return n % 8 != 0 && (bits[n / 8] & ((1 << (n % 8)) - 1)) != 0;
+}
+
+/* The engine's view of base entries [0, n): blocks, columns, NULL bits. */
+static void
+agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
+{
+	int			c;
+
+	memset(in, 0, sizeof(*in));
+	in->n = n;
+	/* ItemPointerData is the layout gbt_agg_block() reads. */
+	StaticAssertStmt(sizeof(ItemPointerData) == 3 * sizeof(uint16) &&
+					 offsetof(ItemPointerData, ip_blkid) == 0,
+					 "ItemPointerData is not 3 uint16s");
+	in->tids = (const uint16 *) m->base.tids;
+	in->ncols = m->columns.ncols;
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		in->coltype[c] = m->columns.type[c] == GBT_COL_FLOAT8 ? GBT_VAL_FLOAT8 : GBT_VAL_INT64;
+		in->cols[c] = m->base.vals[c];
+		in->nulls[c] = m->colnulls[c];
+		if (m->base.narrow[c] != NULL)
+		{
+			in->cols[c] = m->base.narrow[c];
+			in->narrow |= 1u << c;
+			in->base[c] = m->base.narrow_base[c];
+		}
+		if (key_column(m, c))
+		{
+			in->cols[c] = m->base.keys;
+			in->keyed |= 1u << c;
+		}
+	}
+}
+
+/*
+ * Column c in 4 bytes a value when its values (NULLs aside) allow: integers
+ * within 2^32 of the smallest, floats that a float holds exactly.
+ */
+static void
+narrow_column(GbtMirror *m, int c)
+{
+	GbtEntries *e = &m->base;
+	bool		isfloat = m->columns.type[c] == GBT_COL_FLOAT8;
+	int64		lo = PG_INT64_MAX;
+	int64		hi = PG_INT64_MIN;
+	int64		i;
+
+	for (i = 0; i < e->n; i++)
+	{
+		int64		v = e->vals[c][i];
+
+		if (gbt_entry_nulls(e, i) & (1 << c))
+			continue;
+		if (isfloat)
+		{
+			/* bit for bit: a NaN's payload too (min/max return its bits) */
+			if (gbt_float8_val((float) gbt_val_float8(v)) != v)
+				return;
+		}
+		else
+		{
+			lo = Min(lo, v);
+			hi = Max(hi, v);
+		}
+	}
+	if (!isfloat && lo <= hi && (uint64) hi - (uint64) lo > PG_UINT32_MAX)
+		return;
+	e->narrow_base[c] = isfloat || lo > hi ? 0 : lo;
+	e->narrow[c] = MemoryContextAllocExtended(TopMemoryContext,
+											  sizeof(uint32) * Max(e->n, 1),
+											  MCXT_ALLOC_HUGE);
+	for (i = 0; i < e->n; i++)
+	{
+		int64		v = e->vals[c][i];
+
+		if (gbt_entry_nulls(e, i) & (1 << c))
+			e->narrow[c][i] = 0;
+		else if (isfloat)
+		{
+			float		f = (float) gbt_val_float8(v);
+
+			memcpy(&e->narrow[c][i], &f, sizeof(f));
+		}
+		else
+			e->narrow[c][i] = (uint32) ((uint64) v - (uint64) e->narrow_base[c]);
+	}
+	if (isfloat)
+		e->narrow_float |= 1 << c;
+	pfree(e->vals[c]);
+	e->vals[c] = NULL;
+}
+
+/*
+ * Hold only the columns that say something: none for an integer key or a
+ * type not held (gbt_entry_val() gives their values), NULL bits only for a
+ * column with a NULL, and the entries' NULL masks only when one is set;
+ * the others in 4 bytes a value where the values allow.
+ */
+static void
+drop_unheld_columns(GbtMirror *m)
+{
+	int			c;
+	int64		i;
+
+	for (i = 0; i < m->base.n && m->base.nulls[i] == 0; i++)
+		;
+	if (i == m->base.n && m->base.nulls != NULL)
+	{
+		pfree(m->base.nulls);
+		m->base.nulls = NULL;
+	}
+
+	for (c = 0; c < m->columns.ncols; c++)
+	{
+		bool		all_null = m->columns.type[c] == GBT_COL_NONE;
+
+		if ((all_null || key_column(m, c)) && m->base.vals[c] != NULL)
+		{
+			pfree(m->base.vals[c]);
+			m->base.vals[c] = NULL;
+		}
+		if (all_null || !has_null(m->colnulls[c], m->base.n))
+		{
+			pfree(m->colnulls[c]);
+			m->colnulls[c] = NULL;
+		}
+		if (m->base.vals[c] != NULL)
+			narrow_column(m, c);
+	}
+}
+
+/*
+ * Build from entries in (key, TID) order with their stamps (xmin/xmax NULL:
+ * from the entries' GBT_ENTRY_XMIN_UNKNOWN flag, no xmax).  With take, the
+ * mirror takes the entries' arrays (in TopMemoryContext) instead of a copy,
+ * and entries is left empty.
+ */
+GbtMirror *
+gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
+					  const TransactionId *xmin, const TransactionId *xmax,
+					  bool captured, bool vm_mode, int device, char *err, Size errlen)
+{
+	const gbt_engine_ops *ops = device < 0 ? gbt_engine_cpu_ops() : gbt_engine_gpu_ops();
+	MemoryContext old;
+	GbtMirror  *m;
+	int64		n = entries->n;
+	int64		i;
+	int64		nstamped = 0;
+	int64	   *spos;
+	TransactionId *sxmin;
+	TransactionId *sxmax;
+	uint32		maxblock = 0;
+	gbt_agg_input in;
+
+	if (ops == NULL)
+	{
+		strlcpy(err, "built without CUDA", errlen);
+		return NULL;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	m = palloc0(sizeof(GbtMirror));
+
+	m->columns = *columns;
+	m->captured = captured;
+	if (take)
+		m->base = *entries;
+	else
+	{
+		gbt_entries_init(&m->base, columns->ncols, n);
+		for (i = 0; i < n; i++)
+			gbt_copy_entry(&m->base, i, entries, i);
+		m->base.n = n;
+	}
+	for (i = 0; i < n; i++)
+		maxblock = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&entries->tids[i]));
+	m->nallvis = (int64) maxblock + 1;
+	m->allvis = palloc_extended(m->nallvis / 8 + 1, MCXT_ALLOC_HUGE);
+	memset(m->allvis, 0xff, m->nallvis / 8 + 1);
+	for (i = 0; i < columns->ncols; i++)
+		m->colnulls[i] = palloc_extended(n / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (i = 0; i < n; i++)
+		set_null_bits(m, i, entries->nulls[i]);
+	MemoryContextSwitchTo(old);
+	for (i = 0; i < GBT_RUNS; i++)
+		gbt_run_alloc(&m->runs[i], columns->ncols, 16);
+
+	/*
+	 * The stamped entries.  With many inserters unknown (an export from a
+	 * table not vacuumed since it was loaded), the mirror decides by the
+	 * visibility map instead of listing them all, until a VACUUM vouches
+	 * for their blocks (gbt_mirror_vouch()).  A rebuild keeps its source's
+	 * mode: entries whose inserters a mirror deciding by the map took as
+	 * frozen are frozen in the copy too, and the map must go on deciding.
+	 */
+	for (i = 0; i < n; i++)
+		if (xmin != NULL ? xmin[i] == GBT_XMIN_UNKNOWN :
+			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) != 0)
+			nstamped++;
+	m->vm_mode = vm_mode || !captured || nstamped > n / GBT_UNKNOWN_ONE_IN;
+	nstamped = 0;
+	spos = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	sxmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
+	sxmax = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+	{
+		TransactionId mn = xmin != NULL ? xmin[i] :
+			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
+		TransactionId mx = xmax != NULL ? xmax[i] : InvalidTransactionId;
+
+		if (m->vm_mode && mn == GBT_XMIN_UNKNOWN)
+			mn = GBT_XMIN_FROZEN;
+		if (mn == GBT_XMIN_FROZEN && !TransactionIdIsValid(mx))
+			continue;
+		spos[nstamped] = i;
+		sxmin[nstamped] = mn;
+		sxmax[nstamped++] = mx;
+	}
+	gbt_stamps_add(m, nstamped, spos, sxmin, sxmax);
+	pfree(spos);
+	pfree(sxmin);
+	pfree(sxmax);
+	for (i = 0; i < n; i++)
+		m->base.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+	if (take)
+		memset(entries, 0, sizeof(GbtEntries));
+	drop_unheld_columns(m);
+
+	m->ops = ops;
+	agg_input(&in, m, n);
+	if (ops->build(m->base.keys, &in, device, &m->engine, err, errlen) != 0)
+	{
+		gbt_mirror_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+GbtMirror *
+gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
+				 bool captured, int device, char *err, Size errlen)
+{
+	return gbt_mirror_build_from(columns, (GbtEntries *) entries, false, NULL, NULL,
+								 captured, false, device, err, errlen);
+}
+
+void
+gbt_mirror_free(GbtMirror *m)
+{
+	int			c;
+
+	if (m == NULL)
+		return;
+	if (m->engine != NULL)
+		m->ops->free(m->engine);
+	gbt_entries_free(&m->base);
+	for (c = 0; c < GBT_RUNS; c++)
+		gbt_run_free(&m->runs[c]);
+	if (m->merge_run != 0)
+		gbt_run_free(&m->merge_into);
+	pfree(m->allvis);
+	for (c = 0; c < m->columns.ncols; c++)
+		if (m->colnulls[c])
+			pfree(m->colnulls[c]);
+	if (m->removed)
+		pfree(m->removed);
+	if (m->hidden)
+		pfree(m->hidden);
+	gbt_stamps_free(&m->stamped);
+	gbt_stamps_free(&m->recent);
+	if (m->filter)
+		pfree(m->filter);
+	pfree(m);
+}

@@ -1,0 +1,562 @@
+/*
+ * mirror_search.c
+ *	  Searches of a mirror: the tree positions of key ranges (on the host
+ *	  for a few, else by the engine), and aggregates over them, or the
+ *	  listing of their entries for a lookup: the engine's part over the
+ *	  tree's plain entries, the stamped entries and the delta's decided here
+ *	  entry by entry against the query's snapshot.
+ */
+#include "postgres.h"
+
+#include "port/pg_bitutils.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+
+#include "agg_state.h"
+#include "mirror_int.h"
+#include "runsums.h"
+#include "snapview.h"
+#include "threads.h"
+
+/* Batches of at most this many ranges are searched on the host. */
+#define GBT_HOST_SEARCH_MAX 8
+
+bool
+gbt_mirror_sort_unique(GbtMirror *m, uint64 *keys, int64 n, uint32 *map, int64 *nout,
+					   char *err, Size errlen)
+{
+	StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
+	return m->ops->sort_unique(m->engine, (uint64_t *) keys, n, map, (int64_t *) nout,
+							   err, errlen) == 0;
+}
+
+bool
+gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+				  int64 nranges, int64 *start, int64 *end,
+				  char *err, Size errlen)
+{
+	StaticAssertStmt(sizeof(int64) == sizeof(int64_t), "int64 size");
+
+	/*
+	 * A few ranges: two binary searches each in the host's copy of the
+	 * tree's keys cost microseconds, a batch to the device and back a
+	 * tenth of a millisecond.
+	 */
+	if (nranges <= GBT_HOST_SEARCH_MAX)
+	{
+		int64		i;
+
+		for (i = 0; i < nranges; i++)
+		{
+			start[i] = gbt_key_bound(m->base.keys, 0, m->base.n, lo[i], false);
+			end[i] = lo[i] > hi[i] ? start[i] :
+				gbt_key_bound(m->base.keys, 0, m->base.n, hi[i], true);
+		}
+		return true;
+	}
+	return m->ops->ranges(m->engine, lo, hi, nranges, (int64_t *) start,
+						  (int64_t *) end, err, errlen) == 0;
+}
+
+/* The values of entry i of e, as gbt_agg_add_entry() takes them. */
+static const int64 *
+entry_vals(const GbtEntries *e, int64 i, int64 *vals)
+{
+	int			c;
+
+	for (c = 0; c < e->ncols; c++)
+		vals[c] = gbt_entry_val(e, c, i);
+	return vals;
+}
+
+/*
+ * Where an aggregate's decided entries go.  Aggregating (verdicts NULL):
+ * those the snapshot sees into agg, the unsure ones into list.  Listing
+ * (the rows of a lookup): both into list, each with its verdict.  Past cap,
+ * entries are only counted (agg->nunsure), so that the caller can ask again
+ * with room for them all.
+ */
+typedef struct EntrySink
+{
+	gbt_agg_result *agg;
+	const GbtColumns *columns;
+	GbtEntries *list;
+	uint8	   *verdicts;
+	int64		cap;
+} EntrySink;
+
+static inline void
+sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
+{
+	int64		vals[GBT_MAX_COLS];
+
+	if (verdict == GBT_SKIP)
+		return;
+	if (verdict == GBT_TAKE && s->verdicts == NULL)
+	{
+		gbt_agg_add_entry(s->agg, s->columns, entry_vals(src, i, vals),
+						  gbt_entry_nulls(src, i));
+		return;
+	}
+	if (s->list->n < s->cap)
+	{
+		if (s->verdicts != NULL)
+			s->verdicts[s->list->n] = verdict;
+		gbt_copy_entry(s->list, s->list->n++, src, i);
+	}
+	s->agg->nunsure++;
+}
+
+/* How many stamped entries ahead aggregate_stamped() asks the caches for. */
+#define STAMPED_PREFETCH 16
+
+/*
+ * Ask the caches for what deciding and adding tree entry p reads.  Always
+ * inlined: a function whose only effect is prefetches counts as having none,
+ * and gcc drops the calls.
+ */
+static pg_attribute_always_inline void
+prefetch_entry(const GbtMirror *m, int64 p)
+{
+	int			c;
+
+	if (m->removed != NULL)
+		__builtin_prefetch(&m->removed[p >> 3]);
+	if (m->hidden != NULL)
+		__builtin_prefetch(&m->hidden[p >> 3]);
+	__builtin_prefetch(&m->base.keys[p]);
+	__builtin_prefetch(&m->base.tids[p]);
+	if (m->base.nulls != NULL)
+		__builtin_prefetch(&m->base.nulls[p]);
+	for (c = 0; c < m->base.ncols; c++)
+		if (m->base.vals[c] != NULL)
+			__builtin_prefetch(&m->base.vals[c][p]);
+		else if (m->base.narrow[c] != NULL)
+			__builtin_prefetch(&m->base.narrow[c][p]);
+}
+
+/*
+ * Decide the entries of l at base positions [start, end) into the sink;
+ * returns how many were looked at.  They lie scattered over the tree's
+ * arrays: prefetched a few entries ahead, the loads overlap.
+ */
+static int64
+aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 end,
+				  GbtSnapView *view, EntrySink *sink)
+{
+	int64		x0 = gbt_stamps_lower(l, start);
+	int64		x;
+
+	for (x = x0; x < Min(x0 + STAMPED_PREFETCH, l->n) && l->pos[x] < end; x++)
+		prefetch_entry(m, l->pos[x]);
+	for (x = x0; x < l->n && l->pos[x] < end; x++)
+	{
+		int64		p = l->pos[x];
+		int			v;
+
+		if (x + STAMPED_PREFETCH < l->n && l->pos[x + STAMPED_PREFETCH] < end)
+			prefetch_entry(m, l->pos[x + STAMPED_PREFETCH]);
+		if (IS_REMOVED(m, p))
+			continue;
+		v = gbt_snapview_quick(view, l->xmin[x], l->xmax[x]);
+		if (v == GBT_UNDECIDED)
+			v = gbt_snapview_decide_stamps(view, l->xmin[x], l->xmax[x], gbt_base_block(m, p));
+		sink_entry(sink, &m->base, p, v);
+	}
+	return x - x0;
+}
+
+/*
+ * The tree's plain entries at positions [start, end), listed: those on a
+ * block the bits say is visible are seen, the others unsure.  What the
+ * engine does for an aggregate, here, since a lookup lists few entries.
+ */
+static void
+list_plain(const GbtMirror *m, int64 start, int64 end, const uint8 *visible,
+		   int64 nvisible, EntrySink *sink)
+{
+	int64		p;
+
+	for (p = start; p < end; p++)
+	{
+		uint32		b;
+
+		if (p + STAMPED_PREFETCH < end)
+			prefetch_entry(m, p + STAMPED_PREFETCH);
+		b = gbt_base_block(m, p);
+
+		if (m->hidden != NULL && (m->hidden[p >> 3] & (1 << (p & 7))) != 0)
+			continue;			/* removed, or stamped: decided apart */
+		sink_entry(sink, &m->base, p,
+				   b < nvisible && (visible[b >> 3] & (1 << (b & 7))) != 0 ?
+				   GBT_TAKE : GBT_UNSURE);
+	}
+}
+
+/* The plain entries of ranges [r0, r1), listed (list_plain()). */
+static void
+list_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 r0, int64 r1,
+			const uint8 *visible, int64 nvisible, EntrySink *sink)
+{
+	int64		r;
+
+	/* A range or two per key, scattered: ask for the next ones early. */
+	for (r = r0; r < r1; r++)
+	{
+		if (r + STAMPED_PREFETCH < r1 &&
+			start[r + STAMPED_PREFETCH] < end[r + STAMPED_PREFETCH])
+			prefetch_entry(m, start[r + STAMPED_PREFETCH]);
+		list_plain(m, start[r], end[r], visible, nvisible, sink);
+	}
+}
+
+/* One thread's part of a listing: ranges [r0, r1), into its own list. */
+typedef struct ListPiece
+{
+	const GbtMirror *m;
+	const int64 *start;
+	const int64 *end;
+	int64		r0;
+	int64		r1;
+	const uint8 *visible;
+	int64		nvisible;
+	GbtEntries	list;			/* the shared list's arrays from base on */
+	uint8	   *verdicts;
+	int64		base;
+	GbtAggResult agg;			/* its nunsure: the entries listed */
+} ListPiece;
+
+static void
+list_piece(void *arg)
+{
+	ListPiece  *p = (ListPiece *) arg;
+	EntrySink	sink = {&p->agg, &p->m->columns, &p->list, p->verdicts, p->list.cap};
+
+	list_ranges(p->m, p->start, p->end, p->r0, p->r1, p->visible, p->nvisible, &sink);
+}
+
+/* Positions a thread's part of a listing is worth at least. */
+#ifndef GBT_LIST_PIECE_MIN		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_LIST_PIECE_MIN 16384
+#endif
+
+/*
+ * list_ranges() over all nranges, in several threads when there are many
+ * positions and room for them all: each thread lists a run of ranges into
+ * the list where its positions could start, and the parts are then moved
+ * together, in order.
+ */
+static void
+list_all_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 nranges,
+				const uint8 *visible, int64 nvisible, EntrySink *sink)
+{
+	ListPiece	pieces[GBT_THREADS_MAX];
+	GbtEntries *list = sink->list;
+	int64		total = 0;
+	int64		per;
+	int64		r = 0;
+	int64		to;
+	int			npieces;
+	int			i;
+
+	for (r = 0; r < nranges; r++)
+		total += end[r] - start[r];
+	npieces = (int) Min(gbt_threads_wanted(), total / GBT_LIST_PIECE_MIN);
+	if (npieces < 2 || list->n + total > sink->cap)
+	{
+		list_ranges(m, start, end, 0, nranges, visible, nvisible, sink);
+		return;
+	}
+
+	/* Runs of ranges with about as many positions each. */
+	per = (total + npieces - 1) / npieces;
+	to = list->n;
+	r = 0;
+	for (i = 0; i < npieces; i++)
+	{
+		ListPiece  *p = &pieces[i];
+		int64		n = 0;
+		int			c;
+
+		memset(p, 0, sizeof(ListPiece));
+		p->m = m;
+		p->start = start;
+		p->end = end;
+		p->visible = visible;
+		p->nvisible = nvisible;
+		p->r0 = r;
+		while (r < nranges && (n < per || i == npieces - 1))
+		{
+			n += end[r] - start[r];
+			r++;
+		}
+		p->r1 = r;
+		p->base = to;
+		p->list.ncols = list->ncols;
+		p->list.cap = n;
+		p->list.keys = list->keys + to;
+		p->list.tids = list->tids + to;
+		p->list.nulls = list->nulls + to;
+		for (c = 0; c < list->ncols; c++)
+			p->list.vals[c] = list->vals[c] + to;
+		p->verdicts = sink->verdicts + to;
+		to += n;
+	}
+	gbt_run_pieces(list_piece, pieces, sizeof(ListPiece), npieces);
+
+	/* Together, in order (removed entries leave gaps). */
+	to = list->n;
+	for (i = 0; i < npieces; i++)
+	{
+		ListPiece  *p = &pieces[i];
+		int64		n = p->list.n;
+		int			c;
+
+		if (p->base != to && n > 0)
+		{
+			memmove(list->keys + to, list->keys + p->base, sizeof(uint64) * n);
+			memmove(list->tids + to, list->tids + p->base, sizeof(ItemPointerData) * n);
+			memmove(list->nulls + to, list->nulls + p->base, n);
+			for (c = 0; c < list->ncols; c++)
+				memmove(list->vals[c] + to, list->vals[c] + p->base, sizeof(int64) * n);
+			memmove(sink->verdicts + to, sink->verdicts + p->base, n);
+		}
+		to += n;
+		sink->agg->nunsure += p->agg.nunsure;
+	}
+	list->n = to;
+}
+
+/* Decide entry i of a delta run, if logged before log_bound, into the sink. */
+static inline void
+aggregate_run_entry(const GbtRun *run, int64 i, uint64 log_bound, GbtSnapView *view,
+					EntrySink *sink)
+{
+	int			v;
+
+	if (run->pos[i] >= log_bound)
+		return;
+	v = gbt_snapview_quick(view, run->xmin[i], run->xmax[i]);
+	if (v == GBT_UNDECIDED)
+		v = gbt_snapview_decide_stamps(view, run->xmin[i], run->xmax[i],
+									   ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
+	sink_entry(sink, &run->e, i, v);
+}
+
+/*
+ * Decide the entries [from, to) of a delta run, those logged before
+ * log_bound, into the sink: when aggregating, whole summed blocks by their
+ * sums and the entries their masks leave out, the rest one by one.
+ */
+static void
+aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
+			  uint64 log_bound, GbtSnapView *view, EntrySink *sink)
+{
+	int64		i;
+
+	for (i = from; i < to; i++)
+	{
+		const gbt_agg_result *sum;
+		const uint64 *walk;
+		int			w;
+
+		if (i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= to && view->stamps &&
+			sink->verdicts == NULL &&
+			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound, &walk)) != NULL)
+		{
+			gbt_agg_combine(sink->agg, sum, &m->columns);
+			for (w = 0; w < (GBT_SUM_BLOCK + 63) / 64; w++)
+			{
+				uint64		bits = walk[w];
+
+				while (bits != 0)
+				{
+					aggregate_run_entry(run, i + w * 64 + pg_rightmost_one_pos64(bits),
+										log_bound, view, sink);
+					bits &= bits - 1;
+				}
+			}
+			i += GBT_SUM_BLOCK - 1;
+			continue;
+		}
+		aggregate_run_entry(run, i, log_bound, view, sink);
+	}
+}
+
+/*
+ * Decide the entries of l in the position ranges (ascending, disjoint) into
+ * the sink; returns how many were looked at.  Few stamped entries among
+ * many ranges (a long key list): each entry finds its range by binary
+ * search, rather than each range its entries.
+ */
+static int64
+stamped_in_ranges(const GbtMirror *m, const GbtStampList *l, const int64 *start,
+				  const int64 *end, int64 nranges, GbtSnapView *view, EntrySink *sink)
+{
+	int64		seen = 0;
+	int64		r;
+	int64		x;
+
+	if (l->n == 0 || nranges == 0)
+		return 0;
+	if (l->n >= nranges)
+	{
+		for (r = 0; r < nranges; r++)
+			if (start[r] < end[r])
+				seen += aggregate_stamped(m, l, start[r], end[r], view, sink);
+		return seen;
+	}
+	r = 0;
+	x = gbt_stamps_lower(l, start[0]);
+	while (x < l->n)
+	{
+		int64		n;
+
+		/* the last range that starts at or before the entry */
+		r = gbt_pos_bound(start, r + 1, nranges, l->pos[x], true) - 1;
+		if (l->pos[x] >= end[r])
+		{
+			x++;				/* between two ranges */
+			continue;
+		}
+		n = aggregate_stamped(m, l, start[r], end[r], view, sink);
+		seen += n;
+		x += n;
+	}
+	return seen;
+}
+
+/*
+ * Decide the entries of a delta run in the key ranges [lo[r], hi[r]]
+ * (sorted, disjoint) into the sink; returns how many were looked at.  A run
+ * shorter than the list of ranges is walked entry by entry, each finding
+ * its range.
+ */
+static int64
+delta_in_ranges(const GbtMirror *m, const GbtRun *run, const uint64 *lo,
+				const uint64 *hi, int64 nranges, uint64 log_bound,
+				GbtSnapView *view, EntrySink *sink)
+{
+	const uint64 *keys = run->e.keys;
+	int64		n = run->e.n;
+	int64		seen = 0;
+	int64		r;
+	int64		i;
+
+	if (n == 0 || nranges == 0)
+		return 0;
+	if (n >= nranges)
+	{
+		for (r = 0; r < nranges; r++)
+		{
+			int64		from = gbt_key_bound(keys, 0, n, lo[r], false);
+			int64		to = gbt_key_bound(keys, 0, n, hi[r], true);
+
+			seen += Max(to - from, 0);
+			aggregate_run(m, run, from, to, log_bound, view, sink);
+		}
+		return seen;
+	}
+	r = 0;
+	i = gbt_key_bound(keys, 0, n, lo[0], false);
+	while (i < n)
+	{
+		int64		to;
+
+		/* the last range whose lower end is at or below the key */
+		r = gbt_key_bound(lo, r + 1, nranges, keys[i], true) - 1;
+		if (keys[i] > hi[r])
+		{
+			i++;				/* between two ranges */
+			continue;
+		}
+		to = gbt_key_bound(keys, 0, n, hi[r], true);
+		aggregate_run(m, run, i, to, log_bound, view, sink);
+		seen += to - i;
+		i = to;
+	}
+	return seen;
+}
+
+/*
+ * Aggregate the entries in the key ranges [lo[i], hi[i]] (sorted,
+ * disjoint) that the query's snapshot sees (view), among those applied
+ * before log position log_bound; those the mirror cannot decide go to
+ * unsure (after the unsure->n there already, up to unsure_cap in all;
+ * out->nunsure counts them all).  The engine
+ * aggregates the plain entries, visible to every snapshot: all of them
+ * when the mirror's stamps can be trusted, else those on all-visible
+ * blocks.  The stamped ones and the delta are decided here, entry by entry.
+ *
+ * With verdicts (a lookup's rows), nothing is aggregated: every entry the
+ * snapshot sees or might see goes to unsure, with its verdict (GBT_TAKE or
+ * GBT_UNSURE) in verdicts[], and out->nunsure counts them all.
+ */
+bool
+gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
+					 GbtSnapView *view, uint64 log_bound,
+					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
+					 uint8 *verdicts, GbtAggSteps *steps, char *err, Size errlen)
+{
+	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
+	const uint8 *visible = trusted ? m->allvis : view->visible;
+	int64		nvisible = trusted ? m->nallvis : view->nvisible;
+	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap};
+	int64		i;
+	int			d;
+	instr_time	t0,
+				t1;
+
+	memset(steps, 0, sizeof(*steps));
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
+		return false;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+
+	/* The tree's plain entries. */
+	if (verdicts != NULL)
+		list_all_ranges(m, start, end, nranges, visible, nvisible, &sink);
+	else
+	{
+		int64		room = Max(unsure_cap - unsure->n, 0);
+		int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1),
+										   MCXT_ALLOC_HUGE);
+
+		if (m->ops->aggregate(m->engine, m->hidden, m->hidden_version,
+							  (const int64_t *) start, (const int64_t *) end, nranges,
+							  visible, nvisible, out, (int64_t *) upos, room,
+							  err, errlen) != 0)
+			return false;
+		for (i = 0; i < Min(out->nunsure, room); i++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[i]);
+		pfree(upos);
+	}
+
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+
+	/* Stamps of a mirror that may have missed deletes decide nothing alone. */
+	view->stamps = trusted;
+
+	/* The tree's stamped entries. */
+	steps->nstamped =
+		stamped_in_ranges(m, &m->stamped, start, end, nranges, view, &sink) +
+		stamped_in_ranges(m, &m->recent, start, end, nranges, view, &sink);
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+
+	/* The delta's, logged before log_bound. */
+	for (d = 0; d < GBT_RUNS; d++)
+		steps->ndelta += delta_in_ranges(m, &m->runs[d], lo, hi, nranges, log_bound,
+										 view, &sink);
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	pfree(start);
+	pfree(end);
+	return true;
+}
