@@ -12,7 +12,8 @@
 # 2. Every function written in backticks with empty parentheses, `name()`
 #    or `file.c: name()`, in README.md and ARCHITECTURE.md is defined in
 #    src/, cuda/, sql/, test/ or scripts/ (a C definition starts its line,
-#    as pgindent lays it out; an SQL one follows FUNCTION), or is one of
+#    as pgindent lays it out, or a macro that defines functions is given its
+#    name first; an SQL one follows FUNCTION), or is one of
 #    PostgreSQL's own that the documents name on purpose (POSTGRES_NAMES
 #    below, or any name the server's headers declare).
 #    A function named with its file, `file.c: name()`, is defined in that
@@ -76,7 +77,7 @@ server_headers=$("$PG_CONFIG" --includedir-server 2>/dev/null || true)
 defined() {
 	local name=$1
 	grep -qwF "$name" <<<"$POSTGRES_NAMES" && return 0
-	grep -rqE "^([A-Za-z_][^;=(]*[ *])?$name\(|^#define[[:space:]]+$name\(" \
+	grep -rqE "^([A-Za-z_][^;=(]*[ *])?$name\(|^#define[[:space:]]+$name\(|^[A-Z_]+\($name\b" \
 		--include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' src cuda test 2>/dev/null && return 0
 	grep -rqiE "FUNCTION[[:space:]]+([a-z_@]+\.)?$name[[:space:]]*\(" sql 2>/dev/null && return 0
 	grep -rqE "^$name\(\)|^function[[:space:]]+$name\b" scripts test 2>/dev/null && return 0
