@@ -41,7 +41,7 @@ override USE_CUDA := $(if $(NVCC_FOUND),1,0)
 endif
 NVCC ?= $(or $(NVCC_FOUND),$(CUDA_HOME)/bin/nvcc)
 
-SRC_DIRS = src src/common src/backend src/aggregate src/lookup src/service
+SRC_DIRS = src src/common src/backend src/service src/exec src/aggregate src/lookup
 C_SOURCES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)) $(wildcard cuda/*.c))
 ifeq ($(USE_CUDA),1)
 C_SOURCES := $(filter-out cuda/engine_nogpu.c,$(C_SOURCES))

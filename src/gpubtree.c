@@ -18,6 +18,7 @@
 #include "storage/lwlock.h"
 #include "tcop/utility.h"
 
+#include "agg_node.h"
 #include "backend.h"
 #include "build.h"
 #include "capture.h"

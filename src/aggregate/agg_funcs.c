@@ -5,10 +5,11 @@
  *	  directly.
  *
  * The range is [lo, hi] on the index's leading key column, the rows those
- * of the current snapshot.  The GPU service answers (agg_exec.c); without
- * it, or with gpubtree.device = off, an index scan does, with the same
- * result.  Results are numeric (count: bigint), exact for integer columns;
- * min and max of date and timestamp columns are extract(epoch from ...).
+ * of the current snapshot.  The GPU service answers (exec_request.c);
+ * without it, or with gpubtree.device = off, an index scan does
+ * (agg_scan.c), with the same result.  Results are numeric (count:
+ * bigint), exact for integer columns; min and max of date and timestamp
+ * columns are extract(epoch from ...).
  * Each gives what its SQL gives (README), errors included: bounds of a
  * domain compare as its base type's, and a float sum fails where sum()
  * would.
@@ -24,9 +25,10 @@
 #include "access/table.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
-#include "agg_exec.h"
 #include "agg_final.h"
+#include "agg_scan.h"
 #include "backend.h"
+#include "exec_request.h"
 #include "fmgr.h"
 #include "indexarg.h"
 #include "keytypes.h"

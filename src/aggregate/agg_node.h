@@ -38,4 +38,7 @@ extern CustomScanMethods gbt_agg_scan_methods;
 
 extern void gbt_agg_node_init(void);
 
+/* agg_plan.c: the planner's hook, and the node's registration. */
+extern void gbt_aggplan_init(void);
+
 #endif							/* GPUBTREE_AGG_NODE_H */

@@ -23,7 +23,7 @@
  * plan.
  *
  * The node carries the ordinary plan for the same aggregates as its child.
- * At run time it asks the service (agg_node.c, agg_exec.c); whenever the answer could
+ * At run time it asks the service (agg_node.c, exec_request.c); whenever the answer could
  * differ from PostgreSQL's own (no service, gpubtree.device = off, too many
  * rows on pages that are not all-visible, a sum that could overflow on the
  * way) it runs the child instead, so the result is always the ordinary
@@ -41,7 +41,7 @@
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
-#include "agg_exec.h"
+#include "exec_request.h"
 #include "agg_final.h"
 #include "agg_node.h"
 #include "backend.h"

@@ -23,9 +23,6 @@ extern bool gpubtree_is_gpubtree_index(struct RelationData *index);
 extern bool gpubtree_is_gpubtree_indexinfo(struct IndexOptInfo *index);
 extern bool gpubtree_is_gpubtree_am(Oid amoid);
 
-/* agg_plan.c */
-extern void gbt_aggplan_init(void);
-
 /* btree_label.c */
 extern void gpubtree_btree_label_init(void);
 extern void gpubtree_label_as_btree(struct RelationData *index, const void *owner);

@@ -177,7 +177,7 @@ typedef struct GbtRemoveRequest
  * (everything logged before it is in the mirror) and its columns.  Every
  * entry the mirror holds now was inserted into the heap before this answer,
  * which is what lets the backend read the visibility map after it
- * (agg_exec.c).
+ * (exec_request.c).
  */
 typedef struct GbtAggPrepareRequest
 {

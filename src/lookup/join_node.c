@@ -6,14 +6,16 @@
  * The plan below is the outer side, made to produce the join key first and
  * then the outer columns the join needs.  All its rows are read once and
  * kept (outer_put()), their keys gathered; the service returns the inner table's
- * rows of those keys that the snapshot sees (agg_exec.c: gbt_lookup()), or
+ * rows of those keys that the snapshot sees (exec_request.c: gbt_lookup()), or
  * else one nbtree scan with the keys as its = ANY array reads them, as an
  * index-only scan where the visibility map allows.  The keys are sorted and
  * freed of repeats, by the service (on the GPU) for a long list, and each
  * outer row learns its key's place among them (its map entry); the inner
  * rows come in key order, so a key's rows are one run, found by that place
  * without a hash table.  Other join conditions and the inner table's own
- * are checked on each joined row (the plan's qual).
+ * are checked on each joined row (the plan's qual).  Its callbacks are
+ * those of the executor core (exec_node.h), which also says in EXPLAIN
+ * which answered.
  */
 #include "postgres.h"
 
@@ -27,7 +29,6 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "portability/instr_time.h"
 #include "storage/predicate.h"
 #include "utils/array.h"
 #include "utils/datum.h"
@@ -36,18 +37,17 @@
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 
-#include "agg_exec.h"
 #include "backend.h"
+#include "exec_node.h"
 #include "keytypes.h"
 #include "lookup.h"
 #include "resync.h"
 #include "scankeys.h"
-#include "settings.h"
 #include "pg_compat.h"
 
 typedef struct GbtJoinState
 {
-	CustomScanState css;
+	GbtExecNode node;			/* first: what every service node holds */
 
 	/* from the plan */
 	Oid			subtype;
@@ -62,10 +62,8 @@ typedef struct GbtJoinState
 	TupleTableSlot *heapslot;
 	TupleTableSlot *outer;		/* a kept outer row */
 	bool		byvalue;		/* all its columns passed by value */
-	MemoryContext runcxt;
 
-	/* one run */
-	bool		started;
+	/* one run (what it allocates in node.runcxt) */
 	Datum	   *outer_vals;		/* the outer rows, while in memory */
 	bool	   *outer_nulls;
 	int64		outer_n;
@@ -83,22 +81,18 @@ typedef struct GbtJoinState
 	int64		next_run;		/* the first key no row has reached yet */
 	int64		cur;			/* the next inner row for the current outer row */
 	int64		cur_end;		/* and the end of its run */
-	bool		answered;		/* by the service, else nbtree */
-	const char *why;
-	double		keys_ms;
-	GbtAggAnswer answer;
 } GbtJoinState;
 
 CustomScanMethods gbt_join_scan_methods;
-static CustomExecMethods join_exec_methods;
+static GbtExecNodeMethods join_node_methods;
 
 static Node *
 create_join_state(CustomScan *cscan)
 {
-	GbtJoinState  *s = (GbtJoinState *) newNode(sizeof(GbtJoinState), T_CustomScanState);
+	GbtJoinState *s = (GbtJoinState *) gbt_exec_node_new(sizeof(GbtJoinState),
+														 &join_node_methods);
 	List	   *priv = cscan->custom_private;
 
-	s->css.methods = &join_exec_methods;
 	s->subtype = (Oid) intVal(list_nth(priv, JOIN_PRIV_SUBTYPE));
 	s->opno = (Oid) intVal(list_nth(priv, JOIN_PRIV_OPERATOR));
 	s->nouter = intVal(list_nth(priv, JOIN_PRIV_NOUTER));
@@ -107,10 +101,10 @@ create_join_state(CustomScan *cscan)
 }
 
 static void
-begin_join(CustomScanState *node, EState *estate, int eflags)
+begin_join(GbtExecNode *node, EState *estate, int eflags)
 {
-	GbtJoinState  *s = (GbtJoinState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	GbtJoinState *s = (GbtJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->css.ss.ps.plan;
 	Plan	   *child = linitial(cscan->custom_plans);
 	ListCell   *lc;
 
@@ -126,13 +120,10 @@ begin_join(CustomScanState *node, EState *estate, int eflags)
 												   s->index->rd_index->indkey.values[c] - 1)->atttypid);
 	}
 	s->heapslot = table_slot_create(s->heap, NULL);
-	node->custom_ps = list_make1(ExecInitNode(child, estate, eflags));
 	s->outer = MakeSingleTupleTableSlot(ExecTypeFromTL(child->targetlist), &TTSOpsMinimalTuple);
 	s->byvalue = true;
 	for (int i = 0; i < s->outer->tts_tupleDescriptor->natts; i++)
 		s->byvalue &= TupleDescAttr(s->outer->tts_tupleDescriptor, i)->attbyval;
-	s->runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpubtreeJoin",
-									  ALLOCSET_DEFAULT_SIZES);
 
 	/*
 	 * Under a Gather the workers ask the service too, before this process
@@ -153,10 +144,10 @@ rows_alloc(GbtJoinState *s, int64 n)
 	{
 		int			c = lfirst_int(lc);
 
-		s->vals[c] = MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * Max(n, 1));
-		s->nulls[c] = MemoryContextAllocHuge(s->runcxt, sizeof(bool) * Max(n, 1));
+		s->vals[c] = MemoryContextAllocHuge(s->node.runcxt, sizeof(Datum) * Max(n, 1));
+		s->nulls[c] = MemoryContextAllocHuge(s->node.runcxt, sizeof(bool) * Max(n, 1));
 	}
-	s->run_start = MemoryContextAllocHuge(s->runcxt, sizeof(int64) * (s->ndistinct + 1));
+	s->run_start = MemoryContextAllocHuge(s->node.runcxt, sizeof(int64) * (s->ndistinct + 1));
 	s->nrows = 0;
 	s->next_run = 0;
 }
@@ -230,7 +221,7 @@ rows_from_service(GbtJoinState *s, const GbtEntries *rows)
 static void
 rows_from_nbtree(GbtJoinState *s, ScanKey key)
 {
-	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+	Snapshot	snapshot = s->node.css.ss.ps.state->es_snapshot;
 	IndexScanDesc scan = gbt_index_beginscan(s->heap, s->index, snapshot, 1, 0);
 	Buffer		vmbuffer = InvalidBuffer;
 	int64		cap = 1024;
@@ -295,7 +286,7 @@ static void
 outer_to_store(GbtJoinState *s)
 {
 	TupleDesc	desc = s->outer->tts_tupleDescriptor;
-	MemoryContext old = MemoryContextSwitchTo(s->runcxt);
+	MemoryContext old = MemoryContextSwitchTo(s->node.runcxt);
 	int64		i;
 
 	s->store = tuplestore_begin_heap(false, false, work_mem);
@@ -328,10 +319,10 @@ outer_put(GbtJoinState *s, TupleTableSlot *slot)
 	{
 		s->outer_cap = Max(s->outer_cap * 2, 1024);
 		s->outer_vals = s->outer_vals == NULL ?
-			MemoryContextAllocHuge(s->runcxt, sizeof(Datum) * natts * s->outer_cap) :
+			MemoryContextAllocHuge(s->node.runcxt, sizeof(Datum) * natts * s->outer_cap) :
 			repalloc_huge(s->outer_vals, sizeof(Datum) * natts * s->outer_cap);
 		s->outer_nulls = s->outer_nulls == NULL ?
-			MemoryContextAllocHuge(s->runcxt, sizeof(bool) * natts * s->outer_cap) :
+			MemoryContextAllocHuge(s->node.runcxt, sizeof(bool) * natts * s->outer_cap) :
 			repalloc_huge(s->outer_nulls, sizeof(bool) * natts * s->outer_cap);
 	}
 	slot_getallattrs(slot);
@@ -368,17 +359,6 @@ outer_get(GbtJoinState *s)
 	return true;
 }
 
-/* Milliseconds since t0. */
-static double
-ms_since(instr_time t0)
-{
-	instr_time	t1;
-
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	return INSTR_TIME_GET_MILLISEC(t1);
-}
-
 /*
  * The kept outer rows' keys as Datums (their first column), for nbtree's
  * array.
@@ -408,6 +388,66 @@ outer_key_datums(GbtJoinState *s, int64 n)
 }
 
 /*
+ * Ask the service for the inner rows of the n keys in points, row by row:
+ * on success node.answered, and the rows in *rows.  Returns whether the
+ * keys are sorted apart, with each row's place among them in map.
+ */
+static bool
+ask_service(GbtJoinState *s, uint64 *points, int64 n, GbtEntries *rows)
+{
+	GbtExecNode *node = &s->node;
+	Snapshot	snapshot = node->css.ss.ps.state->es_snapshot;
+	bool		mapped;
+	bool		found;
+	ListCell   *lc;
+
+	if (!gbt_exec_device_on(node) || !gbt_exec_enough_keys(node, n))
+		return false;
+	if (!gbt_comparable(s->subtype, s->index->rd_opcintype[0]))
+	{
+		node->why = "keys the service does not take";
+		return false;
+	}
+
+	/*
+	 * A long list goes as it is, for the service to sort (on the GPU) and
+	 * map; a short one is sorted and mapped here.
+	 */
+	if (n >= GBT_SERVICE_SORT_MIN)
+	{
+		gbt_exec_keys_ready(node);
+		found = gbt_lookup_mapped(s->heap, s->index, points, n, s->map, snapshot,
+								  rows, &node->answer, &node->why);
+		mapped = found;
+		s->ndistinct = node->answer.nkeys;
+	}
+	else
+	{
+		s->ndistinct = gbt_sort_unique_mapped(points, n, s->map);
+		mapped = true;
+		gbt_exec_keys_ready(node);
+		found = gbt_exec_enough_keys(node, s->ndistinct) &&
+			gbt_lookup(s->heap, s->index, points, points, s->ndistinct, true, snapshot,
+					   rows, &node->answer, &node->why);
+	}
+	if (!found)
+		return mapped;
+	node->answered = true;
+	foreach(lc, s->inner_cols)
+	{
+		int			c = lfirst_int(lc);
+
+		if (c >= node->answer.columns.ncols ||
+			node->answer.columns.type[c] != gbt_column_type(s->coltype[c]->typid))
+		{
+			node->why = "the mirror does not hold a column as expected";
+			node->answered = false;
+		}
+	}
+	return mapped;
+}
+
+/*
  * Read the outer side once (outer_put()), gather its keys, sort them apart
  * with each row's place among them (map), and take the inner rows of those
  * keys from the service or nbtree.
@@ -415,17 +455,17 @@ outer_key_datums(GbtJoinState *s, int64 n)
 static void
 start_join(GbtJoinState *s)
 {
-	PlanState  *child = linitial(s->css.custom_ps);
+	GbtExecNode *node = &s->node;
+	PlanState  *child = GBT_EXEC_CHILD(node);
 	uint64	   *points;			/* the keys, encoded, row by row */
 	int64		n = 0;
 	int64		cap = 1024;
-	bool		mapped = false;
+	bool		mapped;
 	MemoryContext old;
 	GbtEntries	rows;
-	instr_time	t0;
 
-	INSTR_TIME_SET_CURRENT(t0);
-	old = MemoryContextSwitchTo(s->runcxt);
+	gbt_exec_start_run(node);
+	old = MemoryContextSwitchTo(s->node.runcxt);
 	points = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
 	for (;;)
@@ -451,72 +491,21 @@ start_join(GbtJoinState *s)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many join keys for one lookup: %lld", (long long) n)));
-	old = MemoryContextSwitchTo(s->runcxt);
+	old = MemoryContextSwitchTo(s->node.runcxt);
 	s->map = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
 	s->nmapped = n;
 	s->distinct = points;
 
-	s->answered = false;
-	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
-		s->why = "gpubtree.device = off";
-	else if (n < gpubtree_min_gpu_batch)
-		s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch", (long long) n);
-	else if (!gbt_comparable(s->subtype, s->index->rd_opcintype[0]))
-		s->why = "keys the service does not take";
-	else
-	{
-		Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
-		bool		found;
-
-		/*
-		 * A long list goes as it is, for the service to sort (on the GPU)
-		 * and map; a short one is sorted and mapped here.
-		 */
-		if (n >= GBT_SERVICE_SORT_MIN)
-		{
-			s->keys_ms = ms_since(t0);
-			found = gbt_lookup_mapped(s->heap, s->index, points, n, s->map, snapshot,
-									  &rows, &s->answer, &s->why);
-			mapped = found;
-			s->ndistinct = s->answer.nkeys;
-		}
-		else
-		{
-			s->ndistinct = gbt_sort_unique_mapped(points, n, s->map);
-			mapped = true;
-			s->keys_ms = ms_since(t0);
-			found = s->ndistinct >= gpubtree_min_gpu_batch &&
-				gbt_lookup(s->heap, s->index, points, points, s->ndistinct, true, snapshot,
-						   &rows, &s->answer, &s->why);
-			if (s->ndistinct < gpubtree_min_gpu_batch)
-				s->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch",
-								  (long long) s->ndistinct);
-		}
-		if (found)
-		{
-			ListCell   *lc;
-
-			s->answered = true;
-			foreach(lc, s->inner_cols)
-			{
-				int			c = lfirst_int(lc);
-
-				if (c >= s->answer.columns.ncols ||
-					s->answer.columns.type[c] != gbt_column_type(s->coltype[c]->typid))
-				{
-					s->why = "the mirror does not hold a column as expected";
-					s->answered = false;
-				}
-			}
-		}
-	}
+	mapped = ask_service(s, points, n, &rows);
+	if (!node->answered)
+		node->other = "nbtree";
 	if (!mapped)
 		s->ndistinct = gbt_sort_unique_mapped(points, n, s->map);
 	for (int64 i = 0; i < n; i++)
 		if (s->map[i] >= s->ndistinct)
 			elog(ERROR, "gpubtree: join key %lld has no place among %lld keys",
 				 (long long) i, (long long) s->ndistinct);
-	if (s->answered)
+	if (node->answered)
 		rows_from_service(s, &rows);
 	else
 	{
@@ -535,7 +524,6 @@ start_join(GbtJoinState *s)
 	}
 	MemoryContextSwitchTo(old);
 	s->cur = s->cur_end = 0;
-	s->started = true;
 }
 
 /* How many outer rows ahead their runs, then their first inner rows, are asked for. */
@@ -571,7 +559,7 @@ join_next(ScanState *ss)
 	GbtJoinState  *s = (GbtJoinState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 
-	if (!s->started)
+	if (!s->node.started)
 		start_join(s);
 	for (;;)
 	{
@@ -612,21 +600,12 @@ join_next(ScanState *ss)
 	}
 }
 
-static bool
-join_recheck(ScanState *ss, TupleTableSlot *slot)
-{
-	return true;
-}
-
-static TupleTableSlot *
-exec_join(CustomScanState *node)
-{
-	return ExecScan(&node->ss, join_next, join_recheck);
-}
-
+/* Forget one run (what is not in runcxt). */
 static void
-end_run(GbtJoinState *s)
+end_join_run(GbtExecNode *node)
 {
+	GbtJoinState *s = (GbtJoinState *) node;
+
 	if (s->store != NULL)
 		tuplestore_end(s->store);
 	s->store = NULL;
@@ -638,73 +617,44 @@ end_run(GbtJoinState *s)
 	s->outer_n = s->outer_cap = s->outer_next = s->nmapped = 0;
 	ExecClearTuple(s->outer);
 	ExecClearTuple(s->heapslot);
-	MemoryContextReset(s->runcxt);
-	s->started = false;
 }
 
 static void
-end_join(CustomScanState *node)
+end_join(GbtExecNode *node)
 {
-	GbtJoinState  *s = (GbtJoinState *) node;
+	GbtJoinState *s = (GbtJoinState *) node;
 
-	end_run(s);
 	ExecDropSingleTupleTableSlot(s->heapslot);
 	ExecDropSingleTupleTableSlot(s->outer);
-	ExecEndNode(linitial(node->custom_ps));
 	table_close(s->heap, AccessShareLock);
 	index_close(s->index, AccessShareLock);
 }
 
 static void
-rescan_join(CustomScanState *node)
+explain_join(GbtExecNode *node, ExplainState *es)
 {
-	end_run((GbtJoinState *) node);
-	ExecReScan(linitial(node->custom_ps));
-}
-
-static void
-explain_join(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	GbtJoinState  *s = (GbtJoinState *) node;
+	GbtJoinState *s = (GbtJoinState *) node;
 
 	ExplainPropertyText("Index", RelationGetRelationName(s->index), es);
 	ExplainPropertyText("Inner Rows", "from the index's columns", es);
-	if (!es->analyze || !s->started)
-		return;
 
 	/* Under a Gather (its partial path), each process joins its own share. */
-	if (node->ss.ps.plan->parallel_safe)
+	if (es->analyze && node->started && node->css.ss.ps.plan->parallel_safe)
 		ExplainPropertyText("Counts Below", "the leader's share of the outer rows", es);
-	if (s->answered)
-	{
-		ExplainPropertyText("Answered by", "GPU service", es);
-		if (es->verbose)
-			ExplainPropertyText("Engine", s->answer.on_gpu ? "GPU" : "CPU engine", es);
-		ExplainPropertyInteger("Keys Looked Up", NULL, s->ndistinct, es);
-		ExplainPropertyInteger("Entries Decided by the Mirror", NULL,
-							   s->nrows - s->answer.checked_visible, es);
-		ExplainPropertyInteger("Entries Checked in Heap", NULL, s->answer.checked, es);
-		if (es->timing)
-		{
-			ExplainPropertyFloat("Key Preparation Time", "ms", s->keys_ms, 3, es);
-			ExplainPropertyFloat("Device Time", "ms", s->answer.device_ms, 3, es);
-			ExplainPropertyFloat("Service Time", "ms", s->answer.total_ms, 3, es);
-		}
-	}
-	else
-		ExplainPropertyText("Answered by", psprintf("nbtree (%s)", s->why), es);
 }
+
+static GbtExecNodeMethods join_node_methods = {
+	.keys_label = "Keys Looked Up",
+	.next = join_next,
+	.begin = begin_join,
+	.end_run = end_join_run,
+	.end = end_join,
+	.explain_node = explain_join,
+};
 
 void
 gbt_join_node_init(void)
 {
-	gbt_join_scan_methods.CustomName = "GpubtreeJoin";
-	gbt_join_scan_methods.CreateCustomScanState = create_join_state;
-	join_exec_methods.CustomName = "GpubtreeJoin";
-	join_exec_methods.BeginCustomScan = begin_join;
-	join_exec_methods.ExecCustomScan = exec_join;
-	join_exec_methods.EndCustomScan = end_join;
-	join_exec_methods.ReScanCustomScan = rescan_join;
-	join_exec_methods.ExplainCustomScan = explain_join;
-	RegisterCustomScanMethods(&gbt_join_scan_methods);
+	gbt_exec_node_register(&gbt_join_scan_methods, &join_node_methods, "GpubtreeJoin",
+						   create_join_state);
 }

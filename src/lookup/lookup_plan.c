@@ -18,7 +18,7 @@
  *	 table: one batched lookup instead of an index descent per outer row,
  *	 and only the matching rows of the table in memory.
  *
- * The service decides which entries the query's snapshot sees (agg_exec.c).
+ * The service decides which entries the query's snapshot sees (exec_request.c).
  * The lookup makes its rows from the mirror's values when the index holds
  * every column the query needs from the table (key and INCLUDE columns of
  * mirrored types), else reads them from the heap by TID; the join only
@@ -56,7 +56,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "agg_exec.h"
+#include "exec_request.h"
 #include "backend.h"
 #include "build.h"
 #include "capture.h"

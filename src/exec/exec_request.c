@@ -1,6 +1,9 @@
 /*
- * agg_exec.c
- *	  Range aggregates answered by the GPU service, exact under MVCC.
+ * exec_request.c
+ *	  What every plan node and SQL function that asks the service shares:
+ *	  the request (the protocol's AGG request: an aggregate, or the rows
+ *	  themselves), exact under MVCC, and the heap checks of the entries the
+ *	  service could not decide.
  *
  * The service decides which of the mirror's entries our snapshot sees
  * (src/service/snapview.h): each entry carries the transactions that
@@ -17,10 +20,10 @@
  * all-visible bit before its index entry exists.  So we first ask the
  * service which mirror it will use (AGG_PREPARE): every entry in it by then
  * was inserted into the heap before the answer.  Then we read the
- * visibility map, and ask for the aggregate over the entries that were in
- * the mirror at AGG_PREPARE only; later ones belong to transactions our
- * snapshot cannot see (it was taken before AGG_PREPARE was sent, and a
- * commit writes its entries to the change log before it becomes visible).
+ * visibility map, and ask for the entries that were in the mirror at
+ * AGG_PREPARE only; later ones belong to transactions our snapshot cannot
+ * see (it was taken before AGG_PREPARE was sent, and a commit writes its
+ * entries to the change log before it becomes visible).
  */
 #include "postgres.h"
 
@@ -29,28 +32,39 @@
 #include "access/tableam.h"
 #include "access/visibilitymapdefs.h"
 #include "executor/tuptable.h"
-#include "agg_exec.h"
-#include "agg_state.h"
-#include "backend.h"
-#include "capture.h"
-#include "visibility.h"
-#include "build.h"
-#include "client.h"
-#include "keytypes.h"
 #include "miscadmin.h"
-#include "resync.h"
 #include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
-#include "utils/memutils.h"
 #include "storage/smgr.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+
+#include "agg_state.h"
+#include "build.h"
+#include "capture.h"
+#include "client.h"
+#include "exec_request.h"
+#include "keytypes.h"
+#include "resync.h"
+#include "shmem.h"
+#include "visibility.h"
 #include "pg_compat.h"
 
 
-/* AGG_PREPARE: the mirror the aggregate will read. */
+double
+gbt_ms_since(instr_time t0)
+{
+	instr_time	t1;
+
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	return INSTR_TIME_GET_MILLISEC(t1);
+}
+
+/* AGG_PREPARE: the mirror the request will read. */
 static bool
 prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
 		uint64 *log_bound, GbtColumns *columns)
@@ -256,8 +270,7 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 {
 	GbtCall		call;
 	GbtEntries	unsure;
-	instr_time	t0,
-				t1;
+	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot,
@@ -268,10 +281,8 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	unsure.n = call.req->hdr.nresults;
 	check_unsure(heap, snapshot, &unsure, NULL, answer);
 	gbt_call_end(&call);
-
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	answer->total_ms = INSTR_TIME_GET_MILLISEC(t1);
+	answer->entries = answer->r.count;
+	answer->total_ms = gbt_ms_since(t0);
 	return true;
 }
 
@@ -289,8 +300,7 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	GbtEntries	unsure;
 	uint8	   *verdicts;
 	int64		i;
-	instr_time	t0,
-				t1;
+	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	/* Room for a row a key: more, and the service says how many. */
@@ -326,10 +336,8 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	gbt_call_end(&call);
 	check_unsure(heap, snapshot, &unsure, rows, answer);
 	gbt_entries_free(&unsure);
-
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	answer->total_ms = INSTR_TIME_GET_MILLISEC(t1);
+	answer->entries = rows->n;
+	answer->total_ms = gbt_ms_since(t0);
 	return true;
 }
 
@@ -349,60 +357,4 @@ gbt_lookup_mapped(Relation heap, Relation index, uint64 *keys, int64 n, uint32 *
 {
 	return lookup(heap, index, keys, keys, n, false, snapshot, rows, answer, why,
 				  keys, map);
-}
-
-/*
- * Every index entry the snapshot sees under keys, in the index's order (an
- * index scan's), deformed, to fn.
- */
-void
-gbt_scan_index_entries(Relation heap, Relation index, ScanKey keys, int nkeys,
-					   Snapshot snapshot, GbtEntryFn fn, void *arg)
-{
-	IndexScanDesc scan = gbt_index_beginscan(heap, index, snapshot, nkeys, 0);
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-
-	scan->xs_want_itup = true;
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (index_getnext_slot(scan, ForwardScanDirection, slot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		index_deform_tuple(scan->xs_itup, scan->xs_itupdesc, values, isnull);
-		fn(values, isnull, arg);
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
-}
-
-typedef struct ScanAgg
-{
-	Relation	index;
-	const GbtColumns *cols;
-	GbtAggResult *r;
-} ScanAgg;
-
-static void
-scan_agg_add(const Datum *values, const bool *isnull, void *arg)
-{
-	ScanAgg    *sa = arg;
-	int64		vals[GBT_MAX_COLS];
-	uint8		nulls = gbt_entry_values(sa->index, sa->cols, (Datum *) values,
-										 (bool *) isnull, vals);
-
-	gbt_agg_add_entry(sa->r, sa->cols, vals, nulls);
-}
-
-/*
- * The same without the service: the functions' answer when it cannot give
- * one, and the rows the mirror has no entries for (NULL keys).
- */
-void
-gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
-					  Snapshot snapshot, const GbtColumns *cols, GbtAggResult *r)
-{
-	ScanAgg		sa = {index, cols, r};
-
-	gbt_scan_index_entries(heap, index, keys, nkeys, snapshot, scan_agg_add, &sa);
 }

@@ -1,20 +1,23 @@
 /*
- * agg_exec.h
- *	  Range aggregates answered by the GPU service, exact under MVCC
- *	  (agg_exec.c); used by the planner's aggregate node (agg_node.c) and the
- *	  gpubtree_count()/_sum()/... functions (agg_funcs.c).
+ * exec_request.h
+ *	  A request to the service, exact under MVCC (exec_request.c): the
+ *	  aggregate or the rows of key ranges that a snapshot sees.  Used by
+ *	  every plan node that asks the service (src/exec/exec_node.h), by their
+ *	  planners for its costs, and by the gpubtree_count()/_sum()/...
+ *	  functions (agg_funcs.c).
  */
-#ifndef GPUBTREE_AGGREGATE_H
-#define GPUBTREE_AGGREGATE_H
+#ifndef GPUBTREE_EXEC_REQUEST_H
+#define GPUBTREE_EXEC_REQUEST_H
 
 #include "postgres.h"
 
-#include "access/skey.h"
+#include "portability/instr_time.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
 #include "protocol.h"
 
+/* One request's answer, and what EXPLAIN tells of it (exec_explain.c). */
 typedef struct GbtAggAnswer
 {
 	GbtAggResult r;				/* over every visible entry in the ranges */
@@ -25,8 +28,9 @@ typedef struct GbtAggAnswer
 	int64		blocks;			/* heap blocks, and how many all-visible */
 	int64		visible_blocks;
 	int64		nkeys;			/* ranges looked up (of unsorted keys: distinct) */
+	int64		entries;		/* visible entries answered (aggregated or listed) */
 	int64		checked;		/* entries checked against the heap */
-	int64		checked_visible;
+	int64		checked_visible;	/* of those, visible (part of entries) */
 } GbtAggAnswer;
 
 /* Most entries on pages that are not all-visible checked in the heap. */
@@ -72,17 +76,7 @@ extern bool gbt_lookup_mapped(Relation heap, Relation index, uint64 *keys, int64
 							  uint32 *map, Snapshot snapshot, GbtEntries *rows,
 							  GbtAggAnswer *answer, const char **why);
 
-/*
- * Add to *r the entries of an index scan with these keys whose heap tuples
- * the snapshot sees, their values read as cols says: what the service
- * would add, without it.
- */
-/* Called for each entry of gbt_scan_index_entries(), deformed. */
-typedef void (*GbtEntryFn) (const Datum *values, const bool *isnull, void *arg);
-extern void gbt_scan_index_entries(Relation heap, Relation index, ScanKey keys, int nkeys,
-								   Snapshot snapshot, GbtEntryFn fn, void *arg);
-extern void gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys,
-								  int nkeys, Snapshot snapshot,
-								  const GbtColumns *cols, GbtAggResult *r);
+/* Milliseconds since t0: the times EXPLAIN shows. */
+extern double gbt_ms_since(instr_time t0);
 
-#endif							/* GPUBTREE_AGGREGATE_H */
+#endif							/* GPUBTREE_EXEC_REQUEST_H */
