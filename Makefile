@@ -21,7 +21,7 @@ PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs \
 	device errors differences service security any_planning any_dedup any_params lookup mvcc \
 	capture_ddl in_statement twophase
-REGRESS_OPTS = --load-extension=gpubtree
+REGRESS_OPTS = --inputdir=test --load-extension=gpubtree
 # The suites compare the service's answers, so their queries wait for the
 # mirror builds they ask for (the shipped default never waits): set for
 # their sessions here, so that `make installcheck` needs nothing of the
