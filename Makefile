@@ -57,13 +57,11 @@ endif
 OBJS = $(C_SOURCES:.c=.o)
 PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(CURDIR)/$(d)) -I$(CURDIR)/cuda
 
-# GBT_SMALL_LAYOUT=1: the mirror's delta runs, stepped merges, stamp lists,
-# block sums, the engines' chunk sums, rebuilds of the tree, the service's chunks of a mirror read
-# back, the outer rows a join keeps in memory, the service's listing of
-# entries by several threads and its slices of long key lists at tiny sizes, so that small
-# tests go through every layout change (test/run_all.sh's small-layout pass,
-# which rebuilds the library and src/service/*.o, src/lookup/*.o and
-# cuda/chunksums.o, the only objects that use them).  Never for use.
+# GBT_SMALL_LAYOUT=1: the sizes below (each defined where it is used, under
+# #ifndef, with what it sizes) at tiny values, so that small tests go through
+# every layout change (test/run_all.sh's small-layout pass: a fresh copy of
+# the tree, so every object is compiled with them, installed into a private
+# copy of PostgreSQL).  Never for use.
 ifeq ($(GBT_SMALL_LAYOUT),1)
 PG_CPPFLAGS += -DGBT_RUN_MIN=2 -DGBT_MERGE_STEP=16 -DGBT_RECENT_MIN=4 -DGBT_SUM_BLOCK=4 \
 	-DGBT_DUMP_MAX=8 -DGBT_REBUILD_MIN=64 -DGBT_REBUILD_SHARE=32 \
