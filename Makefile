@@ -18,14 +18,22 @@ MODULE_big = gpubtree
 DATA = sql/gpubtree--0.1.0.sql sql/gpubtree--0.1.0--0.2.0.sql
 PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 
+# The tests: test/sql/*.sql against test/expected/*.out (pg_regress), and
+# every isolation spec test/isolation/specs/*.spec against
+# test/isolation/expected/ (pg_isolation_regress); their outputs go to
+# results/ and output_iso/.  `make installcheck` runs both on the server
+# libpq points at, which needs nothing but shared_preload_libraries =
+# 'gpubtree' (tests that need prepared transactions have a second expected
+# output for a server without them, the default).
 REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs \
 	device errors differences service security any_planning any_dedup any_params lookup mvcc \
 	capture_ddl in_statement twophase
-REGRESS_OPTS = --load-extension=gpubtree
+REGRESS_OPTS = --inputdir=test --load-extension=gpubtree
+ISOLATION = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=test/isolation --load-extension=gpubtree
 # The suites compare the service's answers, so their queries wait for the
 # mirror builds they ask for (the shipped default never waits): set for
-# their sessions here, so that `make installcheck` needs nothing of the
-# server but shared_preload_libraries = 'gpubtree'.
+# their sessions here rather than in the server's configuration.
 installcheck: export PGOPTIONS := $(PGOPTIONS) -c gpubtree.build_wait=60s
 
 PG_CONFIG ?= pg_config
@@ -49,13 +57,11 @@ endif
 OBJS = $(C_SOURCES:.c=.o)
 PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(CURDIR)/$(d)) -I$(CURDIR)/cuda
 
-# GBT_SMALL_LAYOUT=1: the mirror's delta runs, stepped merges, stamp lists,
-# block sums, the engines' chunk sums, rebuilds of the tree, the service's chunks of a mirror read
-# back, the outer rows a join keeps in memory, the service's listing of
-# entries by several threads and its slices of long key lists at tiny sizes, so that small
-# tests go through every layout change (test/run_all.sh's small-layout pass,
-# which rebuilds the library and src/service/*.o, src/lookup/*.o and
-# cuda/chunksums.o, the only objects that use them).  Never for use.
+# GBT_SMALL_LAYOUT=1: the sizes below (each defined where it is used, under
+# #ifndef, with what it sizes) at tiny values, so that small tests go through
+# every layout change (test/run_all.sh's small-layout pass: a fresh copy of
+# the tree, so every object is compiled with them, installed into a private
+# copy of PostgreSQL).  Never for use.
 ifeq ($(GBT_SMALL_LAYOUT),1)
 PG_CPPFLAGS += -DGBT_RUN_MIN=2 -DGBT_MERGE_STEP=16 -DGBT_RECENT_MIN=4 -DGBT_SUM_BLOCK=4 \
 	-DGBT_DUMP_MAX=8 -DGBT_REBUILD_MIN=64 -DGBT_REBUILD_SHARE=32 \

@@ -70,7 +70,8 @@ TREE=$(mktemp -d /tmp/gpubtree-pg18-tree.XXXXXX)
 trap 'rm -rf "$TREE"' EXIT
 git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$TREE" 2>/dev/null ||
 	cp -r . "$TREE"
-# (installcheck writes results/ here; the server's user writes nothing in it)
+# (installcheck writes results/ and output_iso/ here; the server's user
+# writes nothing in them)
 chmod -R a+rX "$TREE"
 
 if [ $# -eq 0 ]; then

@@ -1,61 +1,47 @@
 #!/usr/bin/env bash
-# Isolation tests of the mirror's consistency (commit-time resync):
-# pg_isolation_regress runs test/isolation/specs/*.spec against a throwaway
+# Isolation tests of the mirror's consistency (commit-time resync): the
+# specs of test/isolation/specs/ (the Makefile's ISOLATION), run by
+# `make installcheck` (pg_isolation_regress only) against a throwaway
 # cluster that preloads gpubtree (so the GPU service runs; its CPU engine
-# where there is no GPU).  Every check there compares a forced bitmap scan
-# with a sequential scan and shows that the service answered it.
+# where there is no GPU) and allows prepared transactions.  Every check
+# there compares a forced bitmap scan with a sequential scan and shows that
+# the service answered it.  Ends with "N passed, N failed", one per spec.
 #   test/isolation/run.sh [SPEC...]     (default: every spec)
 #   GPUBTREE_ENGINE=gpu test/isolation/run.sh   (the service on the GPU only)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . test/lib.sh
-HERE=test/isolation
 PORT=${PORT:-54408}
-REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress
 
 if [ $# -gt 0 ]; then
-	specs=("$@")
+	nspecs=$#
+	only=(ISOLATION="$*")
 else
-	specs=()
-	for f in $HERE/specs/*.spec; do specs+=("$(basename "$f" .spec)"); done
-fi
-
-if [ ! -x "$REGRESS" ]; then
-	echo "pg_isolation_regress not found at $REGRESS"
-	echo "0 passed, ${#specs[@]} failed"
-	exit 1
+	nspecs=$(ls test/isolation/specs/*.spec | wc -l)
+	only=()
 fi
 
 cluster_throwaway isolation "$PORT"
 export PGOPTIONS="${GPUBTREE_DEVICE:+-c gpubtree.device=$GPUBTREE_DEVICE}"
-OUT=$DIR/out
-mkdir -p "$OUT"
-[ "$(id -u)" = 0 ] && chown "$GBT_OS_USER" "$OUT"
-# --use-existing creates no database: make it, with the extension.
-$PSQL -c "CREATE DATABASE isolation_regression" &&
-	$PSQL -d isolation_regression -c "CREATE EXTENSION gpubtree" ||
-	{ echo "CREATE EXTENSION gpubtree failed: run make install first"; echo "0 passed, ${#specs[@]} failed"; exit 1; }
-
-"$REGRESS" --use-existing --host="$DIR" --port="$PORT" --user="$PGUSER" \
-	--dbname=isolation_regression \
-	--inputdir=$HERE --outputdir="$OUT" "${specs[@]}" 2>&1 | tee "$OUT/run.log"
+LOG=$DIR/run.log
+# REGRESS= leaves the pg_regress suite to test/run_all.sh's own part.
+make -s installcheck REGRESS= "${only[@]}" 2>&1 | tee "$LOG"
 rc=${PIPESTATUS[0]}
 
-nfail=$(grep -cE '^(not ok|test .* \.\.\. FAILED|.* \.\.\. FAILED)' "$OUT/run.log")
-npass=$(grep -cE '^ok |^test .* \.\.\. ok|^ +[a-z_0-9-]+ +\.\.\. ok' "$OUT/run.log")
-if [ $((npass + nfail)) != ${#specs[@]} ]; then
+# (PostgreSQL 15 says "test NAME ... ok", 16 and later "ok N - NAME")
+nfail=$(grep -cE '^(not ok|test .* \.\.\. FAILED|.* \.\.\. FAILED)' "$LOG")
+npass=$(grep -cE '^ok |^test .* \.\.\. ok|^ +[a-z_0-9-]+ +\.\.\. ok' "$LOG")
+if [ $((npass + nfail)) != "$nspecs" ]; then
 	# Count whatever did not report as failed (the driver itself failed).
-	nfail=$((${#specs[@]} - npass))
+	nfail=$((nspecs - npass))
 fi
 if [ "$nfail" != 0 ] || [ "$rc" != 0 ]; then
-	# The cluster's directory goes away at exit: keep the outputs.
-	KEPT=$(mktemp -d /tmp/gpubtree-isolation-results.XXXXXX)
-	cp -r "$OUT"/results "$OUT"/regression.diffs "$DIR/server.log" "$KEPT" 2>/dev/null
-	echo "--- outputs kept in $KEPT; regression.diffs:"
-	cat "$OUT/regression.diffs" 2>/dev/null
+	# (the outputs stay in output_iso/; the cluster goes away at exit)
+	echo "--- output_iso/regression.diffs:"
+	cat output_iso/regression.diffs 2>/dev/null
 	echo "--- server log (last 30 lines)"
 	tail -30 "$DIR/server.log"
-	[ "$nfail" = 0 ] && nfail=1 npass=$((${#specs[@]} - 1))
+	[ "$nfail" = 0 ] && nfail=1 npass=$((nspecs - 1))
 fi
 echo "$npass passed, $nfail failed"
 [ "$nfail" = 0 ] && [ "$rc" = 0 ]
