@@ -7,6 +7,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "executor/executor.h"
 #include "utils/memutils.h"
 
@@ -89,6 +90,70 @@ rescan_node(CustomScanState *css)
 		ExecReScan(linitial(css->custom_ps));
 }
 
+/*
+ * A parallel-aware node's share of the DSM segment: one run summary per
+ * worker, which each worker writes at shutdown and the leader copies at its
+ * own (before the Gather destroys the segment), for EXPLAIN.
+ */
+static Size
+estimate_dsm(CustomScanState *css, ParallelContext *pcxt)
+{
+	return add_size(offsetof(GbtExecShared, runs),
+					mul_size(sizeof(GbtExecWorkerRun), pcxt->nworkers));
+}
+
+static void
+initialize_dsm(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
+{
+	GbtExecNode *node = (GbtExecNode *) css;
+
+	node->shared = (GbtExecShared *) coordinate;
+	node->shared->nworkers = pcxt->nworkers;
+	memset(node->shared->runs, 0, sizeof(GbtExecWorkerRun) * pcxt->nworkers);
+}
+
+static void
+reinitialize_dsm(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
+{
+	initialize_dsm(css, pcxt, coordinate);
+}
+
+static void
+initialize_worker(CustomScanState *css, shm_toc *toc, void *coordinate)
+{
+	((GbtExecNode *) css)->shared = (GbtExecShared *) coordinate;
+}
+
+static void
+shutdown_node(CustomScanState *css)
+{
+	GbtExecNode *node = (GbtExecNode *) css;
+	GbtExecShared *shared = node->shared;
+
+	if (shared == NULL)
+		return;
+	if (IsParallelWorker())
+	{
+		GbtExecWorkerRun *run;
+
+		if (ParallelWorkerNumber < 0 || ParallelWorkerNumber >= shared->nworkers)
+			return;
+		run = &shared->runs[ParallelWorkerNumber];
+		run->started = node->started;
+		run->answered = node->answered;
+		strlcpy(run->other, node->other ? node->other : "", sizeof(run->other));
+		strlcpy(run->why, node->why ? node->why : "", sizeof(run->why));
+		run->keys_ms = node->keys_ms;
+		run->answer = node->answer;
+		return;
+	}
+	node->nworker_runs = shared->nworkers;
+	node->worker_runs = MemoryContextAlloc(css->ss.ps.state->es_query_cxt,
+										   sizeof(GbtExecWorkerRun) * shared->nworkers);
+	memcpy(node->worker_runs, shared->runs, sizeof(GbtExecWorkerRun) * shared->nworkers);
+	node->shared = NULL;		/* the Gather destroys the segment next */
+}
+
 void
 gbt_exec_node_register(CustomScanMethods *scan_methods, GbtExecNodeMethods *methods,
 					   const char *name, Node *(*create) (CustomScan *cscan))
@@ -101,6 +166,11 @@ gbt_exec_node_register(CustomScanMethods *scan_methods, GbtExecNodeMethods *meth
 	methods->exec.EndCustomScan = end_node;
 	methods->exec.ReScanCustomScan = rescan_node;
 	methods->exec.ExplainCustomScan = gbt_exec_explain;
+	methods->exec.EstimateDSMCustomScan = estimate_dsm;
+	methods->exec.InitializeDSMCustomScan = initialize_dsm;
+	methods->exec.ReInitializeDSMCustomScan = reinitialize_dsm;
+	methods->exec.InitializeWorkerCustomScan = initialize_worker;
+	methods->exec.ShutdownCustomScan = shutdown_node;
 	RegisterCustomScanMethods(scan_methods);
 }
 

@@ -20,6 +20,27 @@
 #include "exec_request.h"
 
 /*
+ * What one parallel worker's run of a node did, written to dynamic shared
+ * memory when the worker shuts the node down, so that the leader's EXPLAIN
+ * tells of every process (a parallel-aware node's plan only).
+ */
+typedef struct GbtExecWorkerRun
+{
+	bool		started;
+	bool		answered;
+	char		other[32];
+	char		why[160];
+	double		keys_ms;
+	GbtAggAnswer answer;
+} GbtExecWorkerRun;
+
+typedef struct GbtExecShared
+{
+	int			nworkers;
+	GbtExecWorkerRun runs[FLEXIBLE_ARRAY_MEMBER];
+} GbtExecShared;
+
+/*
  * What the state of every such node begins with.  A run (from the node's
  * first row to its end or rescan) decides once who answers it: the service
  * (answered, answer), or something else (other, why).
@@ -37,6 +58,11 @@ typedef struct GbtExecNode
 	instr_time	run_start;
 	double		keys_ms;		/* gathering, encoding and sorting the keys */
 	GbtAggAnswer answer;
+
+	/* in a parallel plan */
+	GbtExecShared *shared;		/* the workers' runs, in the DSM segment */
+	GbtExecWorkerRun *worker_runs;	/* the leader's copy, for EXPLAIN */
+	int			nworker_runs;
 } GbtExecNode;
 
 /* A node's callbacks, for gbt_exec_node_register(). */

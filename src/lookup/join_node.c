@@ -637,10 +637,6 @@ explain_join(GbtExecNode *node, ExplainState *es)
 
 	ExplainPropertyText("Index", RelationGetRelationName(s->index), es);
 	ExplainPropertyText("Inner Rows", "from the index's columns", es);
-
-	/* Under a Gather (its partial path), each process joins its own share. */
-	if (es->analyze && node->started && node->css.ss.ps.plan->parallel_safe)
-		ExplainPropertyText("Counts Below", "the leader's share of the outer rows", es);
 }
 
 static GbtExecNodeMethods join_node_methods = {

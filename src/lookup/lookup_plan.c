@@ -395,6 +395,8 @@ join_path(RelOptInfo *joinrel, Path *outer, double divisor, double outer_rows,
 	cpath->path.parent = joinrel;
 	cpath->path.pathtarget = joinrel->reltarget;
 	cpath->path.parallel_safe = divisor > 1;
+	/* (for the workers' runs in the leader's EXPLAIN: exec_node.c) */
+	cpath->path.parallel_aware = divisor > 1;
 	cpath->path.parallel_workers = divisor > 1 ? outer->parallel_workers : 0;
 	cpath->path.rows = clamp_row_est(joinrel->rows / divisor);
 	cpath->path.startup_cost = outer->total_cost +

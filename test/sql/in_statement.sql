@@ -53,12 +53,17 @@ BEGIN
 			WHERE name IN ('parallel_setup_cost', 'parallel_tuple_cost', 'min_parallel_table_scan_size');
 			PERFORM set_config('max_parallel_workers_per_gather', '2', true);
 			PERFORM set_config('enable_seqscan', 'on', true);
+			-- each process's share of the keys goes to the service, however
+			-- the workers split them (EXPLAIN tells of every process)
+			PERFORM set_config('gpubtree.min_gpu_batch', '1', true);
 		END IF;
 		EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || r.query INTO plan;
 		EXECUTE format('SELECT jsonb_agg(to_jsonb(x) ORDER BY to_jsonb(x)) FROM (%s) x', r.query) INTO got;
 		PERFORM set_config(name, reset_val, true) FROM pg_settings
 		WHERE name IN ('parallel_setup_cost', 'parallel_tuple_cost', 'min_parallel_table_scan_size');
 		PERFORM set_config('max_parallel_workers_per_gather', '0', true);
+		PERFORM set_config('gpubtree.min_gpu_batch', reset_val, true) FROM pg_settings
+		WHERE name = 'gpubtree.min_gpu_batch';
 		PERFORM set_config(name, 'on', true) FROM pg_settings
 		WHERE name IN ('enable_seqscan', 'enable_indexscan', 'enable_indexonlyscan', 'enable_bitmapscan');
 		PERFORM set_config('gpubtree.device', 'off', true);
