@@ -27,6 +27,11 @@ REGRESS_OPTS = --load-extension=gpubtree
 # their sessions here, so that `make installcheck` needs nothing of the
 # server but shared_preload_libraries = 'gpubtree'.
 installcheck: export PGOPTIONS := $(PGOPTIONS) -c gpubtree.build_wait=60s
+# The crash, fault and standby tests (t/*.pl, on PostgreSQL::Test::Cluster):
+# `make installcheck` runs them with prove after the SQL suites, each on
+# clusters of its own.  initdb refuses root: test/run_all.sh runs them as
+# an unprivileged user.  They need Perl's IPC::Run (scripts/deps.sh).
+TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
 
