@@ -19,7 +19,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Exporter 'import';
 
-our @EXPORT = qw(gpubtree_node wait_service is_output service_stat);
+our @EXPORT = qw(gpubtree_node wait_service is_output service_stat node_vs_plan);
 
 # gpubtree_node(NAME, init params...): a new node, initialized (not
 # started), with gpubtree's settings appended.  Cluster.pm's own settings
@@ -64,6 +64,20 @@ sub wait_service
 	my ($node) = @_;
 	return $node->poll_query_until('postgres',
 		"SELECT running FROM gpubtree_status()");
+}
+
+# node_vs_plan(NODE, DB, QUERY): QUERY's answer (one row, one value)
+# through the gpubtree nodes, the other plans disabled and the mirror's
+# build waited for, against the ordinary plan's (gpubtree.device = off):
+# "same", or both answers.
+sub node_vs_plan
+{
+	my ($node, $db, $q) = @_;
+	my $through_node = $node->safe_psql($db,
+		"SET gpubtree.build_wait = '60s'; SET enable_seqscan = off; SET enable_indexscan = off;
+		SET enable_indexonlyscan = off; SET enable_bitmapscan = off; $q");
+	my $ordinary = $node->safe_psql($db, "SET gpubtree.device = off; $q");
+	return $through_node eq $ordinary ? 'same' : "differ: $through_node vs $ordinary";
 }
 
 # is_output(GOT, EXPECTED, NAME): one check of two query outputs; on a

@@ -106,19 +106,6 @@ cluster_throwaway() {
 	PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
 }
 
-# node_vs_plan DB QUERY: QUERY's answer (one row, one value) through the
-# gpubtree nodes, the other plans disabled and the mirror's build waited
-# for, against the ordinary plan's (gpubtree.device = off): "same", or
-# both answers.  Needs PSQL (cluster_throwaway).
-node_vs_plan() {
-	local node ord
-	node=$($PSQL -d "$1" -c "SET gpubtree.build_wait = '60s'" -c "SET enable_seqscan = off" \
-		-c "SET enable_indexscan = off" -c "SET enable_indexonlyscan = off" -c "SET enable_bitmapscan = off" \
-		-c "$2" | tail -1)
-	ord=$($PSQL -d "$1" -c "SET gpubtree.device = off" -c "$2" | tail -1)
-	[ "$node" = "$ord" ] && echo same || echo "differ: $node vs $ord"
-}
-
 # check NAME GOT EXPECTED: count one check of a test script (passed/failed),
 # saying "ok: NAME" unless GBT_QUIET_OK is set.
 passed=0
