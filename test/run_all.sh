@@ -208,7 +208,9 @@ if [ ${#tap_tests[@]} -gt 0 ]; then
 		[ "$rc" = 0 ] || [ "$nfail" != 0 ] || nfail=1
 		echo "tap: $nok passed, $nfail failed" >>"$tap.log"
 		add_counts tap "$tap.log" 0
-		rm -rf "$tap" "$tap.log"
+		# (the nodes' logs of a failed run are kept)
+		if [ "$nfail" = 0 ]; then rm -rf "$tap"; else echo "TAP logs: $tap/tmp_check/log"; fi
+		rm -f "$tap.log"
 	fi
 fi
 
