@@ -173,7 +173,7 @@ else
 fi
 rm -rf "$DIR"
 
-for t in differential/run.sh isolation/run.sh progress.sh service_wait.sh db_commands.sh first_query.sh concurrency/run.sh citus/run.sh; do
+for t in differential/run.sh isolation/run.sh service_wait.sh first_query.sh concurrency/run.sh citus/run.sh; do
 	[ -x "test/$t" ] && wanted "$t" || continue
 	suite "$t"
 done
