@@ -8,10 +8,11 @@
 # as a user who can write to PostgreSQL's directories), and runs, each on its
 # own throwaway cluster: warning-free builds with and without CUDA, the
 # Harmonia CPU unit tests, the pg_regress suite, the randomized
-# differential test against btree, the progress-reporting test, and the TAP
-# tests (t/*.pl: crash recovery, crashes under load, service faults, a
-# streaming standby; SKIPPED without Perl's IPC::Run); the differential,
-# isolation and service-wait tests once more on a build with a tiny mirror
+# differential test against btree, and the TAP tests (t/*.pl, each on
+# clusters of its own: crash recovery, crashes under load, service faults,
+# a streaming standby, and the others that start or restart clusters;
+# SKIPPED without Perl's IPC::Run); the differential, isolation and
+# service-wait tests once more on a build with a tiny mirror
 # layout (GBT_SMALL_LAYOUT=1).  GPU tests print SKIPPED without a GPU and
 # are never counted as passed; so does the Citus test (test/citus/run.sh)
 # without Citus installed or CITUS_SRC set.
@@ -173,7 +174,7 @@ else
 fi
 rm -rf "$DIR"
 
-for t in differential/run.sh isolation/run.sh service_wait.sh first_query.sh concurrency/run.sh citus/run.sh; do
+for t in differential/run.sh isolation/run.sh service_wait.sh concurrency/run.sh citus/run.sh; do
 	[ -x "test/$t" ] && wanted "$t" || continue
 	suite "$t"
 done
