@@ -5,7 +5,8 @@
 #
 # Environment, as for test/lib.sh: GPUBTREE_ENGINE=auto|gpu|cpu
 # (gpubtree.engine), GBT_BUILD_WAIT (gpubtree.build_wait, default 60s; empty
-# keeps the shipped default), GBT_PRELOAD=0 (no shared_preload_libraries).
+# keeps the shipped default, also in the sessions), GBT_PRELOAD=0 (no
+# shared_preload_libraries).
 # GPUBTREE_DEVICE=auto|off reaches the sessions through PGOPTIONS, which
 # test/run_all.sh sets.
 
@@ -40,6 +41,11 @@ sub gpubtree_node
 	  . "log_statement = none\n";
 	my $build_wait = $ENV{GBT_BUILD_WAIT} // '60s';
 	$conf .= "gpubtree.build_wait = '$build_wait'\n" if $build_wait ne '';
+	# `make installcheck` sets gpubtree.build_wait for its sessions (in
+	# PGOPTIONS, for the SQL suites): a node that keeps the shipped default
+	# takes it out of its tests' sessions too.
+	$ENV{PGOPTIONS} =~ s/-c\s*gpubtree\.build_wait=\S+//g
+	  if $build_wait eq '' && defined $ENV{PGOPTIONS};
 	if (($ENV{GBT_PRELOAD} // '1') eq '1')
 	{
 		$conf .= "shared_preload_libraries = 'gpubtree'\n";
