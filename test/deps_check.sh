@@ -146,7 +146,7 @@ if [ "$(id -u)" = 0 ]; then
 	out=$(PG_CONFIG="$T/noheaders" GBT_APT_GET="$T/apt-get" bash "$T/deps.sh" 2>&1); rc=$?
 	if [ $rc != 0 ] && grep -q "^install .* $SERVER_DEV\$" "$T/apt.log" &&
 		! grep -q "^install .* $SERVER\b" "$T/apt.log" &&
-		echo "$out" | grep -q "still missing after apt-get install $SERVER_DEV: postgres.h"; then
+		grep -q "still missing after apt-get install $SERVER_DEV: postgres.h" <<<"$out"; then
 		echo "ok: as root: apt-get install $SERVER_DEV, then still missing"
 		passed=$((passed + 1))
 	else

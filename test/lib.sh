@@ -37,7 +37,7 @@ pg_private_copy() {
 	local dir=$1 prefix d paths
 	paths=$("$PG_CONFIG" --bindir --pkglibdir --sharedir --includedir --includedir-server --pkgincludedir) || return 1
 	prefix=$(echo "$paths" | head -1)
-	while echo "$paths" | grep -qv "^$prefix/"; do prefix=${prefix%/*}; done
+	while grep -qv "^$prefix/" <<<"$paths"; do prefix=${prefix%/*}; done
 	for d in $paths; do
 		mkdir -p "$dir/${d#"$prefix"/}" && cp -a "$d/." "$dir/${d#"$prefix"/}/" || return 1
 	done
