@@ -35,6 +35,12 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=gpubtree
 # mirror builds they ask for (the shipped default never waits): set for
 # their sessions here rather than in the server's configuration.
 installcheck: export PGOPTIONS := $(PGOPTIONS) -c gpubtree.build_wait=60s
+# The crash, fault, standby and restore tests (t/*.pl, on
+# PostgreSQL::Test::Cluster) make clusters of their own and take minutes,
+# so they are not part of the quick installcheck: `make prove-installcheck`
+# (or `make installcheck TAP_TESTS=1`) runs them with prove.  initdb
+# refuses root: test/run_all.sh runs them as an unprivileged user.  They
+# need Perl's IPC::Run (scripts/deps.sh).  (The target is below PGXS's.)
 
 PG_CONFIG ?= pg_config
 
@@ -138,3 +144,7 @@ demo: deps
 
 test-all: deps
 	test/run_all.sh
+
+.PHONY: prove-installcheck
+prove-installcheck:
+	$(prove_installcheck)

@@ -81,6 +81,11 @@ check() {
 		"$pkglib/pgxs/src/test/isolation/isolationtester"
 	have_cmd python3 python3
 	have_cmd git git
+	# The TAP tests (t/*.pl): prove, PostgreSQL's Perl test modules, and
+	# IPC::Run, with which those modules run every program.
+	have_cmd perl prove
+	have_file "postgresql-client-$major" "$pkglib/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm"
+	perl -MIPC::Run -e 1 >/dev/null 2>&1 || need libipc-run-perl "IPC::Run"
 	# As root, test/lib.sh creates the user that runs the test clusters.
 	if [ "$(id -u)" = 0 ]; then
 		have_cmd passwd useradd

@@ -125,7 +125,19 @@ farm nopgconfig pg_config
 out=$(as_user PATH="$T/nopgconfig" PG_CONFIG=pg_config); rc=$?
 expect "pg_config not on PATH" $rc "$out" "$SERVER_DEV" make python3
 
-# 7. As root, a missing package is installed (apt-get is a stand-in that
+# 7. Perl's IPC::Run missing, which the TAP tests need (a perl on PATH that
+#    cannot load it).
+farm noipcrun perl
+cat >"$T/noipcrun/perl" <<SH
+#!/bin/sh
+case "\$*" in *IPC::Run*) exit 2 ;; esac
+exec $(command -v perl) "\$@"
+SH
+chmod 755 "$T/noipcrun/perl"
+out=$(as_user PATH="$T/noipcrun" PG_CONFIG="$REAL_PG_CONFIG"); rc=$?
+expect "IPC::Run missing" $rc "$out" libipc-run-perl "$SERVER" "$SERVER_DEV" "$CLIENT" make
+
+# 8. As root, a missing package is installed (apt-get is a stand-in that
 #    installs nothing): the check asks for it, then fails because the file
 #    is still missing.
 if [ "$(id -u)" = 0 ]; then
@@ -134,7 +146,7 @@ if [ "$(id -u)" = 0 ]; then
 	out=$(PG_CONFIG="$T/noheaders" GBT_APT_GET="$T/apt-get" bash "$T/deps.sh" 2>&1); rc=$?
 	if [ $rc != 0 ] && grep -q "^install .* $SERVER_DEV\$" "$T/apt.log" &&
 		! grep -q "^install .* $SERVER\b" "$T/apt.log" &&
-		echo "$out" | grep -q "still missing after apt-get install $SERVER_DEV: postgres.h"; then
+		grep -q "still missing after apt-get install $SERVER_DEV: postgres.h" <<<"$out"; then
 		echo "ok: as root: apt-get install $SERVER_DEV, then still missing"
 		passed=$((passed + 1))
 	else

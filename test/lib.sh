@@ -37,7 +37,7 @@ pg_private_copy() {
 	local dir=$1 prefix d paths
 	paths=$("$PG_CONFIG" --bindir --pkglibdir --sharedir --includedir --includedir-server --pkgincludedir) || return 1
 	prefix=$(echo "$paths" | head -1)
-	while echo "$paths" | grep -qv "^$prefix/"; do prefix=${prefix%/*}; done
+	while grep -qv "^$prefix/" <<<"$paths"; do prefix=${prefix%/*}; done
 	for d in $paths; do
 		mkdir -p "$dir/${d#"$prefix"/}" && cp -a "$d/." "$dir/${d#"$prefix"/}/" || return 1
 	done
@@ -104,19 +104,6 @@ cluster_throwaway() {
 	cluster_init "$DIR" "$2" && cluster_start "$DIR" || exit 1
 	cluster_env "$DIR" "$2"
 	PSQL="$PGBIN/psql -X -q -At -v ON_ERROR_STOP=1"
-}
-
-# node_vs_plan DB QUERY: QUERY's answer (one row, one value) through the
-# gpubtree nodes, the other plans disabled and the mirror's build waited
-# for, against the ordinary plan's (gpubtree.device = off): "same", or
-# both answers.  Needs PSQL (cluster_throwaway).
-node_vs_plan() {
-	local node ord
-	node=$($PSQL -d "$1" -c "SET gpubtree.build_wait = '60s'" -c "SET enable_seqscan = off" \
-		-c "SET enable_indexscan = off" -c "SET enable_indexonlyscan = off" -c "SET enable_bitmapscan = off" \
-		-c "$2" | tail -1)
-	ord=$($PSQL -d "$1" -c "SET gpubtree.device = off" -c "$2" | tail -1)
-	[ "$node" = "$ord" ] && echo same || echo "differ: $node vs $ord"
 }
 
 # check NAME GOT EXPECTED: count one check of a test script (passed/failed),

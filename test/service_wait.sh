@@ -138,7 +138,7 @@ if [ "${GBT_SMALL_LAYOUT:-0}" = 1 ]; then
 		overlapped=$((overlapped + 1))
 		echo "$plan" | grep "Answered by"
 		echo "$plan" | grep "Answered by"
-		echo "$plan" | grep -q "Answered by: GPU service" && by_service=$((by_service + 1))
+		grep -q "Answered by: GPU service" <<<"$plan" && by_service=$((by_service + 1))
 		[ $overlapped -ge 5 ] && break
 	done
 	wait $large_pid

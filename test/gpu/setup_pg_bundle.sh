@@ -28,3 +28,11 @@ else
 	export PATH=/tmp/pgbundle/pg15/bin:$PATH
 	export PG_CONFIG=/tmp/pgbundle/pg15/bin/pg_config
 fi
+# The TAP tests (t/*.pl) need Perl's IPC::Run and PostgreSQL's
+# PostgreSQL::Test modules, which the bundle lacks (and that machine may):
+# where .gpu/perl holds them (IPC::Run's IPC/ folder and PGXS's
+# src/test/perl/PostgreSQL/ folder, copied from a Debian machine with
+# libipc-run-perl), Perl finds them there.
+if [ -d .gpu/perl ]; then
+	export PERL5LIB=$PWD/.gpu/perl${PERL5LIB:+:$PERL5LIB}
+fi

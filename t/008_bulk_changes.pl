@@ -1,0 +1,126 @@
+# t/008_bulk_changes.pl: bulk changes through a change log smaller than
+# they are: a transaction that changes many rows, and many transactions in a
+# row, stream through the log (the writer waits for the service to make
+# room) and keep the mirror current, with answers equal to btree's, also
+# past tens of thousands of transaction IDs; only a transaction that
+# inserts more than an eighth of the mirror invalidates it, as a bulk load
+# should.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use GpubtreeTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = gpubtree_node('bulk_changes');
+# The smallest log (4096 entries): every change below is larger than it.
+$node->append_conf('postgresql.conf', 'gpubtree.change_log_size = 4096');
+$node->start;
+my $dir = PostgreSQL::Test::Utils::tempdir;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION gpubtree;
+CREATE TABLE t (k int8, v int8);
+INSERT INTO t SELECT g, g % 1000 FROM generate_series(1, 200000) g;
+CREATE TABLE b AS SELECT * FROM t;
+CREATE INDEX t_k ON t USING gpubtree (k) INCLUDE (v);
+CREATE INDEX b_k ON b (k) INCLUDE (v);
+VACUUM ANALYZE t;
+VACUUM ANALYZE b;
+});
+wait_service($node);
+
+sub status_of { return service_stat($node, $_[0]); }
+
+# answers(TABLE): a bitmap scan's range and = ANY, and range aggregates.
+sub answers
+{
+	my ($t) = @_;
+	return $node->safe_psql(
+		'postgres', "SET enable_seqscan = off; SET enable_indexscan = off;
+		SET enable_indexonlyscan = off; SET max_parallel_workers_per_gather = 0;
+		SET gpubtree.enable_lookup = off;
+		SELECT count(*) || ':' || sum(v) FROM $t WHERE k BETWEEN 1000 AND 150000;
+		SELECT count(*) || ':' || sum(v) FROM $t WHERE k = ANY (ARRAY(SELECT generate_series(0, 250000, 3)::int8));
+		RESET ALL;
+		SELECT count(*) || ':' || sum(v) || ':' || min(v) || ':' || max(v) FROM $t WHERE k BETWEEN 20000 AND 260000");
+}
+
+sub mirror
+{
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM gpubtree_mirrors() WHERE index = 't_k'::regclass AND current");
+}
+sub verify_count { return $node->safe_psql('postgres', "SELECT count(*) FROM gpubtree_verify('t_k')"); }
+
+# by_service: whether the service answers the range aggregate.
+sub by_service
+{
+	return $node->safe_psql('postgres',
+		'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT sum(v) FROM t WHERE k BETWEEN 20000 AND 260000')
+	  =~ /Answered by: GPU service/ ? 1 : 0;
+}
+
+is(answers('t'), answers('b'), 'first answers');
+is(mirror(), 1, 'a current mirror');
+my $inv0 = status_of('invalidations');
+my $builds0 = status_of('mirror_builds');
+
+# 1. One transaction updates 20000 rows: five times the log, a tenth of
+#    the mirror (INCLUDE v changes, so each update is a new index entry).
+$node->safe_psql('postgres', 'UPDATE t SET v = v + 1 WHERE k % 10 = 3');
+$node->safe_psql('postgres', 'UPDATE b SET v = v + 1 WHERE k % 10 = 3');
+is(answers('t'), answers('b'), 'large update: answers');
+is(status_of('invalidations'), $inv0, 'large update: no invalidation');
+is(mirror(), 1, 'large update: the mirror stays current');
+is(status_of('mirror_builds'), $builds0, 'large update: no rebuild');
+is(verify_count(), 0, 'large update: the mirror holds the index');
+
+# 2. Forty transactions of 1000 rows each, back to back: ten logs' worth.
+$node->safe_psql(
+	'postgres', q{
+DO $$
+BEGIN
+	FOR i IN 0..39 LOOP
+		UPDATE t SET v = v - 1 WHERE k % 200 = i;
+		UPDATE b SET v = v - 1 WHERE k % 200 = i;
+		COMMIT;
+	END LOOP;
+END $$;
+});
+is(answers('t'), answers('b'), 'many transactions: answers');
+is(status_of('invalidations'), $inv0, 'many transactions: no invalidation');
+is(status_of('mirror_builds'), $builds0, 'many transactions: no rebuild');
+
+# 3. After VACUUM the aggregate is answered from the same mirror.
+$node->safe_psql('postgres', 'VACUUM t; VACUUM b');
+is(answers('t'), answers('b'), 'after VACUUM: answers');
+is(by_service(), 1, 'after VACUUM: answered by the service');
+is(status_of('mirror_builds'), $builds0, 'after VACUUM: no rebuild');
+
+# 4. 40000 small transactions from 4 sessions: more transaction IDs than the
+#    service's table of outcomes first holds (65536 / 2 behind the horizon
+#    makes it move), its stamps settled as the horizon moves on.
+my $inv1 = status_of('invalidations');    # VACUUM's sweep moved the mirror to a new generation
+append_to_file("$dir/churn.sql",
+	"\\set id random(1, 200000)\nBEGIN;\nUPDATE t SET v = v + 1 WHERE k = :id;\nUPDATE b SET v = v + 1 WHERE k = :id;\nEND;\n");
+$node->command_ok([ 'pgbench', '-n', '-c', 4, '-t', 10000, '-f', "$dir/churn.sql", '-d', $node->connstr('postgres') ],
+	'churn: pgbench ran');
+is(answers('t'), answers('b'), 'churn: answers');
+is(by_service(), 1, 'churn: answered by the service');
+is(status_of('invalidations'), $inv1, 'churn: no invalidation');
+is(verify_count(), 0, 'churn: the mirror holds the index');
+
+# 5. A bulk load larger than an eighth of the mirror invalidates it instead.
+$node->safe_psql(
+	'postgres', 'INSERT INTO t SELECT g, g % 7 FROM generate_series(200001, 240000) g;
+	INSERT INTO b SELECT g, g % 7 FROM generate_series(200001, 240000) g');
+cmp_ok(status_of('invalidations'), '>', $inv0, 'bulk load: invalidated');
+is(answers('t'), answers('b'), 'bulk load: answers');
+
+$node->stop;
+done_testing();
