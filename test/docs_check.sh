@@ -8,7 +8,8 @@
 #    "## " heading whose first cell is a path in backticks) names every
 #    *.c, *.h, *.cu and *.cuh file under src/ and cuda/, and every file it names
 #    exists.  After a file is added, split or renamed, the failures say
-#    which rows to add or drop.
+#    which rows to add or drop.  Every path of the tree the documents
+#    write in backticks exists.
 # 2. Every function written in backticks with empty parentheses, `name()`
 #    or `file.c: name()`, in README.md and ARCHITECTURE.md is defined in
 #    src/, cuda/, sql/, test/ or scripts/ (a C definition starts its line,
@@ -66,6 +67,25 @@ for f in $table; do
 	else
 		fail "ARCHITECTURE.md's file table names $f, which does not exist (drop or rename its row)"
 	fi
+done
+
+# Every path of the repository written in backticks in README.md and
+# ARCHITECTURE.md (one that starts with a top folder of the tree) exists,
+# or matches a file when it has a wildcard: a moved test or script leaves
+# no stale pointer behind.
+# (what the documents write as a pattern or of PostgreSQL's tree)
+NOT_PATHS="src/backend/access/nbtree/README sql/gpubtree--V.sql sql/gpubtree--V--W.sql"
+tops=$(git ls-files 2>/dev/null | grep / | cut -d/ -f1 | sort -u | paste -sd'|')
+for doc in README.md ARCHITECTURE.md; do
+	for path in $(grep -oE '`[^` ]+`' "$doc" | tr -d '`' | grep -E "^($tops)/[A-Za-z0-9_./*-]*$" |
+		sed -E 's/[.,:;]+$//' | sort -u); do
+		case " $NOT_PATHS " in *" $path "*) continue ;; esac
+		if compgen -G "$path" >/dev/null || [ -e "$path" ] || [ -e "$path.sql" ]; then
+			pass
+		else
+			fail "$doc names $path, which is not in the tree"
+		fi
+	done
 done
 
 # --- 2. functions named in the documents -------------------------------------
