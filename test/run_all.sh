@@ -188,7 +188,9 @@ done
 # prove (make prove-installcheck), in a copy of the tree
 # that $GBT_OS_USER owns: initdb refuses root, and prove writes its nodes
 # and logs into tmp_check/ there.  Part tap runs them all, a part t/NAME.pl
-# one.  Their "ok N" and "not ok N" lines are counted; a test that stops
+# one (enable_tap_tests=yes: a PostgreSQL built without it, as the GPU
+# machine's bundle, runs them all the same).  Their "ok N" and "not ok N"
+# lines are counted; a test that stops
 # early (prove fails with no "not ok") counts one failure more.
 tap_tests=()
 for t in t/*.pl; do
@@ -206,7 +208,7 @@ if [ ${#tap_tests[@]} -gt 0 ]; then
 		tap=$(mktemp -d /tmp/gpubtree-tap.XXXXXX)
 		git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tap" 2>/dev/null
 		[ "$(id -u)" = 0 ] && chown -R "$GBT_OS_USER" "$tap"
-		as_pg "cd '$tap' && make -s prove-installcheck PG_CONFIG='$PG_CONFIG' PROVE_FLAGS=-v PROVE_TESTS='${tap_tests[*]}'" 2>&1 |
+		as_pg "cd '$tap' && make -s prove-installcheck PG_CONFIG='$PG_CONFIG' enable_tap_tests=yes PROVE='${PROVE:-prove}' PROVE_FLAGS=-v PROVE_TESTS='${tap_tests[*]}'" 2>&1 |
 			tee "$tap.log"
 		rc=${PIPESTATUS[0]}
 		nok=$(grep -cE '^ok [0-9]' "$tap.log")
