@@ -98,6 +98,11 @@ build() {
 	local src=${GBT_BENCH_SRC:-.}
 	[ -f "$src/.commit" ] && export GBT_COMMIT=$(cat "$src/.commit")
 	echo "building $src${GBT_COMMIT:+ (commit $GBT_COMMIT)}"
+	# Objects built for another PostgreSQL (a warm machine keeps them) go.
+	if [ "$(cat "$src/.gbt-built-for" 2>/dev/null)" != "$PG_CONFIG" ]; then
+		make -s -C "$src" clean PG_CONFIG="$PG_CONFIG" >/dev/null 2>&1
+		echo "$PG_CONFIG" >"$src/.gbt-built-for"
+	fi
 	make -s -C "$src" PG_CONFIG="$PG_CONFIG" && make -s -C "$src" install PG_CONFIG="$PG_CONFIG" ||
 		{ echo "build failed"; finish 1; }
 	echo "built and installed in $((SECONDS - START)) s"
