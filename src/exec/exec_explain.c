@@ -11,6 +11,7 @@
 #include "commands/explain.h"
 
 #include "exec_node.h"
+#include "pg_compat.h"
 
 /*
  * One account of every process that ran the node: the leader's run, and in
