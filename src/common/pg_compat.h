@@ -1,8 +1,8 @@
 /*
  * pg_compat.h
  *	  What differs between the PostgreSQL versions gpubtree builds against,
- *	  in one place: 15 and 18 are built and tested (test/pg18.sh); 16 and
- *	  17 follow the same version numbers, without a build here.
+ *	  in one place: 15, 16 and 18 are built and tested (test/pg_version.sh);
+ *	  17 follows the same version numbers, without a build here.
  *
  * The .c files use the newest spelling of each interface where PostgreSQL
  * kept one (object_ownercheck(), MyProcNumber ...), and a gbt_/GBT_ name
