@@ -246,6 +246,18 @@ typedef struct gbt_engine_ops
 							  int64_t unsure_cap, char *err, size_t errlen);
 
 	/*
+	 * One aggregate per range: out[r] as aggregate() would answer range r
+	 * alone (gbt_chunk_sums_each(), on the host, for both engines); the
+	 * unsure positions of every range in unsure[], in range order.
+	 */
+	int			(*aggregate_each) (gbt_engine *e, const uint8_t *removed,
+								   uint64_t removed_version, const int64_t *start,
+								   const int64_t *end, int64_t nranges,
+								   const uint8_t *visible, int64_t nvisible,
+								   gbt_agg_result *out, int64_t *unsure,
+								   int64_t unsure_cap, char *err, size_t errlen);
+
+	/*
 	 * Between requests: bring up to max_chunks of the chunk sums up to date
 	 * with removed[] (as given to aggregate()).  Returns nonzero when some
 	 * are left to do.

@@ -615,6 +615,20 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 	return rc;
 }
 
+/* Per range on the host: the ends of a few long ranges are not worth a launch each. */
+static int
+gpu_aggregate_each(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+				   const int64_t *start, const int64_t *end, int64_t nranges,
+				   const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+				   int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+{
+	gbt_agg_input hin = g->host;
+
+	hin.removed = removed;
+	return gbt_chunk_sums_each(g->sums, &hin, removed_version, start, end, nranges,
+							   visible, nvisible, out, unsure, unsure_cap, err, errlen);
+}
+
 static int
 gpu_tidy(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 		 int64_t max_chunks)
@@ -676,6 +690,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_ranges,
 	gpu_sort_unique,
 	gpu_aggregate,
+	gpu_aggregate_each,
 	gpu_tidy,
 	gpu_bytes,
 	gpu_host_bytes,

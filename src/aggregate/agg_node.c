@@ -17,6 +17,8 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "agg_final.h"
+#include "agg_state.h"
+#include "agg_group.h"
 #include "agg_node.h"
 #include "agg_scan.h"
 #include "backend.h"
@@ -38,6 +40,7 @@
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/datum.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -59,6 +62,17 @@ typedef struct AggScanState
 	List	   *bounds;			/* ExprState per condition */
 	int64		null_entries;	/* rows with NULL keys added */
 	int64		nranges;
+
+	/* GROUP BY a bucket of the key (agg_group.c) */
+	Expr	   *group;			/* NULL: no GROUP BY */
+	Oid			group_eqop;
+	char	   *group_label;
+	GbtBuckets	buckets;		/* made at executor start */
+	const char *buckets_why;	/* NULL: made */
+	int64		ngroups;		/* groups answered */
+	int64		next_group;		/* the next to return */
+	Datum	   *group_values;	/* per group, its row: ncolumns values */
+	bool	   *group_nulls;
 } AggScanState;
 
 CustomScanMethods gbt_agg_scan_methods;
@@ -80,7 +94,121 @@ create_agg_state(CustomScan *cscan)
 	s->columns = list_nth(priv, PRIV_COLUMNS);
 	s->argtypes = list_nth(priv, PRIV_ARGTYPES);
 	s->null_keys = intVal(list_nth(priv, PRIV_NULL_KEYS)) != 0;
+	s->group = list_nth(priv, PRIV_GROUP);
+	s->group_eqop = (Oid) intVal(list_nth(priv, PRIV_GROUP_EQOP));
+	s->group_label = strVal(list_nth(priv, PRIV_GROUP_LABEL));
 	return (Node *) s;
+}
+
+/*
+ * The key ranges of the query's conditions, in *lo and *hi (sorted unless
+ * !*sorted); false, with *why, when the service cannot take them.
+ */
+static bool
+query_ranges(AggScanState *s, Relation index, uint64 **lo, uint64 **hi, bool *sorted,
+			 bool *runtime_array, const char **why)
+{
+	ExprContext *econtext = s->node.css.ss.ps.ps_ExprContext;
+	int			nkeys = list_length(s->bounds);
+	ScanKeyData *keys = palloc0(sizeof(ScanKeyData) * Max(nkeys, 1));
+	int			i;
+
+	*runtime_array = false;
+	for (i = 0; i < nkeys; i++)
+	{
+		bool		isnull;
+		Datum		v = ExecEvalExpr(list_nth(s->bounds, i), econtext, &isnull);
+
+		if (isnull)
+		{
+			*why = "a NULL bound";
+			return false;
+		}
+		*runtime_array |= list_nth_int(s->arrays, i) == GBT_ARRAY_RUNTIME;
+		ScanKeyEntryInitialize(&keys[i], list_nth_int(s->arrays, i) != GBT_ARRAY_NONE ?
+							   SK_SEARCHARRAY : 0,
+							   1, list_nth_int(s->strategies, i),
+							   list_nth_oid(s->subtypes, i), InvalidOid,
+							   get_opcode(list_nth_oid(s->operators, i)), v);
+	}
+	if (!gbt_keys_to_ranges(keys, nkeys, index->rd_opcintype[0], true, sorted, lo, hi,
+							&s->nranges))
+	{
+		*why = "conditions the service does not take";
+		return false;
+	}
+	return true;
+}
+
+/* Each column as the plan expects it in the mirror (never otherwise). */
+static bool
+columns_as_planned(AggScanState *s)
+{
+	GbtExecNode *node = &s->node;
+	int			i;
+
+	for (i = 0; i < list_length(s->kinds); i++)
+	{
+		int			col = list_nth_int(s->columns, i);
+
+		if (list_nth_int(s->kinds, i) != GBT_AGG_COUNT_STAR &&
+			(col >= node->answer.columns.ncols ||
+			 node->answer.columns.type[col] != gbt_column_type(list_nth_oid(s->argtypes, i))))
+		{
+			node->why = "the mirror does not hold a column as expected";
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The rows the mirror has no entries for (NULL keys), through nbtree, into r. */
+static void
+add_null_keys(AggScanState *s, Relation heap, Relation index, GbtAggResult *r)
+{
+	ScanKeyData nullkey;
+	GbtColumns	cols;
+	int64		before = r->count;
+
+	ScanKeyEntryInitialize(&nullkey, SK_ISNULL | SK_SEARCHNULL, 1,
+						   InvalidStrategy, InvalidOid, InvalidOid,
+						   InvalidOid, (Datum) 0);
+	gbt_index_columns(index, &cols);
+	gbt_aggregate_by_scan(heap, index, &nullkey, 1, s->node.css.ss.ps.state->es_snapshot,
+						  &cols, r);
+	s->null_entries += r->count - before;
+}
+
+/*
+ * A GROUP BY's buckets, at executor start: their function may fail on a
+ * key no row has (agg_group.c catches that in a subtransaction), which a
+ * running parallel plan would not allow.
+ */
+static void
+make_buckets(AggScanState *s, EState *estate)
+{
+	Relation	index = index_open(s->indexoid, AccessShareLock);
+	uint64	   *lo;
+	uint64	   *hi;
+	uint64		key_min;
+	uint64		key_max;
+	bool		sorted;
+	bool		runtime_array;
+	bool		has_keys;
+
+	gbt_buckets_init(&s->buckets, s->group, index->rd_opcintype[0], s->group_eqop, estate);
+	if (query_ranges(s, index, &lo, &hi, &sorted, &runtime_array, &s->buckets_why) &&
+		gbt_key_extent(index, &has_keys, &key_min, &key_max, &s->buckets_why))
+	{
+		if (!sorted)
+			s->buckets_why = "conditions the service does not take";
+		else if (!has_keys)
+			s->buckets_why = NULL;	/* no bucket: no range */
+		else if (gbt_buckets_make(&s->buckets, lo, hi, s->nranges, key_min, key_max,
+								  &s->buckets_why))
+			s->buckets_why = NULL;
+	}
+	index_close(index, AccessShareLock);
 }
 
 static void
@@ -90,6 +218,171 @@ begin_agg(GbtExecNode *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->css.ss.ps.plan;
 
 	s->bounds = ExecInitExprList(cscan->custom_exprs, &node->css.ss.ps);
+	s->buckets_why = "not made";
+	if (s->group != NULL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
+		gpubtree_device_mode != GPUBTREE_DEVICE_OFF)
+		make_buckets(s, estate);
+}
+
+/* Does equality of the type mean equal bits (any key of a group shows its value)? */
+static bool
+image_exact(Oid typid)
+{
+	switch (typid)
+	{
+		case BOOLOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * The value of a group whose bucket type has equal values of other bits
+ * (a float's -0 and 0, a numeric's scales): PostgreSQL shows the bucket of
+ * the group's first row it reads, so the service's answer stands only when
+ * the group's smallest and largest keys give the same bits.
+ */
+static bool
+group_value(AggScanState *s, const GbtAggResult *r, Datum *value)
+{
+	GbtBuckets *b = &s->buckets;
+	const GbtKeyType *kt = gbt_key_type(b->keytype);
+	const GbtAggCol *key = &r->col[0];
+	bool		null_min;
+	bool		null_max;
+	Datum		at_min;
+	Datum		at_max;
+
+	if (kt == NULL || s->node.answer.columns.ncols < 1 || key->nonnull == 0 ||
+		key->ties != 0)
+		return false;
+	at_min = gbt_bucket_of(b, kt->datum(key->min_i, key->min_f), false, &null_min);
+	at_max = gbt_bucket_of(b, kt->datum(key->max_i, key->max_f), false, &null_max);
+	if (null_min || null_max ||
+		!datum_image_eq(at_min, at_max, b->valbyval, b->vallen))
+		return false;
+	*value = at_min;
+	return true;
+}
+
+/*
+ * The groups of a GROUP BY, each range of its buckets aggregated by the
+ * service, and the rows of NULL keys through nbtree: their rows into
+ * group_values; false (with node.why) when the child must answer.
+ */
+static bool
+answer_groups(AggScanState *s)
+{
+	GbtExecNode *node = &s->node;
+	EState	   *estate = node->css.ss.ps.state;
+	GbtBuckets *b = &s->buckets;
+	int			ncolumns = 1 + list_length(s->kinds);
+	GbtGroupRanges ranges = {b->lo, b->hi, b->nranges, NULL};
+	GbtAggResult *results;
+	int64	   *group_of = palloc(sizeof(int64) * Max(b->nranges, 1));
+	int64	   *first = palloc(sizeof(int64) * (b->nranges + 1));
+	int64		ngroups = 0;
+	Relation	index;
+	Relation	heap;
+	bool		ok = true;
+	int64		g;
+	int64		r;
+
+	s->ngroups = s->next_group = 0;
+	s->null_entries = 0;
+	if (s->buckets_why != NULL)
+	{
+		node->why = s->buckets_why;
+		return false;
+	}
+	index = index_open(s->indexoid, AccessShareLock);
+	heap = table_open(index->rd_index->indrelid, NoLock);
+	s->nranges = b->nranges;
+	gbt_exec_keys_ready(node);
+	if (b->nranges > 0)
+	{
+		double		buys = GBT_PLAN_COST(GBT_EXEC_CHILD(node)->plan) / gbt_agg_unsure_cost();
+
+		ok = gbt_aggregate_groups(heap, index, &ranges, estate->es_snapshot,
+								  (int64) Min(buys, (double) GBT_MAX_UNSURE),
+								  &node->answer, &node->why);
+		ok = ok && columns_as_planned(s);
+	}
+	else
+		gbt_index_columns(index, &node->answer.columns);	/* no key: no range */
+	if (ok)
+	{
+		ngroups = gbt_buckets_groups(b, group_of);
+		results = palloc0(sizeof(GbtAggResult) * (ngroups + 1));
+		for (r = b->nranges - 1; r >= 0; r--)
+		{
+			gbt_agg_combine(&results[group_of[r]], &ranges.results[r], &node->answer.columns);
+			first[group_of[r]] = r;
+		}
+		if (s->null_keys)
+			add_null_keys(s, heap, index, &results[ngroups]);
+	}
+	table_close(heap, NoLock);
+	index_close(index, AccessShareLock);
+	if (!ok)
+		return false;
+
+	/* The rows: groups with visible rows, then the NULL keys' */
+	s->group_values = palloc(sizeof(Datum) * ncolumns * (ngroups + 1));
+	s->group_nulls = palloc(sizeof(bool) * ncolumns * (ngroups + 1));
+	for (g = 0; g <= ngroups; g++)
+	{
+		Datum	   *values = s->group_values + s->ngroups * ncolumns;
+		bool	   *nulls = s->group_nulls + s->ngroups * ncolumns;
+		int			i;
+
+		if (results[g].count == 0)
+			continue;
+		if (g == ngroups)
+			values[0] = gbt_bucket_of(b, (Datum) 0, true, &nulls[0]);
+		else if (b->nulls[first[g]] || image_exact(b->valtype))
+		{
+			values[0] = b->values[first[g]];
+			nulls[0] = b->nulls[first[g]];
+		}
+		else if (group_value(s, &results[g], &values[0]))
+			nulls[0] = false;
+		else
+		{
+			node->why = "equal buckets of different bits, which the plan's order picks";
+			return false;
+		}
+		for (i = 1; i < ncolumns; i++)
+			if (!gbt_agg_final(list_nth_int(s->kinds, i - 1), list_nth_oid(s->argtypes, i - 1),
+							   &results[g], list_nth_int(s->columns, i - 1),
+							   &values[i], &nulls[i], &node->why))
+				return false;
+		s->ngroups++;
+	}
+	node->answered = true;
+	return true;
+}
+
+/* Group g of the answer, into the scan slot. */
+static TupleTableSlot *
+store_group(AggScanState *s, int64 g)
+{
+	TupleTableSlot *slot = s->node.css.ss.ss_ScanTupleSlot;
+	int			ncolumns = 1 + list_length(s->kinds);
+
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, s->group_values + g * ncolumns, sizeof(Datum) * ncolumns);
+	memcpy(slot->tts_isnull, s->group_nulls + g * ncolumns, sizeof(bool) * ncolumns);
+	return ExecStoreVirtualTuple(slot);
 }
 
 /* Ask the service; false (with node.why) when the child must answer. */
@@ -98,10 +391,7 @@ answer_by_service(AggScanState *s)
 {
 	GbtExecNode *node = &s->node;
 	EState	   *estate = node->css.ss.ps.state;
-	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	TupleTableSlot *slot = node->css.ss.ss_ScanTupleSlot;
-	int			nkeys = list_length(s->bounds);
-	ScanKeyData *keys = palloc0(sizeof(ScanKeyData) * Max(nkeys, 1));
 	Relation	index;
 	Relation	heap;
 	uint64	   *lo;
@@ -113,31 +403,16 @@ answer_by_service(AggScanState *s)
 
 	if (!gbt_exec_device_on(node))
 		return false;
-	for (i = 0; i < nkeys; i++)
-	{
-		bool		isnull;
-		Datum		v = ExecEvalExpr(list_nth(s->bounds, i), econtext, &isnull);
-
-		if (isnull)
-		{
-			node->why = "a NULL bound";
-			return false;
-		}
-		runtime_array |= list_nth_int(s->arrays, i) == GBT_ARRAY_RUNTIME;
-		ScanKeyEntryInitialize(&keys[i], list_nth_int(s->arrays, i) != GBT_ARRAY_NONE ?
-							   SK_SEARCHARRAY : 0,
-							   1, list_nth_int(s->strategies, i),
-							   list_nth_oid(s->subtypes, i), InvalidOid,
-							   get_opcode(list_nth_oid(s->operators, i)), v);
-	}
+	if (s->group != NULL)
+		return answer_groups(s);
+	s->null_entries = 0;
 
 	index = index_open(s->indexoid, AccessShareLock);
 	heap = table_open(index->rd_index->indrelid, NoLock);
-	ok = gbt_keys_to_ranges(keys, nkeys, index->rd_opcintype[0], true, &sorted, &lo, &hi,
-							&s->nranges);
+	ok = query_ranges(s, index, &lo, &hi, &sorted, &runtime_array, &node->why);
 	gbt_exec_keys_ready(node);
 	if (!ok)
-		node->why = "conditions the service does not take";
+		;
 	else if (runtime_array && !gbt_exec_enough_keys(node, s->nranges))
 		ok = false;				/* planned before the array was known */
 	else
@@ -156,35 +431,11 @@ answer_by_service(AggScanState *s)
 			s->nranges = node->answer.nkeys;	/* distinct, once the service sorted them */
 	}
 
-	/* Each column as the plan expects it in the mirror (never otherwise). */
-	for (i = 0; ok && i < list_length(s->kinds); i++)
-	{
-		int			col = list_nth_int(s->columns, i);
-
-		if (list_nth_int(s->kinds, i) != GBT_AGG_COUNT_STAR &&
-			(col >= node->answer.columns.ncols ||
-			 node->answer.columns.type[col] != gbt_column_type(list_nth_oid(s->argtypes, i))))
-		{
-			node->why = "the mirror does not hold a column as expected";
-			ok = false;
-		}
-	}
+	ok = ok && columns_as_planned(s);
 
 	/* The rows the mirror has no entries for, through nbtree. */
 	if (ok && s->null_keys)
-	{
-		ScanKeyData nullkey;
-		GbtColumns	cols;
-		int64		before = node->answer.r.count;
-
-		ScanKeyEntryInitialize(&nullkey, SK_ISNULL | SK_SEARCHNULL, 1,
-							   InvalidStrategy, InvalidOid, InvalidOid,
-							   InvalidOid, (Datum) 0);
-		gbt_index_columns(index, &cols);
-		gbt_aggregate_by_scan(heap, index, &nullkey, 1, estate->es_snapshot,
-							  &cols, &node->answer.r);
-		s->null_entries = node->answer.r.count - before;
-	}
+		add_null_keys(s, heap, index, &node->answer.r);
 	table_close(heap, NoLock);
 	index_close(index, AccessShareLock);
 	if (!ok)
@@ -213,9 +464,10 @@ agg_next(ScanState *ss)
 	if (!node->started)
 	{
 		gbt_exec_start_run(node);
-		if (answer_by_service(s))
+		if (!answer_by_service(s))
+			node->other = "the plan below";
+		else if (s->group == NULL)
 			return ss->ss_ScanTupleSlot;
-		node->other = "the plan below";
 	}
 	if (!node->answered)
 	{
@@ -225,6 +477,8 @@ agg_next(ScanState *ss)
 			return ExecClearTuple(ss->ss_ScanTupleSlot);
 		return ExecCopySlot(ss->ss_ScanTupleSlot, child);
 	}
+	if (s->group != NULL && s->next_group < s->ngroups)
+		return store_group(s, s->next_group++);
 	return ExecClearTuple(ss->ss_ScanTupleSlot);
 }
 
@@ -235,6 +489,8 @@ explain_agg(GbtExecNode *node, ExplainState *es)
 	char	   *name = get_rel_name(s->indexoid);
 
 	ExplainPropertyText("Index", name ? name : "?", es);
+	if (s->group != NULL)
+		ExplainPropertyText("Group Key", s->group_label, es);
 	ExplainPropertyInteger("Conditions", NULL, list_length(s->strategies), es);
 	if (s->null_keys)
 		ExplainPropertyText("NULL Keys", "from an index scan", es);
@@ -245,6 +501,8 @@ explain_agg_answer(GbtExecNode *node, ExplainState *es)
 {
 	AggScanState *s = (AggScanState *) node;
 
+	if (s->group != NULL)
+		ExplainPropertyInteger("Groups", NULL, s->ngroups, es);
 	if (s->null_keys)
 		ExplainPropertyInteger("Entries with NULL Keys", NULL, s->null_entries, es);
 	if (es->verbose)

@@ -22,7 +22,11 @@ enum
 	PRIV_COLUMNS,				/* per aggregate: index column */
 	PRIV_ARGTYPES,				/* per aggregate: argument type */
 	PRIV_NULL_KEYS,				/* 1: add the rows with NULL keys */
-	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns) */
+	PRIV_GROUP,					/* the GROUP BY bucket of the key, or NULL */
+	PRIV_GROUP_EQOP,			/* its equality operator */
+	PRIV_GROUP_LABEL,			/* it, as EXPLAIN shows it */
+	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns,
+								 * after the bucket) */
 	PRIV_BOUNDS					/* per condition: the bound (path only) */
 };
 

@@ -4,8 +4,10 @@
  *	  the GPU service: the "GpubtreeAggregate" custom scan.
  *
  * create_upper_paths_hook offers it for a query on one table with only
- * aggregates in its target list (no GROUP BY, HAVING, DISTINCT or FILTER
- * inside them), when every WHERE condition is a range, equality or = ANY on
+ * aggregates in its target list (no DISTINCT or FILTER inside them), or
+ * with GROUP BY one bucket of the key (agg_group.c: the key itself,
+ * width_bucket(), date_trunc(), k / c, ...) and the aggregates and that
+ * bucket in its target list and HAVING, when every WHERE condition is a range, equality or = ANY on
  * the leading column of a gpubtree index (constants or parameters), and each
  * aggregate is count(*), or count, sum, avg, min or max of a column the
  * index holds among its first GBT_MAX_COLS (key or INCLUDE columns) whose
@@ -43,6 +45,7 @@
 #include "executor/executor.h"
 #include "exec_request.h"
 #include "agg_final.h"
+#include "agg_group.h"
 #include "agg_node.h"
 #include "backend.h"
 #include "capture.h"
@@ -64,7 +67,10 @@
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/selfuncs.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "pg_compat.h"
@@ -78,6 +84,12 @@ static create_upper_paths_hook_type prev_create_upper_paths = NULL;
  * test/bench/agg.sh measures both.
  */
 #define GBT_AGG_BASE_COST 200.0
+
+/*
+ * A bucket of a GROUP BY: finding its range (a few calls of its function)
+ * and its range aggregate in the service.
+ */
+#define GBT_GROUP_RANGE_COST 1.0
 
 static CustomPathMethods agg_path_methods;
 
@@ -161,21 +173,69 @@ match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
 	return false;
 }
 
+/* GROUP BY one bucket of the key (agg_group.c). */
+typedef struct GroupBucket
+{
+	SortGroupClause *clause;
+	Expr	   *expr;
+	double		ngroups;		/* the planner's estimate */
+	char	   *label;			/* as EXPLAIN shows it */
+	const char *why;			/* why it is not a bucket */
+} GroupBucket;
+
+/* Does the expression need a value only the running plan has (an InitPlan's)? */
+static bool
+known_at_run_time(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if ((IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC) ||
+		IsA(node, SubPlan) || IsA(node, SubLink))
+		return true;
+	return expression_tree_walker(node, known_at_run_time, context);
+}
+
 /*
- * The ordinary plan for just these aggregates: the node's child.  When the
- * query's target list is exactly the aggregates, PostgreSQL's own cheapest
- * plan for it (parallel, say); otherwise a plain Agg over the table's
- * cheapest path, computing each aggregate once.
+ * Does the expression read a column of the table other than through the
+ * bucket (or an aggregate)?
+ */
+static bool
+other_columns_walker(Node *node, GroupBucket *group)
+{
+	if (node == NULL)
+		return false;
+	if (group != NULL && equal(node, group->expr))
+		return false;
+	if (IsA(node, Aggref))
+		return false;
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar))
+		return true;
+	return expression_tree_walker(node, other_columns_walker, group);
+}
+
+static bool
+uses_other_columns(Node *node, GroupBucket *group)
+{
+	return other_columns_walker(node, group);
+}
+
+/*
+ * The ordinary plan for just these aggregates (after the bucket, grouped by
+ * it): the node's child.  When the query's target list is exactly those,
+ * PostgreSQL's own cheapest plan for it (parallel, say); otherwise a plain
+ * or hashed Agg over the table's cheapest path, computing each aggregate
+ * once.
  */
 static Path *
 fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-			  List *aggrefs)
+			  List *aggrefs, const GroupBucket *group)
 {
 	PathTarget *target = create_empty_pathtarget();
 	AggClauseCosts costs;
 	ListCell   *lc;
+	List	   *columns = group ? lcons(group->expr, list_copy(aggrefs)) : aggrefs;
 
-	if (equal(output_rel->reltarget->exprs, aggrefs))
+	if (equal(output_rel->reltarget->exprs, columns))
 	{
 		Path	   *best = NULL;
 
@@ -200,14 +260,17 @@ fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		}
 	}
 
+	if (group != NULL)
+		add_column_to_pathtarget(target, group->expr, group->clause->tleSortGroupRef);
 	foreach(lc, aggrefs)
 		add_column_to_pathtarget(target, lfirst(lc), 0);
 	set_pathtarget_cost_width(root, target);
 	MemSet(&costs, 0, sizeof(costs));
 	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
 	return (Path *) create_agg_path(root, output_rel, input_rel->cheapest_total_path,
-									target, AGG_PLAIN, AGGSPLIT_SIMPLE, NIL, NIL,
-									&costs, 1.0);
+									target, group ? AGG_HASHED : AGG_PLAIN, AGGSPLIT_SIMPLE,
+									group ? list_make1(group->clause) : NIL, NIL,
+									&costs, group ? group->ngroups : 1.0);
 }
 
 /*
@@ -250,7 +313,7 @@ null_keys_cost(PlannerInfo *root, IndexOptInfo *index, Oid tableoid,
 
 static bool
 try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-		  IndexOptInfo *index, List *aggrefs)
+		  IndexOptInfo *index, List *aggrefs, GroupBucket *group)
 {
 	Index		relid = input_rel->relid;
 	List	   *strategies = NIL,
@@ -276,6 +339,10 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
+		return false;
+	if (group != NULL &&
+		!gbt_group_is_bucket((Node *) group->expr, relid, index->indexkeys[0], index->opcintype[0],
+							 &group->why))
 		return false;
 
 	foreach(lc, input_rel->baserestrictinfo)
@@ -305,6 +372,12 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		operators = lappend_oid(operators, opno);
 		if (array && !IsA(bound, Const))
 			runtime_array = true;
+		/* A GROUP BY's buckets are made at executor start, before InitPlans run. */
+		if (group != NULL && known_at_run_time((Node *) bound, NULL))
+		{
+			group->why = "a key condition known only when the plan runs";
+			return false;
+		}
 		arrays = lappend_int(arrays, !array ? GBT_ARRAY_NONE :
 							 IsA(bound, Const) ? GBT_ARRAY_CONST : GBT_ARRAY_RUNTIME);
 		bounds = lappend(bounds, bound);
@@ -335,7 +408,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = output_rel;
 	cpath->path.pathtarget = output_rel->reltarget;
-	cpath->path.rows = 1;
+	cpath->path.rows = group ? group->ngroups : 1;
 
 	/*
 	 * The fixed cost (so that a small range, or min/max through the index's
@@ -355,9 +428,11 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	table_close(heap, NoLock);
 	unsure_rows = input_rel->rows * (1.0 - nullfrac) * unsure_frac;
 	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +
-		unsure_rows * gbt_agg_unsure_cost() + null_cost;
+		unsure_rows * gbt_agg_unsure_cost() + null_cost +
+		(group ? Min(group->ngroups, GBT_MAX_GROUP_RANGES) * GBT_GROUP_RANGE_COST : 0);
 	cpath->path.total_cost = cpath->path.startup_cost;
-	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs));
+	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs,
+												   group));
 
 	/*
 	 * An = ANY of an array known only when the plan runs (a parameter of a
@@ -381,6 +456,11 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cpath->custom_private = lappend(cpath->custom_private, columns);
 	cpath->custom_private = lappend(cpath->custom_private, argtypes);
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(null_keys));
+	cpath->custom_private = lappend(cpath->custom_private, group ? group->expr : NULL);
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeInteger(group ? (int) group->clause->eqop : 0));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeString(group ? group->label : ""));
 	cpath->custom_private = lappend(cpath->custom_private, aggrefs);
 	cpath->custom_private = lappend(cpath->custom_private, bounds);
 	cpath->methods = &agg_path_methods;
@@ -396,23 +476,63 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	List	   *aggrefs = NIL;
 	List	   *vars;
 	ListCell   *lc;
+	GroupBucket bucket;
+	GroupBucket *group = NULL;
+	Oid			tableoid;
+	Expr	   *label;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
 
 	if (stage != UPPERREL_GROUP_AGG || gbt_shared == NULL || !gpubtree_enable_aggregate ||
 		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
-		!parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
-		parse->havingQual != NULL || parse->hasWindowFuncs || parse->hasTargetSRFs ||
+		!parse->hasAggs || list_length(parse->groupClause) > 1 ||
+		parse->groupingSets != NIL || parse->hasWindowFuncs || parse->hasTargetSRFs ||
+		(parse->havingQual != NULL && parse->groupClause == NIL) ||
 		!gbt_plain_table(root, input_rel))
 		return;
 
-	/* The aggregates, each once; nothing else may come from the table. */
-	vars = pull_var_clause((Node *) output_rel->reltarget->exprs,
+	/* GROUP BY one expression: a bucket of the key, or nothing of ours. */
+	if (parse->groupClause != NIL)
+	{
+		group = &bucket;
+		group->clause = linitial_node(SortGroupClause, parse->groupClause);
+		group->expr = (Expr *) get_sortgroupclause_expr(group->clause, root->processed_tlist);
+		if (!OidIsValid(group->clause->eqop) || !group->clause->hashable)
+			return;
+		group->ngroups = estimate_num_groups(root, list_make1(group->expr),
+											 input_rel->rows, NULL, NULL);
+		/* width_bucket(k, low, high, count): at most count + 2 */
+		if (IsA(group->expr, FuncExpr) &&
+			list_length(((FuncExpr *) group->expr)->args) == 4 &&
+			IsA(llast(((FuncExpr *) group->expr)->args), Const) &&
+			!((Const *) llast(((FuncExpr *) group->expr)->args))->constisnull &&
+			strcmp(get_func_name(((FuncExpr *) group->expr)->funcid), "width_bucket") == 0)
+			group->ngroups = Min(group->ngroups,
+								 DatumGetInt32(((Const *) llast(((FuncExpr *) group->expr)->args))->constvalue) + 2.0);
+		tableoid = planner_rt_fetch(input_rel->relid, root)->relid;
+		label = copyObject(group->expr);
+		ChangeVarNodes((Node *) label, input_rel->relid, 1, 0);
+		group->label = deparse_expression((Node *) label,
+										  deparse_context_for(get_rel_name(tableoid), tableoid),
+										  false, false);
+	}
+
+	/*
+	 * The aggregates, each once, in the target list and HAVING; nothing else
+	 * may come from the table but the bucket.
+	 */
+	if (uses_other_columns((Node *) output_rel->reltarget->exprs, group) ||
+		uses_other_columns(parse->havingQual, group))
+		return;
+	vars = pull_var_clause((Node *) list_make2(output_rel->reltarget->exprs,
+											   parse->havingQual),
 						   PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
 						   PVC_INCLUDE_PLACEHOLDERS);
 	foreach(lc, vars)
 	{
+		if (IsA(lfirst(lc), Var))
+			continue;			/* the bucket's key (checked above) */
 		if (!IsA(lfirst(lc), Aggref))
 			return;
 		if (!list_member(aggrefs, lfirst(lc)))
@@ -427,7 +547,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 
 		/* The first gpubtree index that can answer. */
 		if (gpubtree_is_gpubtree_indexinfo(index) &&
-			try_index(root, input_rel, output_rel, index, aggrefs))
+			try_index(root, input_rel, output_rel, index, aggrefs, group))
 			return;
 	}
 }
@@ -443,6 +563,13 @@ plan_agg(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	ListCell   *lc;
 	int			resno = 1;
 
+	if (list_nth(priv, PRIV_GROUP) != NULL)
+	{
+		scan_tlist = list_make1(makeTargetEntry(copyObject(list_nth(priv, PRIV_GROUP)),
+												resno++, NULL, false));
+		/* HAVING, over the groups, as an Agg node applies it */
+		cscan->scan.plan.qual = (List *) copyObject(root->parse->havingQual);
+	}
 	foreach(lc, aggrefs)
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry(copyObject(lfirst(lc)), resno++, NULL, false));

@@ -397,7 +397,7 @@ bool
 gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 			 const uint64 *lo, const uint64 *hi, int64 nranges, bool sorted,
 			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
-			 bool stamps, int ncols, int64 unsure_cap, bool rows, bool map)
+			 bool stamps, int ncols, int64 unsure_cap, bool rows, bool map, bool grouped)
 {
 	bool		points = lo == hi;	/* one key a range: sent once */
 	GbtRequest *req;
@@ -406,10 +406,12 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	TransactionId *xids;
 
 	map = map && points && !sorted;
+	grouped = grouped && sorted && !rows;
 	req = call_begin(call, GBT_REQ_AGG, index, current_generation(index),
 					 gbt_agg_request_data_size(nranges, points, nvisible,
 											   snapshot->xcnt, snapshot->subxcnt),
-					 gbt_agg_reply_size(ncols, unsure_cap, rows, map ? nranges : 0));
+					 gbt_agg_reply_size(ncols, unsure_cap, rows, map ? nranges : 0,
+										grouped ? nranges : 0));
 	if (req == NULL)
 		return false;
 	agg = &req->body.agg;
@@ -430,6 +432,7 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	agg->points = points;
 	agg->unsorted = points && !sorted;
 	agg->map = map;
+	agg->grouped = grouped;
 	agg->ncols = ncols;
 	data = GBT_REQUEST_DATA(req);
 	memcpy(data, lo, sizeof(uint64) * nranges);

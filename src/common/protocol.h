@@ -185,6 +185,9 @@ typedef struct GbtAggPrepareRequest
 	uint64		mirror_id;
 	uint64		log_bound;
 	GbtColumns	columns;
+	bool		has_keys;		/* the mirror has entries, all of whose keys */
+	uint64		key_min;		/* (dead ones too) lie in [key_min, key_max] */
+	uint64		key_max;
 } GbtAggPrepareRequest;
 
 /*
@@ -198,6 +201,8 @@ typedef struct GbtAggPrepareRequest
  * With rows (a lookup's), nothing is aggregated: the
  * entries the snapshot sees come back too, each with its GbtVerdict
  * (gbt_agg_reply_verdicts()), and agg.nunsure counts every entry wanted.
+ * With grouped (sorted ranges, not rows), each range is aggregated apart
+ * too: gbt_agg_reply_groups()[r] over range r alone, and agg their total.
  * Unsorted points are sorted and freed of repeats in place: lo[0..nkeys)
  * holds them after the answer, and with map, gbt_agg_reply_map()[i] is the
  * place in them of the key that came as lo[i].
@@ -224,6 +229,8 @@ typedef struct GbtAggRequest
 								 * service sorts them and drops repeats */
 	bool		map;			/* unsorted: and tells where each went
 								 * (gbt_agg_reply_map()) */
+	bool		grouped;		/* and one aggregate a range, in
+								 * gbt_agg_reply_groups() */
 	int			ncols;			/* columns of the entries that come back */
 	/* the reply */
 	GbtAggResult agg;
@@ -312,12 +319,16 @@ gbt_agg_reply_verdicts(GbtRequest *req)
 		gbt_entries_flat_size(req->body.agg.ncols, req->body.agg.unsure_cap);
 }
 
-/* Bytes of an AGG's reply: its entries, their verdicts and its map. */
+/*
+ * Bytes of an AGG's reply: its entries, their verdicts, its map and its
+ * groups' aggregates.
+ */
 static inline Size
-gbt_agg_reply_size(int ncols, int64 unsure_cap, bool rows, int64 nmap)
+gbt_agg_reply_size(int ncols, int64 unsure_cap, bool rows, int64 nmap, int64 ngroups)
 {
 	return gbt_entries_flat_size(ncols, unsure_cap) +
-		MAXALIGN(rows ? unsure_cap : 0) + sizeof(uint32) * nmap;
+		MAXALIGN(rows ? unsure_cap : 0) + MAXALIGN(sizeof(uint32) * nmap) +
+		sizeof(GbtAggResult) * ngroups;
 }
 
 /* Where an AGG's map starts: after its verdicts. */
@@ -326,7 +337,19 @@ gbt_agg_reply_map(GbtRequest *req)
 {
 	return (uint32 *) (gbt_agg_reply_unsure(req) +
 					   gbt_agg_reply_size(req->body.agg.ncols, req->body.agg.unsure_cap,
-										  req->body.agg.rows, 0));
+										  req->body.agg.rows, 0, 0));
+}
+
+/* Where a grouped AGG's aggregates, one a range, start: after its map. */
+static inline GbtAggResult *
+gbt_agg_reply_groups(GbtRequest *req)
+{
+	return (GbtAggResult *) (gbt_agg_reply_unsure(req) +
+							 gbt_agg_reply_size(req->body.agg.ncols,
+												req->body.agg.unsure_cap,
+												req->body.agg.rows,
+												req->body.agg.map ?
+												req->body.agg.nranges : 0, 0));
 }
 
 #endif							/* GPUBTREE_PROTOCOL_H */

@@ -66,8 +66,7 @@ gbt_ms_since(instr_time t0)
 
 /* AGG_PREPARE: the mirror the request will read. */
 static bool
-prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
-		uint64 *log_bound, GbtColumns *columns)
+prepare(Relation index, GbtReplyStatus *status, GbtAggPrepareRequest *prepared)
 {
 	GbtCall		call;
 
@@ -75,12 +74,29 @@ prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
 	if (gbt_call_agg_prepare(&call, index))
 	{
 		*status = call.req->hdr.status;
-		*mirror_id = call.req->body.agg_prepare.mirror_id;
-		*log_bound = call.req->body.agg_prepare.log_bound;
-		*columns = call.req->body.agg_prepare.columns;
+		*prepared = call.req->body.agg_prepare;
 	}
 	gbt_call_end(&call);
 	return *status == GBT_REPLY_OK;
+}
+
+/* The range of groups that holds key: the last one starting at or below it. */
+static int64
+range_of(const GbtGroupRanges *groups, uint64 key)
+{
+	int64		lo = 0,
+				hi = groups->nranges;
+
+	while (hi - lo > 1)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (groups->lo[mid] <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /*
@@ -90,7 +106,7 @@ prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
  */
 static void
 check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
-			 GbtEntries *rows, GbtAggAnswer *answer)
+			 GbtEntries *rows, GbtAggAnswer *answer, const GbtGroupRanges *groups)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
@@ -120,6 +136,9 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 		for (c = 0; c < GBT_MAX_COLS; c++)
 			vals[c] = c < e->ncols ? e->vals[c][i] : 0;
 		gbt_agg_add_entry(&answer->r, &answer->columns, vals, e->nulls[i]);
+		if (groups != NULL)
+			gbt_agg_add_entry(&groups->results[range_of(groups, e->keys[i])],
+							  &answer->columns, vals, e->nulls[i]);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);
@@ -145,10 +164,12 @@ gbt_agg_unsure_cost(void)
 static bool
 ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			int64 nranges, bool sorted, Snapshot snapshot, int64 max_listed, bool rows,
-			bool map, int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why)
+			bool map, int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why,
+			GbtGroupRanges *groups)
 {
 	Oid			keytype = gbt_mirror_key_type(index);
 	GbtReplyStatus status = GBT_REPLY_ERROR;
+	GbtAggPrepareRequest prepared;
 	uint64		mirror_id;
 	uint64		log_bound;
 	BlockNumber nblocks;
@@ -194,7 +215,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		GbtAggRequest *reply;
 		bool		answered;
 
-		if (!prepare(index, &status, &mirror_id, &log_bound, &answer->columns))
+		if (!prepare(index, &status, &prepared))
 		{
 			static char note[GBT_ERRMSG_LEN];
 
@@ -206,6 +227,9 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 				"the service did not answer";
 			return false;
 		}
+		mirror_id = prepared.mirror_id;
+		log_bound = prepared.log_bound;
+		answer->columns = prepared.columns;
 
 		/* After AGG_PREPARE's answer: see the header comment. */
 		nblocks = RelationGetNumberOfBlocks(heap);
@@ -215,7 +239,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								sorted, visible, nblocks, snapshot,
 								gbt_capture_current(heap, index), answer->columns.ncols,
-								cap, rows, map);
+								cap, rows, map, groups != NULL);
 		pfree(visible);
 		if (call->req == NULL)
 		{
@@ -274,12 +298,77 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot,
-					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why))
+					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
+					 NULL))
 		return false;
 	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
 	unsure.n = call.req->hdr.nresults;
-	check_unsure(heap, snapshot, &unsure, NULL, answer);
+	check_unsure(heap, snapshot, &unsure, NULL, answer, NULL);
+	gbt_call_end(&call);
+	answer->entries = answer->r.count;
+	answer->total_ms = gbt_ms_since(t0);
+	return true;
+}
+
+bool
+gbt_key_extent(Relation index, bool *has_keys, uint64 *key_min, uint64 *key_max,
+			   const char **why)
+{
+	GbtReplyStatus status;
+	GbtAggPrepareRequest prepared;
+
+	if (gbt_shared == NULL || !gbt_service_running())
+	{
+		*why = "no GPU service";
+		return false;
+	}
+	gbt_resync_flush();
+	if (!prepare(index, &status, &prepared))
+	{
+		static char note[GBT_ERRMSG_LEN];
+
+		/* Built in the background, as for any request; waited for only if asked. */
+		if (status != GBT_REPLY_NO_MIRROR)
+		{
+			*why = "the service did not answer";
+			return false;
+		}
+		if (!gbt_mirror_wanted(index, gbt_mirror_key_type(index), note, sizeof(note)) ||
+			!prepare(index, &status, &prepared))
+		{
+			*why = note;
+			return false;
+		}
+	}
+	*has_keys = prepared.has_keys;
+	*key_min = prepared.key_min;
+	*key_max = prepared.key_max;
+	return true;
+}
+
+bool
+gbt_aggregate_groups(Relation heap, Relation index, GbtGroupRanges *groups,
+					 Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
+					 const char **why)
+{
+	GbtCall		call;
+	GbtEntries	unsure;
+	instr_time	t0;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!ask_service(heap, index, groups->lo, groups->hi, groups->nranges, true, snapshot,
+					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
+					 groups))
+		return false;
+	groups->results = palloc_extended(sizeof(GbtAggResult) * Max(groups->nranges, 1),
+									  MCXT_ALLOC_HUGE);
+	memcpy(groups->results, gbt_agg_reply_groups(call.req),
+		   sizeof(GbtAggResult) * groups->nranges);
+	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
+						  gbt_agg_reply_unsure(call.req));
+	unsure.n = call.req->hdr.nresults;
+	check_unsure(heap, snapshot, &unsure, NULL, answer, groups);
 	gbt_call_end(&call);
 	answer->entries = answer->r.count;
 	answer->total_ms = gbt_ms_since(t0);
@@ -305,7 +394,7 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	INSTR_TIME_SET_CURRENT(t0);
 	/* Room for a row a key: more, and the service says how many. */
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot, GBT_MAX_LOOKUP_ROWS, true,
-					 map != NULL, nranges + 1024, answer, &call, why))
+					 map != NULL, nranges + 1024, answer, &call, why, NULL))
 		return false;
 	if (map != NULL && (answer->nkeys < 0 || answer->nkeys > nranges))
 	{
@@ -334,7 +423,7 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			gbt_copy_entry(&unsure, unsure.n++, &listed, i);
 	}
 	gbt_call_end(&call);
-	check_unsure(heap, snapshot, &unsure, rows, answer);
+	check_unsure(heap, snapshot, &unsure, rows, answer, NULL);
 	gbt_entries_free(&unsure);
 	answer->entries = rows->n;
 	answer->total_ms = gbt_ms_since(t0);

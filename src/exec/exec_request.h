@@ -53,6 +53,35 @@ extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
 						  Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
 						  const char **why);
 
+/*
+ * The extent of the keys of the index's mirror now, dead entries' too: every
+ * key a snapshot taken before this call can see lies in [key_min, key_max]
+ * (none when !*has_keys).  False, with the reason in *why, when the service
+ * has no mirror to ask.
+ */
+extern bool gbt_key_extent(Relation index, bool *has_keys, uint64 *key_min,
+						   uint64 *key_max, const char **why);
+
+/*
+ * A GROUP BY's key ranges, one or more a group (sorted, disjoint), and the
+ * answer: results[r], the aggregate over range r alone.
+ */
+typedef struct GbtGroupRanges
+{
+	uint64	   *lo;
+	uint64	   *hi;
+	int64		nranges;
+	GbtAggResult *results;
+} GbtGroupRanges;
+
+/*
+ * gbt_aggregate() over the groups' ranges, with the aggregate of each range
+ * apart in groups->results (answer->r: their total).
+ */
+extern bool gbt_aggregate_groups(Relation heap, Relation index, GbtGroupRanges *groups,
+								 Snapshot snapshot, int64 max_unsure,
+								 GbtAggAnswer *answer, const char **why);
+
 /* Most rows one lookup takes from the service. */
 #define GBT_MAX_LOOKUP_ROWS ((int64) 1 << 24)
 

@@ -560,3 +560,109 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	pfree(end);
 	return true;
 }
+
+/*
+ * gbt_mirror_aggregate() with one result per range: outs[r] over the
+ * entries of [lo[r], hi[r]] alone (a GROUP BY's buckets).  The unsure
+ * entries of every range go to unsure, and outs[r].nunsure counts range r's.
+ */
+bool
+gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
+						  GbtSnapView *view, uint64 log_bound, GbtAggResult *outs,
+						  GbtEntries *unsure, int64 unsure_cap, GbtAggSteps *steps,
+						  char *err, Size errlen)
+{
+	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
+	const uint8 *visible = trusted ? m->allvis : view->visible;
+	int64		nvisible = trusted ? m->nallvis : view->nvisible;
+	int64		room = Max(unsure_cap - unsure->n, 0);
+	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+	int64		listed = 0;
+	int64		r;
+	int			d;
+	instr_time	t0,
+				t1;
+
+	memset(steps, 0, sizeof(*steps));
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
+		return false;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+
+	/* The tree's plain entries, range by range. */
+	if (m->ops->aggregate_each(m->engine, m->hidden, m->hidden_version,
+							   (const int64_t *) start, (const int64_t *) end, nranges,
+							   visible, nvisible, outs, (int64_t *) upos, room,
+							   err, errlen) != 0)
+		return false;
+	for (r = 0; r < nranges; r++)
+		listed += outs[r].nunsure;
+	for (r = 0; r < Min(listed, room); r++)
+		gbt_copy_entry(unsure, unsure->n++, &m->base, upos[r]);
+	pfree(upos);
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+
+	/* Then the stamped entries and the delta's, as gbt_mirror_aggregate(). */
+	view->stamps = trusted;
+	for (r = 0; r < nranges; r++)
+	{
+		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap};
+
+		steps->nstamped +=
+			stamped_in_ranges(m, &m->stamped, &start[r], &end[r], 1, view, &sink) +
+			stamped_in_ranges(m, &m->recent, &start[r], &end[r], 1, view, &sink);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+	for (r = 0; r < nranges; r++)
+	{
+		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap};
+
+		for (d = 0; d < GBT_RUNS; d++)
+			steps->ndelta += delta_in_ranges(m, &m->runs[d], &lo[r], &hi[r], 1, log_bound,
+											 view, &sink);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	pfree(start);
+	pfree(end);
+	return true;
+}
+
+/*
+ * The smallest and largest key of the mirror's entries, removed and dead
+ * ones too (bounds of every key a snapshot can see); false when it has
+ * none.
+ */
+bool
+gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max)
+{
+	bool		any = false;
+	int			d;
+
+	if (m->base.n > 0)
+	{
+		*min = m->base.keys[0];
+		*max = m->base.keys[m->base.n - 1];
+		any = true;
+	}
+	for (d = 0; d < GBT_RUNS; d++)
+	{
+		const GbtEntries *e = &m->runs[d].e;
+
+		if (e->n == 0)
+			continue;
+		if (!any || e->keys[0] < *min)
+			*min = e->keys[0];
+		if (!any || e->keys[e->n - 1] > *max)
+			*max = e->keys[e->n - 1];
+		any = true;
+	}
+	return any;
+}

@@ -219,6 +219,9 @@ handle_agg_prepare(GbtRequest *req)
 	req->body.agg_prepare.mirror_id = sm->id;
 	req->body.agg_prepare.log_bound = gbt_shared->log.applied;	/* applied this round */
 	req->body.agg_prepare.columns = *gbt_mirror_columns(sm->mirror);
+	req->body.agg_prepare.has_keys =
+		gbt_mirror_key_extent(sm->mirror, &req->body.agg_prepare.key_min,
+							  &req->body.agg_prepare.key_max);
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
@@ -267,6 +270,11 @@ agg_slice(TakenRequest *t, int64 max)
 		reply(req, GBT_REPLY_ERROR, "bad column count");
 		return true;
 	}
+	if (agg->grouped && (agg->rows || agg->unsorted))
+	{
+		reply(req, GBT_REPLY_ERROR, "grouped ranges must be sorted and aggregated");
+		return true;
+	}
 	/* Counts past 2^40 would make the sizes below overflow. */
 	if (agg->nranges < 0 || agg->nvisible < 0 || agg->unsure_cap < 0 ||
 		agg->xcnt < 0 || agg->subxcnt < 0 ||
@@ -276,7 +284,8 @@ agg_slice(TakenRequest *t, int64 max)
 		gbt_agg_request_data_size(agg->nranges, agg->points, agg->nvisible,
 								  agg->xcnt, agg->subxcnt) +
 		gbt_agg_reply_size(agg->ncols, agg->unsure_cap, agg->rows,
-						   agg->map ? agg->nranges : 0) > req->hdr.capacity)
+						   agg->map ? agg->nranges : 0,
+						   agg->grouped ? agg->nranges : 0) > req->hdr.capacity)
 	{
 		reply(req, GBT_REPLY_ERROR, "request larger than its segment");
 		return true;
@@ -321,10 +330,22 @@ agg_slice(TakenRequest *t, int64 max)
 	snap.suboverflowed = agg->suboverflowed;
 	snap.takenDuringRecovery = agg->recovery;
 	gbt_snapview_init(&view, &snap, agg->topxid, agg->stamps, visible, agg->nvisible);
-	ok = gbt_mirror_aggregate(sm->mirror, lo + t->next, hi + t->next, n, &view,
-							  agg->log_bound, &part, &unsure, agg->unsure_cap,
-							  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,
-							  &steps, err, sizeof(err));
+	if (agg->grouped)
+	{
+		GbtAggResult *groups = gbt_agg_reply_groups(req) + t->next;
+		int64		r;
+
+		ok = gbt_mirror_aggregate_each(sm->mirror, lo + t->next, hi + t->next, n, &view,
+									   agg->log_bound, groups, &unsure, agg->unsure_cap,
+									   &steps, err, sizeof(err));
+		for (r = 0; ok && r < n; r++)
+			gbt_agg_combine(&part, &groups[r], gbt_mirror_columns(sm->mirror));
+	}
+	else
+		ok = gbt_mirror_aggregate(sm->mirror, lo + t->next, hi + t->next, n, &view,
+								  agg->log_bound, &part, &unsure, agg->unsure_cap,
+								  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,
+								  &steps, err, sizeof(err));
 	gbt_snapview_free(&view);
 	if (!ok)
 	{
