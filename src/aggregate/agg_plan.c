@@ -44,6 +44,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "exec_request.h"
+#include "exec_why.h"
 #include "agg_final.h"
 #include "agg_group.h"
 #include "agg_node.h"
@@ -182,6 +183,25 @@ typedef struct GroupBucket
 	char	   *label;			/* as EXPLAIN shows it */
 	const char *why;			/* why it is not a bucket */
 } GroupBucket;
+
+/* A clause or expression of the table, as EXPLAIN would show it. */
+static char *
+deparse_on(PlannerInfo *root, RelOptInfo *rel, Node *node)
+{
+	Oid			tableoid = planner_rt_fetch(rel->relid, root)->relid;
+	Node	   *copy = copyObject(node);
+
+	ChangeVarNodes(copy, rel->relid, 1, 0);
+	return deparse_expression(copy, deparse_context_for(get_rel_name(tableoid), tableoid),
+							  false, false);
+}
+
+/* Why the node is not offered for this table (gpubtree_why_not()). */
+static void
+note(PlannerInfo *root, RelOptInfo *rel, const char *reason)
+{
+	gbt_plan_note("GpubtreeAggregate", planner_rt_fetch(rel->relid, root)->relid, reason);
+}
 
 /* Does the expression need a value only the running plan has (an InitPlan's)? */
 static bool
@@ -339,11 +359,18 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
+	{
+		note(root, input_rel, psprintf("index %s is partial or on an expression",
+									   get_rel_name(index->indexoid)));
 		return false;
+	}
 	if (group != NULL &&
 		!gbt_group_is_bucket((Node *) group->expr, relid, index->indexkeys[0], index->opcintype[0],
 							 &group->why))
+	{
+		note(root, input_rel, psprintf("GROUP BY %s: %s", group->label, group->why));
 		return false;
+	}
 
 	foreach(lc, input_rel->baserestrictinfo)
 	{
@@ -366,7 +393,14 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		if (rinfo->pseudoconstant ||
 			!gbt_match_condition(rinfo->clause, relid, index, &strategy, &subtype,
 							 &opno, &array, &bound))
+		{
+			if (gbt_plan_noting())
+				note(root, input_rel,
+					 psprintf("WHERE %s is not a range, equality or = ANY on the key of index %s",
+							  deparse_on(root, input_rel, (Node *) rinfo->clause),
+							  get_rel_name(index->indexoid)));
 			return false;
+		}
 		strategies = lappend_int(strategies, strategy);
 		subtypes = lappend_oid(subtypes, subtype);
 		operators = lappend_oid(operators, opno);
@@ -375,7 +409,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		/* A GROUP BY's buckets are made at executor start, before InitPlans run. */
 		if (group != NULL && known_at_run_time((Node *) bound, NULL))
 		{
-			group->why = "a key condition known only when the plan runs";
+			note(root, input_rel, "GROUP BY with a key condition known only when the plan runs (a subquery's value)");
 			return false;
 		}
 		arrays = lappend_int(arrays, !array ? GBT_ARRAY_NONE :
@@ -398,7 +432,14 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 		if (!match_aggref(lfirst_node(Aggref, lc), relid, tableoid, index, &kind, &col,
 						  &argtype))
+		{
+			if (gbt_plan_noting())
+				note(root, input_rel,
+					 psprintf("%s is not an aggregate the service answers from index %s (count, sum, avg, min or max of a column it holds, without DISTINCT, ORDER BY or FILTER)",
+							  deparse_on(root, input_rel, lfirst(lc)),
+							  get_rel_name(index->indexoid)));
 			return false;
+		}
 		kinds = lappend_int(kinds, kind);
 		columns = lappend_int(columns, col);
 		argtypes = lappend_oid(argtypes, argtype);
@@ -464,8 +505,33 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cpath->custom_private = lappend(cpath->custom_private, aggrefs);
 	cpath->custom_private = lappend(cpath->custom_private, bounds);
 	cpath->methods = &agg_path_methods;
+	if (gbt_plan_noting())
+		note(root, input_rel,
+			 psprintf("offered on index %s at cost %.0f, against %.0f for the ordinary plan below it",
+					  get_rel_name(index->indexoid), cpath->path.total_cost,
+					  ((Path *) linitial(cpath->custom_paths))->total_cost));
 	add_path(output_rel, (Path *) cpath);
 	return true;
+}
+
+/* Does the query read a table with a gpubtree index (input_rel's, or any)? */
+static bool
+has_gpubtree_index(PlannerInfo *root, RelOptInfo *input_rel)
+{
+	int			i;
+
+	for (i = 1; i < root->simple_rel_array_size; i++)
+	{
+		RelOptInfo *rel = root->simple_rel_array[i];
+		ListCell   *lc;
+
+		if (rel == NULL || (input_rel->reloptkind == RELOPT_BASEREL && rel != input_rel))
+			continue;
+		foreach(lc, rel->indexlist)
+			if (gpubtree_is_gpubtree_indexinfo(lfirst_node(IndexOptInfo, lc)))
+				return true;
+	}
+	return false;
 }
 
 static void
@@ -479,18 +545,40 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	GroupBucket bucket;
 	GroupBucket *group = NULL;
 	Oid			tableoid;
+	const char *why = NULL;
 	Expr	   *label;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
 
-	if (stage != UPPERREL_GROUP_AGG || gbt_shared == NULL || !gpubtree_enable_aggregate ||
-		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
-		!parse->hasAggs || list_length(parse->groupClause) > 1 ||
-		parse->groupingSets != NIL || parse->hasWindowFuncs || parse->hasTargetSRFs ||
-		(parse->havingQual != NULL && parse->groupClause == NIL) ||
-		!gbt_plain_table(root, input_rel))
+	if (stage != UPPERREL_GROUP_AGG || !parse->hasAggs || !has_gpubtree_index(root, input_rel))
 		return;
+	if (gbt_shared == NULL)
+		why = "the library is not in shared_preload_libraries (no service)";
+	else if (!gpubtree_enable_aggregate)
+		why = "gpubtree.enable_aggregate is off";
+	else if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
+		why = "gpubtree.device is off";
+	else if (input_rel->reloptkind != RELOPT_BASEREL)
+		why = "the aggregates are over a join (the node reads one table)";
+	else if (!gbt_plain_table(root, input_rel))
+		why = "not a plain table (row-level security, an inheritance parent, a partitioned table, TABLESAMPLE)";
+	else if (list_length(parse->groupClause) > 1)
+		why = "GROUP BY more than one expression";
+	else if (parse->groupingSets != NIL)
+		why = "GROUPING SETS, ROLLUP or CUBE";
+	else if (parse->hasWindowFuncs)
+		why = "window functions";
+	else if (parse->hasTargetSRFs)
+		why = "set-returning functions in the target list";
+	else if (parse->havingQual != NULL && parse->groupClause == NIL)
+		why = "HAVING without GROUP BY";
+	if (why != NULL)
+	{
+		gbt_plan_note("GpubtreeAggregate", input_rel->reloptkind == RELOPT_BASEREL ?
+					  planner_rt_fetch(input_rel->relid, root)->relid : InvalidOid, why);
+		return;
+	}
 
 	/* GROUP BY one expression: a bucket of the key, or nothing of ours. */
 	if (parse->groupClause != NIL)
@@ -499,7 +587,10 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		group->clause = linitial_node(SortGroupClause, parse->groupClause);
 		group->expr = (Expr *) get_sortgroupclause_expr(group->clause, root->processed_tlist);
 		if (!OidIsValid(group->clause->eqop) || !group->clause->hashable)
+		{
+			note(root, input_rel, "the GROUP BY expression's type has no hash function");
 			return;
+		}
 		group->ngroups = estimate_num_groups(root, list_make1(group->expr),
 											 input_rel->rows, NULL, NULL);
 		/* width_bucket(k, low, high, count): at most count + 2 */
@@ -524,7 +615,12 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	 */
 	if (uses_other_columns((Node *) output_rel->reltarget->exprs, group) ||
 		uses_other_columns(parse->havingQual, group))
+	{
+		note(root, input_rel, group ?
+			 "the target list or HAVING reads a column outside the GROUP BY expression and the aggregates" :
+			 "the target list reads a column outside the aggregates");
 		return;
+	}
 	vars = pull_var_clause((Node *) list_make2(output_rel->reltarget->exprs,
 											   parse->havingQual),
 						   PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
@@ -534,7 +630,10 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		if (IsA(lfirst(lc), Var))
 			continue;			/* the bucket's key (checked above) */
 		if (!IsA(lfirst(lc), Aggref))
+		{
+			note(root, input_rel, "the target list holds more than columns and aggregates");
 			return;
+		}
 		if (!list_member(aggrefs, lfirst(lc)))
 			aggrefs = lappend(aggrefs, lfirst(lc));
 	}
