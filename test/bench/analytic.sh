@@ -38,8 +38,9 @@
 #   RUNS [5]  QUERY_S [6]  PLAN_CACHE_MODE [force_generic_plan]  PORT [54424]
 #   ONLY: query ids to run (and only the tables they read), e.g.
 #         ONLY="histogram group_10 days"
-#   BUDGET_S: seconds the whole may take (past three quarters of them, one
-#         run of each kind a query)
+#   BUDGET_S: seconds the whole may take: the first phase has 45 % of what
+#         is left when it starts, the update and the second phase the rest;
+#         past half of its share, a phase runs each query once of each kind
 #   RESULTS  GBT_COMMIT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -162,7 +163,10 @@ declare -A INDEX=([A]="(k) INCLUDE (v, c, g)" [T]="(ts) INCLUDE (amount)" [N]="(
 
 load() {
 	local ntab=$((2 * $(wc -w <<<"$NEED"))) s lo hi x am t sql=() vac=() idx=() t0=$EPOCHREALTIME
-	local slices=$(((NCPU + ntab - 1) / ntab))
+	local a=$NCPU b=$ntab slices
+	# slices a table: the INSERTs fill NCPU jobs in whole rounds
+	while [ $b -gt 0 ]; do s=$((a % b)) a=$b b=$s; done
+	slices=$((NCPU / a))
 	$PSQL -c "CREATE EXTENSION gpubtree" || return 1
 	for am in g b; do
 		for x in $NEED; do
@@ -321,7 +325,7 @@ $exec
 		n=$(awk -v f="$first" -v b="$QUERY_S" -v r="$RUNS" 'BEGIN { n = int(b * 1000 / (2 * f)); print (n < 1 ? 1 : (n > r ? r : n)) }')
 		wall=$n
 		awk -v f="$first" -v b="$QUERY_S" 'BEGIN { exit !(2 * f > b * 1000) }' && wall=0
-		if [ "$BUDGET_S" -gt 0 ] && [ $SECONDS -gt $((BUDGET_S * 3 / 4)) ]; then
+		if [ "$BUDGET_S" -gt 0 ] && [ $SECONDS -gt $(((PHASE_T0 + PHASE_END) / 2)) ]; then
 			n=1
 			wall=$((wall < 1 ? wall : 1))
 		fi
@@ -375,8 +379,13 @@ same() {
 	fi
 }
 
+# run_phase PHASE SHARE: every query on both tables.  With BUDGET_S, the
+# phase has SHARE % of the time left; past half of it, one run of each kind
+# a query.
 run_phase() {
 	local phase=$1 i i2 am id s tsv csv
+	PHASE_T0=$SECONDS
+	PHASE_END=$((SECONDS + (BUDGET_S - SECONDS) * $2 / 100))
 	for i in "${!QUERIES[@]}"; do
 		id=${QUERIES[$i]%%|*}
 		tsv=()
@@ -414,7 +423,7 @@ report() {
 		echo "- cluster: test/lib.sh's, shipped defaults; settings not at their built-in defaults (the locale and time zone settings of initdb aside): $SETTINGS; TimeZone $TZ_SETTING"
 		echo "- tables of 2^$LOG2 rows each, gpubtree / btree (loaded: $(for x in $NEED; do echo "$(subst g "@$x@") / $(subst b "@$x@")"; done | paste -sd, - | sed 's/,/, /g')):"
 		echo "  ta / tb (k int8, v int8, c int4, g int4), index (k) INCLUDE (v, c, g), keys spread over [0, 2^32) in no order, c 10 values, g 100,000;"
-		echo "  tt / tt_b (ts timestamptz, amount int8), index (ts) INCLUDE (amount), the year 2025 in time order;"
+		echo "  tt / tt_b (ts timestamptz, amount int8), index (ts) INCLUDE (amount), the year 2025, loaded in time order (slices side by side);"
 		echo "  tn / tn_b (tenant int4, ts timestamptz, amount int8), index (tenant, ts) INCLUDE (amount), 1000 tenants over the same year"
 		echo "- loading: INSERT ... SELECT $LOAD_S s, VACUUM (ANALYZE) $VACUUM_S s, CREATE INDEX $INDEX_S s (each step for every table at once, $NCPU jobs at a time); the mirrors current ${MIRROR_S} s after the indexes; $DISK"
 		echo "- each query, on each table, in one session per access method: the first run, then RUNS=$RUNS runs timed by psql's \\timing (wall: what users see) and $RUNS of EXPLAIN (ANALYZE, TIMING OFF)'s Execution Time (exec), median and max of each; fewer runs where they would take over QUERY_S=$QUERY_S s together, and where the first took over QUERY_S / 2, one EXPLAIN run and the first run as the wall time (column runs: wall + EXPLAIN)"
@@ -480,8 +489,8 @@ free_gb() { df -P "$DIR" | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
 FREE0=$(free_gb)
 load || { say "loading failed (see $LOG)"; exit 1; }
 DISK="database $($PSQL -c "SELECT pg_size_pretty(pg_database_size(current_database()))") after loading; $FREE0 GB free on its disk before, $(free_gb) GB after"
-say "$DISK"
 say "loaded in $LOAD_S s, VACUUM (ANALYZE) $VACUUM_S s, CREATE INDEX $INDEX_S s ($((2 * $(wc -w <<<"$NEED"))) tables of 2^$LOG2 rows, $NCPU jobs at a time)"
+say "$DISK"
 MIRROR_S=$(wait_mirrors)
 say "mirrors asked for and current (or given up) after $MIRROR_S s more"
 MIRRORS_BEFORE=$(mirrors)
@@ -492,7 +501,7 @@ SETTINGS=$($PSQL -c "SELECT string_agg(name || ' = ' || current_setting(name), '
 sess_open g
 sess_open b
 report
-run_phase "vacuumed"
+run_phase vacuumed 45
 
 t0=$EPOCHREALTIME
 UPD_MS=$(
@@ -509,7 +518,7 @@ UPD_MS=$(
 UPDATE_S=$(since "$t0")
 say "UPDATE of 1 % of each table's rows (all at once) in $UPDATE_S s: $(paste -sd ',' <<<"$UPD_MS" | sed 's/,/ ms, /g') ms"
 MIRRORS_UPDATED=$(mirrors)
-run_phase updated
+run_phase updated 100
 MIRRORS_AFTER=$(mirrors)
 STATUS_AFTER=$($PSQL -c "SELECT 'requests ' || requests || ', mirror builds ' || mirror_builds || ', fallbacks ' || fallbacks || ', invalidations ' || invalidations FROM gpubtree_status()")
 DONE=1
