@@ -31,7 +31,7 @@
 # Writes to RESULTS (default test/bench/out/<UTC time>-analytic/):
 # analytic-report.md (rewritten after every query, so that a run stopped by
 # a time limit keeps what it measured), analytic.csv, analytic-plans.txt,
-# analytic.log, psql-errors.log; prints the report at the end.  Uses the
+# analytic.log, psql-errors.log, server.log; prints the report at the end.  Uses the
 # installed extension; on the GPU machine: test/gpu/run.sh analytic 26.
 #
 #   test/bench/analytic.sh [LOG2_ROWS=26]
@@ -67,7 +67,7 @@ NCPU=$(nproc)
 
 cluster_throwaway "bench-analytic" "${PORT:-54424}"
 W=$(mktemp -d /tmp/gbt-analytic.XXXXXX)
-trap 'sess_close; cluster_stop "$DIR" immediate; rm -rf "$DIR" "$W"' EXIT
+trap 'sess_close; cluster_stop "$DIR" immediate; cp "$DIR/server.log" "$RESULTS/" 2>/dev/null; rm -rf "$DIR" "$W"' EXIT
 trap 'echo "analytic.sh: stopped (signal)" | tee -a "$LOG"; exit 124' TERM INT
 
 say() { echo "$*" | tee -a "$LOG"; }
@@ -162,7 +162,7 @@ declare -A COLS=(
 declare -A INDEX=([A]="(k) INCLUDE (v, c, g)" [T]="(ts) INCLUDE (amount)" [N]="(tenant, ts) INCLUDE (amount)")
 
 load() {
-	local ntab=$((2 * $(wc -w <<<"$NEED"))) s lo hi x am t sql=() vac=() idx=() t0=$EPOCHREALTIME
+	local ntab=$((2 * $(wc -w <<<"$NEED"))) s lo hi x am t inserts=() vac=() idx=() t0=$EPOCHREALTIME
 	local a=$NCPU b=$ntab slices
 	# slices a table: the INSERTs fill NCPU jobs in whole rounds
 	while [ $b -gt 0 ]; do s=$((a % b)) a=$b b=$s; done
@@ -175,14 +175,14 @@ load() {
 			for ((s = 0; s < slices; s++)); do
 				lo=$((ROWS * s / slices))
 				hi=$((ROWS * (s + 1) / slices - 1))
-				sql+=("INSERT INTO $t ${GEN[$x]} FROM generate_series(${lo}::int8, $hi) i")
+				inserts+=("INSERT INTO $t ${GEN[$x]} FROM generate_series(${lo}::int8, $hi) i")
 			done
 			vac+=("VACUUM (ANALYZE) $t")
 			[ $am = g ] && idx+=("CREATE INDEX ${t}_k ON $t USING gpubtree ${INDEX[$x]}") ||
 				idx+=("CREATE INDEX ${t}_k ON $t ${INDEX[$x]}")
 		done
 	done
-	parallel "$NCPU" "${sql[@]}" || return 1
+	parallel "$NCPU" "${inserts[@]}" || return 1
 	LOAD_S=$(since "$t0")
 	t0=$EPOCHREALTIME
 	parallel "$NCPU" "${vac[@]}" || return 1
