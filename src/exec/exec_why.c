@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "executor/executor.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -23,6 +24,7 @@
 #include "utils/memutils.h"
 
 #include "exec_why.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_why_not);
 
@@ -138,6 +140,8 @@ gpubtree_why_not(PG_FUNCTION_ARGS)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("gpubtree_why_not() plans queries, not utility statements")));
 			stmt = pg_plan_query(query, sql, CURSOR_OPT_PARALLEL_OK, NULL);
+			/* what EXPLAIN of it would need */
+			gbt_check_plan_permissions(stmt);
 			note_plan_nodes(stmt->planTree, stmt->subplans);
 			foreach(lp, stmt->subplans)
 				note_plan_nodes(lfirst(lp), stmt->subplans);
