@@ -6,7 +6,7 @@
  * per run (printed; pass a seed as argv[1] to replay).
  *
  * test_vagg_gpu.cu includes this file with VT_NO_MAIN defined, for the
- * generators, the oracle and the checks, and so do test_pred_cpu.c and
+ * generators, the oracle and the checks, and so do pred_oracle.h and
  * test_pred_gpu.cu (once: the guard); so keep it valid C and C++.
  */
 #ifndef VT_TEST_VAGG_CPU_C
