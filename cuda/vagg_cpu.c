@@ -148,11 +148,12 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 				i,
 				nuns = 0;
 	int			c;
+	gbt_agg_result acc;			/* local: no store can alias the inputs */
 
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
 							unsure, unsure_cap, 1, err, errlen))
 		return 1;
-	memset(out, 0, sizeof(*out));
+	memset(&acc, 0, sizeof(acc));
 	for (r = 0; r < nranges; r++)
 		for (i = start[r]; i < end[r]; i++)
 		{
@@ -168,16 +169,17 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 				nuns++;
 				continue;
 			}
-			out->count++;
+			acc.count++;
 			for (c = 0; c < in->ncols; c++)
 			{
 				int			isnull;
 				uint64_t	v = gbt_agg_value(in, c, i, &isnull);
 
 				if (!isnull)
-					gbt_agg_col_add(&out->col[c], in->coltype[c], v);
+					gbt_agg_col_add(&acc.col[c], in->coltype[c], v);
 			}
 		}
-	out->nunsure = nuns;
+	acc.nunsure = nuns;
+	*out = acc;
 	return 0;
 }
