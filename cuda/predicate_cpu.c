@@ -170,13 +170,15 @@ gbt_vagg_filtered_cpu(const gbt_agg_input *in, const int64_t *start, const int64
 	int			c,
 				f,
 				nf;
+	gbt_agg_result acc[GBT_PRED_MAX_FILTERS];	/* local: no store can alias
+												 * the inputs */
 
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
 							unsure, unsure_cap, 1, err, errlen) ||
 		gbt_pred_set_check(preds, in->ncols, in->coltype, err, errlen))
 		return 1;
 	nf = preds->nfilters;
-	memset(out, 0, nf * sizeof(*out));
+	memset(acc, 0, nf * sizeof(acc[0]));
 	for (r = 0; r < nranges; r++)
 		for (i = start[r]; i < end[r]; i++)
 		{
@@ -203,13 +205,16 @@ gbt_vagg_filtered_cpu(const gbt_agg_input *in, const int64_t *start, const int64
 				if (preds->filter[f] &&
 					gbt_pred_run(preds->filter[f], preds->list, vals, nulls) != GBT_TV_TRUE)
 					continue;
-				out[f].count++;
+				acc[f].count++;
 				for (c = 0; c < in->ncols; c++)
 					if (!((nulls >> c) & 1))
-						gbt_agg_col_add(&out[f].col[c], in->coltype[c], vals[c]);
+						gbt_agg_col_add(&acc[f].col[c], in->coltype[c], vals[c]);
 			}
 		}
 	for (f = 0; f < nf; f++)
-		out[f].nunsure = nuns;
+	{
+		acc[f].nunsure = nuns;
+		out[f] = acc[f];
+	}
 	return 0;
 }
