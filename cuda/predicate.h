@@ -42,8 +42,11 @@
  *	  gbt_pred_check() validates a program against the columns and the list
  *	  (unknown opcodes, a stack that underflows, holds more than
  *	  GBT_PRED_MAX_DEPTH or does not end with one value, column indexes,
- *	  types, list slices within the list and sorted); every function here
- *	  that runs programs checks them first.
+ *	  types, list slices within the list and sorted).  The filtered
+ *	  aggregates check every program they are given; gbt_pred_run() and
+ *	  gbt_pred_eval_entry() take valid ones only.  GBT_PRED_MAX_DEPTH is
+ *	  checked although a program short enough cannot reach it and still end
+ *	  with one value.
  *
  * Filtered aggregates (the contract of gbt_vagg_filtered_cpu() and
  * gbt_vagg_filtered_gpu()).
