@@ -16,6 +16,7 @@
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "agg_filter.h"
 #include "agg_final.h"
 #include "agg_state.h"
 #include "agg_group.h"
@@ -73,6 +74,12 @@ typedef struct AggScanState
 	int64		next_group;		/* the next to return */
 	Datum	   *group_values;	/* per group, its row: ncolumns values */
 	bool	   *group_nulls;
+
+	/* conditions past the key's ranges, FILTER clauses (agg_filter.h) */
+	List	   *where;			/* planned WHERE program, or NIL */
+	char	   *where_label;
+	List	   *filters;		/* planned FILTER programs; NIL: none */
+	List	   *filter_of;		/* per aggregate: its program */
 } AggScanState;
 
 CustomScanMethods gbt_agg_scan_methods;
@@ -97,6 +104,10 @@ create_agg_state(CustomScan *cscan)
 	s->group = list_nth(priv, PRIV_GROUP);
 	s->group_eqop = (Oid) intVal(list_nth(priv, PRIV_GROUP_EQOP));
 	s->group_label = strVal(list_nth(priv, PRIV_GROUP_LABEL));
+	s->where = list_nth(priv, PRIV_WHERE);
+	s->where_label = strVal(list_nth(priv, PRIV_WHERE_LABEL));
+	s->filters = list_nth(priv, PRIV_FILTERS);
+	s->filter_of = list_nth(priv, PRIV_FILTER_OF);
 	return (Node *) s;
 }
 
@@ -177,6 +188,73 @@ add_null_keys(AggScanState *s, Relation heap, Relation index, GbtAggResult *r)
 	gbt_aggregate_by_scan(heap, index, &nullkey, 1, s->node.css.ss.ps.state->es_snapshot,
 						  &cols, r);
 	s->null_entries += r->count - before;
+}
+
+/*
+ * The plan's programs, their constants evaluated now, into *preds (NULL:
+ * the plan has none); false, with node.why, when they cannot be built.
+ */
+static bool
+build_preds(AggScanState *s, const gbt_pred_set **preds)
+{
+	ExprContext *econtext = s->node.css.ss.ps.ps_ExprContext;
+	GbtPredList list = {NULL, 0, 0};
+	gbt_pred_set *set;
+	ListCell   *lc;
+	int			f = 0;
+
+	*preds = NULL;
+	if (s->filters == NIL)
+		return true;
+	set = palloc0(sizeof(gbt_pred_set));
+	if (s->where != NIL)
+	{
+		gbt_pred   *p = palloc(sizeof(gbt_pred));
+
+		if (!gbt_filter_build(s->where, econtext, p, &list, &s->node.why))
+			return false;
+		set->where = p;
+	}
+	foreach(lc, s->filters)
+	{
+		if (lfirst(lc) != NIL)
+		{
+			gbt_pred   *p = palloc(sizeof(gbt_pred));
+
+			if (!gbt_filter_build(lfirst(lc), econtext, p, &list, &s->node.why))
+				return false;
+			set->filter[f] = p;
+		}
+		f++;
+	}
+	set->nfilters = f;
+	set->list = list.values;
+	set->nlist = list.n;
+	*preds = set;
+	return true;
+}
+
+static int
+cmp_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Points in any order made sorted and distinct ranges, in place: how many. */
+static int64
+sort_points(uint64 *keys, int64 n)
+{
+	int64		i;
+	int64		out = 0;
+
+	qsort(keys, n, sizeof(uint64), cmp_uint64);
+	for (i = 0; i < n; i++)
+		if (out == 0 || keys[i] != keys[out - 1])
+			keys[out++] = keys[i];
+	return out;
 }
 
 /*
@@ -286,16 +364,18 @@ answer_groups(AggScanState *s)
 	EState	   *estate = node->css.ss.ps.state;
 	GbtBuckets *b = &s->buckets;
 	int			ncolumns = 1 + list_length(s->kinds);
-	GbtGroupRanges ranges = {b->lo, b->hi, b->nranges, NULL};
-	GbtAggResult *results;
+	GbtAggSlots slots = {b->lo, b->hi, b->nranges, true, NULL, NULL};
+	GbtAggResult *results = NULL;	/* per group, per FILTER program */
 	int64	   *group_of = palloc(sizeof(int64) * Max(b->nranges, 1));
 	int64	   *first = palloc(sizeof(int64) * (b->nranges + 1));
 	int64		ngroups = 0;
+	int			nf;
 	Relation	index;
 	Relation	heap;
 	bool		ok = true;
 	int64		g;
 	int64		r;
+	int			f;
 
 	s->ngroups = s->next_group = 0;
 	s->null_entries = 0;
@@ -304,6 +384,9 @@ answer_groups(AggScanState *s)
 		node->why = s->buckets_why;
 		return false;
 	}
+	if (!build_preds(s, &slots.preds))
+		return false;
+	nf = slots.preds != NULL ? slots.preds->nfilters : 1;
 	index = index_open(s->indexoid, AccessShareLock);
 	heap = table_open(index->rd_index->indrelid, NoLock);
 	s->nranges = b->nranges;
@@ -312,9 +395,9 @@ answer_groups(AggScanState *s)
 	{
 		double		buys = GBT_PLAN_COST(GBT_EXEC_CHILD(node)->plan) / gbt_agg_unsure_cost();
 
-		ok = gbt_aggregate_groups(heap, index, &ranges, estate->es_snapshot,
-								  (int64) Min(buys, (double) GBT_MAX_UNSURE),
-								  &node->answer, &node->why);
+		ok = gbt_aggregate_slots(heap, index, &slots, estate->es_snapshot,
+								 (int64) Min(buys, (double) GBT_MAX_UNSURE),
+								 &node->answer, &node->why);
 		ok = ok && columns_as_planned(s);
 	}
 	else
@@ -322,30 +405,37 @@ answer_groups(AggScanState *s)
 	if (ok)
 	{
 		ngroups = gbt_buckets_groups(b, group_of);
-		results = palloc0(sizeof(GbtAggResult) * (ngroups + 1));
+		results = palloc0(sizeof(GbtAggResult) * (ngroups + 1) * nf);
 		for (r = b->nranges - 1; r >= 0; r--)
 		{
-			gbt_agg_combine(&results[group_of[r]], &ranges.results[r], &node->answer.columns);
+			for (f = 0; f < nf; f++)
+				gbt_agg_combine(&results[group_of[r] * nf + f], &slots.results[r * nf + f],
+								&node->answer.columns);
 			first[group_of[r]] = r;
 		}
+		/* (the planner leaves no NULL keys to add with programs: nf is 1) */
 		if (s->null_keys)
-			add_null_keys(s, heap, index, &results[ngroups]);
+			add_null_keys(s, heap, index, &results[ngroups * nf]);
 	}
 	table_close(heap, NoLock);
 	index_close(index, AccessShareLock);
 	if (!ok)
 		return false;
 
-	/* The rows: groups with visible rows, then the NULL keys' */
+	/*
+	 * The rows: groups with visible rows (that WHERE keeps: program 0 has
+	 * no FILTER), then the NULL keys'.
+	 */
 	s->group_values = palloc(sizeof(Datum) * ncolumns * (ngroups + 1));
 	s->group_nulls = palloc(sizeof(bool) * ncolumns * (ngroups + 1));
 	for (g = 0; g <= ngroups; g++)
 	{
 		Datum	   *values = s->group_values + s->ngroups * ncolumns;
 		bool	   *nulls = s->group_nulls + s->ngroups * ncolumns;
+		const GbtAggResult *rows = &results[g * nf];
 		int			i;
 
-		if (results[g].count == 0)
+		if (rows->count == 0)
 			continue;
 		if (g == ngroups)
 			values[0] = gbt_bucket_of(b, (Datum) 0, true, &nulls[0]);
@@ -354,7 +444,7 @@ answer_groups(AggScanState *s)
 			values[0] = b->values[first[g]];
 			nulls[0] = b->nulls[first[g]];
 		}
-		else if (group_value(s, &results[g], &values[0]))
+		else if (group_value(s, rows, &values[0]))
 			nulls[0] = false;
 		else
 		{
@@ -362,10 +452,14 @@ answer_groups(AggScanState *s)
 			return false;
 		}
 		for (i = 1; i < ncolumns; i++)
+		{
+			int			slot = slots.preds != NULL ? list_nth_int(s->filter_of, i - 1) : 0;
+
 			if (!gbt_agg_final(list_nth_int(s->kinds, i - 1), list_nth_oid(s->argtypes, i - 1),
-							   &results[g], list_nth_int(s->columns, i - 1),
+							   &rows[slot], list_nth_int(s->columns, i - 1),
 							   &values[i], &nulls[i], &node->why))
 				return false;
+		}
 		s->ngroups++;
 	}
 	node->answered = true;
@@ -400,6 +494,7 @@ answer_by_service(AggScanState *s)
 	bool		runtime_array = false;
 	bool		sorted;
 	int			i;
+	GbtAggSlots slots = {NULL, NULL, 0, false, NULL, NULL};
 
 	if (!gbt_exec_device_on(node))
 		return false;
@@ -424,9 +519,23 @@ answer_by_service(AggScanState *s)
 		 */
 		double		buys = GBT_PLAN_COST(GBT_EXEC_CHILD(node)->plan) / gbt_agg_unsure_cost();
 
-		ok = gbt_aggregate(heap, index, lo, hi, s->nranges, sorted, estate->es_snapshot,
-						   (int64) Min(buys, (double) GBT_MAX_UNSURE),
-						   &node->answer, &node->why);
+		ok = build_preds(s, &slots.preds);
+		if (ok && slots.preds != NULL)
+		{
+			/* programs: over sorted ranges, a result per FILTER */
+			if (!sorted)
+				s->nranges = sort_points(lo, s->nranges);
+			slots.lo = lo;
+			slots.hi = sorted ? hi : lo;
+			slots.nranges = s->nranges;
+			ok = gbt_aggregate_slots(heap, index, &slots, estate->es_snapshot,
+									 (int64) Min(buys, (double) GBT_MAX_UNSURE),
+									 &node->answer, &node->why);
+		}
+		else if (ok)
+			ok = gbt_aggregate(heap, index, lo, hi, s->nranges, sorted, estate->es_snapshot,
+							   (int64) Min(buys, (double) GBT_MAX_UNSURE),
+							   &node->answer, &node->why);
 		if (ok)
 			s->nranges = node->answer.nkeys;	/* distinct, once the service sorted them */
 	}
@@ -444,8 +553,11 @@ answer_by_service(AggScanState *s)
 	ExecClearTuple(slot);
 	for (i = 0; i < list_length(s->kinds); i++)
 	{
+		const GbtAggResult *r = slots.preds == NULL ? &node->answer.r :
+			&slots.results[list_nth_int(s->filter_of, i)];
+
 		if (!gbt_agg_final(list_nth_int(s->kinds, i), list_nth_oid(s->argtypes, i),
-						   &node->answer.r, list_nth_int(s->columns, i),
+						   r, list_nth_int(s->columns, i),
 						   &slot->tts_values[i], &slot->tts_isnull[i], &node->why))
 			return false;
 	}
@@ -491,6 +603,10 @@ explain_agg(GbtExecNode *node, ExplainState *es)
 	ExplainPropertyText("Index", name ? name : "?", es);
 	if (s->group != NULL)
 		ExplainPropertyText("Group Key", s->group_label, es);
+	if (s->where != NIL)
+		ExplainPropertyText("Filter", s->where_label, es);
+	if (list_length(s->filters) > 1)
+		ExplainPropertyInteger("FILTER Programs", NULL, list_length(s->filters) - 1, es);
 	ExplainPropertyInteger("Conditions", NULL, list_length(s->strategies), es);
 	if (s->null_keys)
 		ExplainPropertyText("NULL Keys", "from an index scan", es);

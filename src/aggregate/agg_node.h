@@ -25,6 +25,12 @@ enum
 	PRIV_GROUP,					/* the GROUP BY bucket of the key, or NULL */
 	PRIV_GROUP_EQOP,			/* its equality operator */
 	PRIV_GROUP_LABEL,			/* it, as EXPLAIN shows it */
+	PRIV_WHERE,					/* conditions past the key's ranges: a
+								 * planned program (agg_filter.h), or NIL */
+	PRIV_WHERE_LABEL,			/* them, as EXPLAIN shows them */
+	PRIV_FILTERS,				/* planned FILTER programs (NIL: none), the
+								 * first NIL; none at all without programs */
+	PRIV_FILTER_OF,				/* per aggregate: its FILTER program */
 	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns,
 								 * after the bucket) */
 	PRIV_BOUNDS					/* per condition: the bound (path only) */

@@ -45,6 +45,7 @@
 #include "executor/executor.h"
 #include "exec_request.h"
 #include "exec_why.h"
+#include "agg_filter.h"
 #include "agg_final.h"
 #include "agg_group.h"
 #include "agg_node.h"
@@ -92,6 +93,12 @@ static create_upper_paths_hook_type prev_create_upper_paths = NULL;
  */
 #define GBT_GROUP_RANGE_COST 1.0
 
+/*
+ * An entry read through predicate programs (no chunk sums then): the GPU
+ * reads some hundred million a second, a hundredth of a row of a scan.
+ */
+#define GBT_FILTER_ENTRY_COST 0.0001
+
 static CustomPathMethods agg_path_methods;
 
 static bool
@@ -123,7 +130,7 @@ match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
 	int			c;
 
 	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL ||
-		aggref->aggfilter != NULL || aggref->aggkind != AGGKIND_NORMAL ||
+		aggref->aggkind != AGGKIND_NORMAL ||
 		aggref->agglevelsup != 0 || aggref->aggvariadic ||
 		aggref->aggsplit != AGGSPLIT_SIMPLE ||
 		get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE)
@@ -356,6 +363,13 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	Oid			tableoid = planner_rt_fetch(relid, root)->relid;
 	Var		   *var;
 	bool		runtime_array = false;
+	List	   *where_clauses = NIL;
+	List	   *where_prog = NIL;
+	char	   *where_label = "";
+	List	   *filter_exprs = NIL;
+	List	   *filters = NIL;
+	List	   *filter_of = NIL;
+	bool		any_filter = false;
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
@@ -390,16 +404,14 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			key_not_null = true;
 			continue;
 		}
-		if (rinfo->pseudoconstant ||
-			!gbt_match_condition(rinfo->clause, relid, index, &strategy, &subtype,
-							 &opno, &array, &bound))
-		{
-			if (gbt_plan_noting())
-				note(root, input_rel,
-					 psprintf("WHERE %s is not a range, equality or = ANY on the key of index %s",
-							  deparse_on(root, input_rel, (Node *) rinfo->clause),
-							  get_rel_name(index->indexoid)));
+		if (rinfo->pseudoconstant)
 			return false;
+		if (!gbt_match_condition(rinfo->clause, relid, index, &strategy, &subtype,
+								 &opno, &array, &bound))
+		{
+			/* a condition past the key's ranges: a predicate program */
+			where_clauses = lappend(where_clauses, rinfo->clause);
+			continue;
 		}
 		strategies = lappend_int(strategies, strategy);
 		subtypes = lappend_oid(subtypes, subtype);
@@ -424,6 +436,24 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	null_keys = strategies == NIL && !key_not_null &&
 		!column_not_null(tableoid, index->indexkeys[0]);
 
+	/* Conditions on other columns the index holds: a WHERE program. */
+	if (where_clauses != NIL)
+	{
+		const char *why;
+
+		where_prog = gbt_filter_plan((Node *) where_clauses, relid, index, &why);
+		if (where_prog == NIL)
+		{
+			if (gbt_plan_noting())
+				note(root, input_rel,
+					 psprintf("WHERE %s: %s (index %s)",
+							  deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses)),
+							  why, get_rel_name(index->indexoid)));
+			return false;
+		}
+		where_label = deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses));
+	}
+
 	foreach(lc, aggrefs)
 	{
 		GbtAggKind	kind;
@@ -443,6 +473,57 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		kinds = lappend_int(kinds, kind);
 		columns = lappend_int(columns, col);
 		argtypes = lappend_oid(argtypes, argtype);
+		filter_exprs = lappend(filter_exprs, lfirst_node(Aggref, lc)->aggfilter);
+		any_filter |= lfirst_node(Aggref, lc)->aggfilter != NULL;
+	}
+
+	/*
+	 * FILTER clauses: a program each (equal ones once), the first none at
+	 * all (the rows WHERE keeps: a group with rows is a group even when no
+	 * row passes an aggregate's FILTER).
+	 */
+	if (where_prog != NIL || any_filter)
+	{
+		List	   *distinct = list_make1(NULL);
+
+		filters = list_make1(NIL);
+		foreach(lc, filter_exprs)
+		{
+			Expr	   *f = lfirst(lc);
+			int			slot = 0;
+			ListCell   *ld;
+
+			foreach(ld, distinct)
+			{
+				if (equal(lfirst(ld), f))
+					break;
+				slot++;
+			}
+			if (ld == NULL)
+			{
+				const char *why;
+				List	   *prog = gbt_filter_plan((Node *) f, relid, index, &why);
+
+				if (prog == NIL || list_length(distinct) == GBT_PRED_MAX_FILTERS)
+				{
+					if (gbt_plan_noting())
+						note(root, input_rel,
+							 psprintf("FILTER (WHERE %s): %s (index %s)",
+									  deparse_on(root, input_rel, (Node *) f),
+									  prog == NIL ? why : "more FILTER clauses than the service takes",
+									  get_rel_name(index->indexoid)));
+					return false;
+				}
+				distinct = lappend(distinct, f);
+				filters = lappend(filters, prog);
+			}
+			filter_of = lappend_int(filter_of, slot);
+		}
+		if (null_keys)
+		{
+			note(root, input_rel, "conditions past the key's ranges with rows of NULL keys to add (say k IS NOT NULL, or a range of the key)");
+			return false;
+		}
 	}
 
 	cpath = makeNode(CustomPath);
@@ -470,6 +551,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	unsure_rows = input_rel->rows * (1.0 - nullfrac) * unsure_frac;
 	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +
 		unsure_rows * gbt_agg_unsure_cost() + null_cost +
+		(filters != NIL ? input_rel->tuples * GBT_FILTER_ENTRY_COST : 0) +
 		(group ? Min(group->ngroups, GBT_MAX_GROUP_RANGES) * GBT_GROUP_RANGE_COST : 0);
 	cpath->path.total_cost = cpath->path.startup_cost;
 	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs,
@@ -502,6 +584,10 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 									makeInteger(group ? (int) group->clause->eqop : 0));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeString(group ? group->label : ""));
+	cpath->custom_private = lappend(cpath->custom_private, where_prog);
+	cpath->custom_private = lappend(cpath->custom_private, makeString(where_label));
+	cpath->custom_private = lappend(cpath->custom_private, filters);
+	cpath->custom_private = lappend(cpath->custom_private, filter_of);
 	cpath->custom_private = lappend(cpath->custom_private, aggrefs);
 	cpath->custom_private = lappend(cpath->custom_private, bounds);
 	cpath->methods = &agg_path_methods;

@@ -27,6 +27,7 @@
 #include "storage/itemptr.h"
 
 #include "engine.h"
+#include "predicate.h"
 #include "entries.h"
 
 #define GBT_ERRMSG_LEN 256
@@ -203,6 +204,11 @@ typedef struct GbtAggPrepareRequest
  * (gbt_agg_reply_verdicts()), and agg.nunsure counts every entry wanted.
  * With grouped (sorted ranges, not rows), each range is aggregated apart
  * too: gbt_agg_reply_groups()[r] over range r alone, and agg their total.
+ * With programs (after the snapshot: gbt_agg_request_preds()), entries
+ * are aggregated as predicate.h's filtered aggregate says, one result per
+ * FILTER program, of each range when grouped:
+ * gbt_agg_reply_groups()[r * nfilters + f]; the unsure ones come back once
+ * (those WHERE keeps), agg.nunsure counting them.
  * Unsorted points are sorted and freed of repeats in place: lo[0..nkeys)
  * holds them after the answer, and with map, gbt_agg_reply_map()[i] is the
  * place in them of the key that came as lo[i].
@@ -231,6 +237,10 @@ typedef struct GbtAggRequest
 								 * (gbt_agg_reply_map()) */
 	bool		grouped;		/* and one aggregate a range, in
 								 * gbt_agg_reply_groups() */
+	bool		where;			/* a WHERE program (predicate.h) first */
+	int			nfilters;		/* then FILTER programs: 0, or one result
+								 * each (a range's each, grouped) */
+	int64		nlist;			/* their IN lists' constants */
 	int			ncols;			/* columns of the entries that come back */
 	/* the reply */
 	GbtAggResult agg;
@@ -301,14 +311,41 @@ gbt_agg_request_xids(GbtRequest *req)
 														req->body.agg.nvisible, 0, 0));
 }
 
+/* Bytes of an AGG's programs: WHERE's and FILTERs', then their constants. */
+static inline Size
+gbt_agg_preds_size(bool where, int nfilters, int64 nlist)
+{
+	return MAXALIGN(sizeof(gbt_pred) * ((where ? 1 : 0) + nfilters)) +
+		MAXALIGN(sizeof(gbt_pred_value) * nlist);
+}
+
+/* Where an AGG's programs start: after its snapshot. */
+static inline gbt_pred *
+gbt_agg_request_preds(GbtRequest *req)
+{
+	return (gbt_pred *) (GBT_REQUEST_DATA(req) +
+						 gbt_agg_request_data_size(req->body.agg.nranges,
+												   req->body.agg.points,
+												   req->body.agg.nvisible,
+												   req->body.agg.xcnt,
+												   req->body.agg.subxcnt));
+}
+
+/* Aggregates of an AGG's reply in gbt_agg_reply_groups(): a range's, a filter's. */
+static inline int64
+gbt_agg_reply_slots(bool grouped, int64 nranges, int nfilters)
+{
+	if (!grouped && nfilters == 0)
+		return 0;
+	return (grouped ? nranges : 1) * Max(nfilters, 1);
+}
+
 /* Where an AGG's unsure entries start: after its data. */
 static inline char *
 gbt_agg_reply_unsure(GbtRequest *req)
 {
-	return GBT_REQUEST_DATA(req) +
-		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.points,
-								  req->body.agg.nvisible, req->body.agg.xcnt,
-								  req->body.agg.subxcnt);
+	return (char *) gbt_agg_request_preds(req) +
+		gbt_agg_preds_size(req->body.agg.where, req->body.agg.nfilters, req->body.agg.nlist);
 }
 
 /* Where a rows AGG's verdicts start: after room for unsure_cap entries. */
@@ -340,7 +377,7 @@ gbt_agg_reply_map(GbtRequest *req)
 										  req->body.agg.rows, 0, 0));
 }
 
-/* Where a grouped AGG's aggregates, one a range, start: after its map. */
+/* Where a grouped or filtered AGG's aggregates start: after its map. */
 static inline GbtAggResult *
 gbt_agg_reply_groups(GbtRequest *req)
 {

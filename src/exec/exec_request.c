@@ -80,23 +80,43 @@ prepare(Relation index, GbtReplyStatus *status, GbtAggPrepareRequest *prepared)
 	return *status == GBT_REPLY_OK;
 }
 
-/* The range of groups that holds key: the last one starting at or below it. */
+/* The range of slots that holds key: the last one starting at or below it. */
 static int64
-range_of(const GbtGroupRanges *groups, uint64 key)
+range_of(const GbtAggSlots *slots, uint64 key)
 {
 	int64		lo = 0,
-				hi = groups->nranges;
+				hi = slots->nranges;
 
 	while (hi - lo > 1)
 	{
 		int64		mid = lo + (hi - lo) / 2;
 
-		if (groups->lo[mid] <= key)
+		if (slots->lo[mid] <= key)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * A visible entry into the results of its range (grouped) and of each
+ * filter whose program is TRUE for it (the service sent it back only if
+ * WHERE's is).
+ */
+static void
+add_to_slots(const GbtAggSlots *slots, const GbtColumns *columns, uint64 key,
+			 const int64 *vals, uint8 nulls)
+{
+	int			nf = slots->preds != NULL ? slots->preds->nfilters : 1;
+	GbtAggResult *into = &slots->results[(slots->grouped ? range_of(slots, key) : 0) * nf];
+	int			f;
+
+	for (f = 0; f < nf; f++)
+		if (slots->preds == NULL || slots->preds->filter[f] == NULL ||
+			gbt_pred_run(slots->preds->filter[f], slots->preds->list,
+						 (const uint64 *) vals, nulls) == GBT_TV_TRUE)
+			gbt_agg_add_entry(&into[f], columns, vals, nulls);
 }
 
 /*
@@ -106,7 +126,7 @@ range_of(const GbtGroupRanges *groups, uint64 key)
  */
 static void
 check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
-			 GbtEntries *rows, GbtAggAnswer *answer, const GbtGroupRanges *groups)
+			 GbtEntries *rows, GbtAggAnswer *answer, const GbtAggSlots *slots)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
@@ -136,9 +156,8 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 		for (c = 0; c < GBT_MAX_COLS; c++)
 			vals[c] = c < e->ncols ? e->vals[c][i] : 0;
 		gbt_agg_add_entry(&answer->r, &answer->columns, vals, e->nulls[i]);
-		if (groups != NULL)
-			gbt_agg_add_entry(&groups->results[range_of(groups, e->keys[i])],
-							  &answer->columns, vals, e->nulls[i]);
+		if (slots != NULL)
+			add_to_slots(slots, &answer->columns, e->keys[i], vals, e->nulls[i]);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);
@@ -165,7 +184,7 @@ static bool
 ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			int64 nranges, bool sorted, Snapshot snapshot, int64 max_listed, bool rows,
 			bool map, int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why,
-			GbtGroupRanges *groups)
+			GbtAggSlots *slots)
 {
 	Oid			keytype = gbt_mirror_key_type(index);
 	GbtReplyStatus status = GBT_REPLY_ERROR;
@@ -239,7 +258,8 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								sorted, visible, nblocks, snapshot,
 								gbt_capture_current(heap, index), answer->columns.ncols,
-								cap, rows, map, groups != NULL);
+								cap, rows, map, slots != NULL && slots->grouped,
+								slots != NULL ? slots->preds : NULL);
 		pfree(visible);
 		if (call->req == NULL)
 		{
@@ -348,27 +368,28 @@ gbt_key_extent(Relation index, bool *has_keys, uint64 *key_min, uint64 *key_max,
 }
 
 bool
-gbt_aggregate_groups(Relation heap, Relation index, GbtGroupRanges *groups,
-					 Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
-					 const char **why)
+gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
+					Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
+					const char **why)
 {
 	GbtCall		call;
 	GbtEntries	unsure;
+	int64		nslots;
 	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	if (!ask_service(heap, index, groups->lo, groups->hi, groups->nranges, true, snapshot,
+	if (!ask_service(heap, index, slots->lo, slots->hi, slots->nranges, true, snapshot,
 					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
-					 groups))
+					 slots))
 		return false;
-	groups->results = palloc_extended(sizeof(GbtAggResult) * Max(groups->nranges, 1),
-									  MCXT_ALLOC_HUGE);
-	memcpy(groups->results, gbt_agg_reply_groups(call.req),
-		   sizeof(GbtAggResult) * groups->nranges);
+	nslots = gbt_agg_reply_slots(call.req->body.agg.grouped, slots->nranges,
+								 call.req->body.agg.nfilters);
+	slots->results = palloc_extended(sizeof(GbtAggResult) * Max(nslots, 1), MCXT_ALLOC_HUGE);
+	memcpy(slots->results, gbt_agg_reply_groups(call.req), sizeof(GbtAggResult) * nslots);
 	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
 	unsure.n = call.req->hdr.nresults;
-	check_unsure(heap, snapshot, &unsure, NULL, answer, groups);
+	check_unsure(heap, snapshot, &unsure, NULL, answer, slots);
 	gbt_call_end(&call);
 	answer->entries = answer->r.count;
 	answer->total_ms = gbt_ms_since(t0);

@@ -63,24 +63,28 @@ extern bool gbt_key_extent(Relation index, bool *has_keys, uint64 *key_min,
 						   uint64 *key_max, const char **why);
 
 /*
- * A GROUP BY's key ranges, one or more a group (sorted, disjoint), and the
- * answer: results[r], the aggregate over range r alone.
+ * An aggregate asked for per range (a GROUP BY's buckets: sorted, disjoint
+ * ranges, one or more a group), or per FILTER program (predicate.h: with a
+ * WHERE program on the entries too), or both: the ranges, the programs,
+ * and the answer, results[(grouped ? r : 0) * nfilters + f].
  */
-typedef struct GbtGroupRanges
+typedef struct GbtAggSlots
 {
 	uint64	   *lo;
 	uint64	   *hi;
 	int64		nranges;
+	bool		grouped;
+	const gbt_pred_set *preds;	/* NULL: none (then one result a range) */
 	GbtAggResult *results;
-} GbtGroupRanges;
+} GbtAggSlots;
 
 /*
- * gbt_aggregate() over the groups' ranges, with the aggregate of each range
- * apart in groups->results (answer->r: their total).
+ * gbt_aggregate() of slots' ranges (sorted), each range's or filter's
+ * aggregate apart in slots->results (answer->r: the entries of filter 0).
  */
-extern bool gbt_aggregate_groups(Relation heap, Relation index, GbtGroupRanges *groups,
-								 Snapshot snapshot, int64 max_unsure,
-								 GbtAggAnswer *answer, const char **why);
+extern bool gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
+								Snapshot snapshot, int64 max_unsure,
+								GbtAggAnswer *answer, const char **why);
 
 /* Most rows one lookup takes from the service. */
 #define GBT_MAX_LOOKUP_ROWS ((int64) 1 << 24)

@@ -83,7 +83,40 @@ typedef struct EntrySink
 	GbtEntries *list;
 	uint8	   *verdicts;
 	int64		cap;
+	/* filtered (predicate.h): agg counts the unsure, outs[f] filter f's */
+	const gbt_pred_set *preds;
+	gbt_agg_result *outs;
 } EntrySink;
+
+/*
+ * A filtered aggregate's entry: skipped unless WHERE is TRUE for it, added
+ * to each filter's result whose program is TRUE for it, or listed once.
+ */
+static void
+sink_filtered(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
+{
+	uint64		vals[GBT_MAX_COLS] = {0};
+	uint8		nulls = gbt_entry_nulls(src, i);
+	int			c;
+	int			f;
+
+	for (c = 0; c < src->ncols; c++)
+		vals[c] = (uint64) gbt_entry_val(src, c, i);
+	if (s->preds->where != NULL &&
+		gbt_pred_run(s->preds->where, s->preds->list, vals, nulls) != GBT_TV_TRUE)
+		return;
+	if (verdict == GBT_TAKE)
+	{
+		for (f = 0; f < s->preds->nfilters; f++)
+			if (s->preds->filter[f] == NULL ||
+				gbt_pred_run(s->preds->filter[f], s->preds->list, vals, nulls) == GBT_TV_TRUE)
+				gbt_agg_add_entry(&s->outs[f], s->columns, (const int64 *) vals, nulls);
+		return;
+	}
+	if (s->list->n < s->cap)
+		gbt_copy_entry(s->list, s->list->n++, src, i);
+	s->agg->nunsure++;
+}
 
 static inline void
 sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
@@ -92,6 +125,11 @@ sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
 
 	if (verdict == GBT_SKIP)
 		return;
+	if (s->preds != NULL)
+	{
+		sink_filtered(s, src, i, verdict);
+		return;
+	}
 	if (verdict == GBT_TAKE && s->verdicts == NULL)
 	{
 		gbt_agg_add_entry(s->agg, s->columns, entry_vals(src, i, vals),
@@ -361,7 +399,7 @@ aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
 		int			w;
 
 		if (i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= to && view->stamps &&
-			sink->verdicts == NULL &&
+			sink->verdicts == NULL && sink->preds == NULL &&
 			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound, &walk)) != NULL)
 		{
 			gbt_agg_combine(sink->agg, sum, &m->columns);
@@ -503,7 +541,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
 	const uint8 *visible = trusted ? m->allvis : view->visible;
 	int64		nvisible = trusted ? m->nallvis : view->nvisible;
-	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap};
+	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap, NULL, NULL};
 	int64		i;
 	int			d;
 	instr_time	t0,
@@ -611,7 +649,7 @@ gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi, int6
 	view->stamps = trusted;
 	for (r = 0; r < nranges; r++)
 	{
-		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap};
+		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap, NULL, NULL};
 
 		steps->nstamped +=
 			stamped_in_ranges(m, &m->stamped, &start[r], &end[r], 1, view, &sink) +
@@ -622,7 +660,7 @@ gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi, int6
 	t0 = t1;
 	for (r = 0; r < nranges; r++)
 	{
-		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap};
+		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap, NULL, NULL};
 
 		for (d = 0; d < GBT_RUNS; d++)
 			steps->ndelta += delta_in_ranges(m, &m->runs[d], &lo[r], &hi[r], 1, log_bound,
@@ -665,4 +703,95 @@ gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max)
 		any = true;
 	}
 	return any;
+}
+
+/*
+ * The filtered aggregate (predicate.h) of the entries in the key ranges
+ * [lo[r], hi[r]] that the query's snapshot sees: into outs[f], or with
+ * grouped each range's into outs[r * nfilters + f]; the unsure entries
+ * WHERE keeps go to unsure (*nunsure counts them all), as
+ * gbt_mirror_aggregate() does.
+ */
+bool
+gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+							  int64 nranges, GbtSnapView *view, uint64 log_bound,
+							  const gbt_pred_set *preds, bool grouped, GbtAggResult *outs,
+							  GbtEntries *unsure, int64 unsure_cap, int64 *nunsure,
+							  GbtAggSteps *steps, char *err, Size errlen)
+{
+	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
+	const uint8 *visible = trusted ? m->allvis : view->visible;
+	int64		nvisible = trusted ? m->nallvis : view->nvisible;
+	int			nf = preds->nfilters;
+	int64		calls = grouped ? nranges : 1;
+	int64		room = Max(unsure_cap - unsure->n, 0);
+	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+	gbt_agg_result counted;
+	int64		r;
+	int64		k;
+	int			d;
+	instr_time	t0,
+				t1;
+
+	memset(steps, 0, sizeof(*steps));
+	memset(outs, 0, sizeof(GbtAggResult) * calls * nf);
+	memset(&counted, 0, sizeof(counted));
+	*nunsure = 0;
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
+		return false;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+
+	/* The tree's plain entries: all ranges in one call, or one a range. */
+	for (r = 0; r < calls; r++)
+	{
+		int64		listed = 0;
+
+		if (m->ops->aggregate_filtered(m->engine, m->hidden, m->hidden_version,
+									   (const int64_t *) (grouped ? &start[r] : start),
+									   (const int64_t *) (grouped ? &end[r] : end),
+									   grouped ? 1 : nranges, visible, nvisible, preds,
+									   &outs[r * nf], (int64_t *) upos, room,
+									   err, errlen) != 0)
+			return false;
+		listed = Min(outs[r * nf].nunsure, room);
+		for (k = 0; k < listed; k++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[k]);
+		room -= listed;
+		*nunsure += outs[r * nf].nunsure;
+		for (k = 0; k < nf; k++)
+			outs[r * nf + k].nunsure = 0;
+	}
+	pfree(upos);
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+
+	/* The stamped entries and the delta's, through the programs too. */
+	view->stamps = trusted;
+	for (r = 0; r < calls; r++)
+	{
+		EntrySink	sink = {&counted, &m->columns, unsure, NULL, unsure_cap, preds,
+		&outs[r * nf]};
+		const int64 *s0 = grouped ? &start[r] : start;
+		const int64 *e0 = grouped ? &end[r] : end;
+		int64		nr = grouped ? 1 : nranges;
+
+		steps->nstamped +=
+			stamped_in_ranges(m, &m->stamped, s0, e0, nr, view, &sink) +
+			stamped_in_ranges(m, &m->recent, s0, e0, nr, view, &sink);
+		for (d = 0; d < GBT_RUNS; d++)
+			steps->ndelta += delta_in_ranges(m, &m->runs[d], grouped ? &lo[r] : lo,
+											 grouped ? &hi[r] : hi, nr, log_bound,
+											 view, &sink);
+	}
+	*nunsure += counted.nunsure;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	pfree(start);
+	pfree(end);
+	return true;
 }
