@@ -173,9 +173,13 @@ columns_as_planned(AggScanState *s)
 	return true;
 }
 
-/* The rows the mirror has no entries for (NULL keys), through nbtree, into r. */
+/*
+ * The rows the mirror has no entries for (NULL keys), through nbtree, into
+ * r (with programs: r[f] for each FILTER program).
+ */
 static void
-add_null_keys(AggScanState *s, Relation heap, Relation index, GbtAggResult *r)
+add_null_keys(AggScanState *s, Relation heap, Relation index, const gbt_pred_set *preds,
+			  GbtAggResult *r)
 {
 	ScanKeyData nullkey;
 	GbtColumns	cols;
@@ -185,8 +189,13 @@ add_null_keys(AggScanState *s, Relation heap, Relation index, GbtAggResult *r)
 						   InvalidStrategy, InvalidOid, InvalidOid,
 						   InvalidOid, (Datum) 0);
 	gbt_index_columns(index, &cols);
-	gbt_aggregate_by_scan(heap, index, &nullkey, 1, s->node.css.ss.ps.state->es_snapshot,
-						  &cols, r);
+	if (preds != NULL)
+		gbt_aggregate_by_scan_filtered(heap, index, &nullkey, 1,
+									   s->node.css.ss.ps.state->es_snapshot, &cols,
+									   preds, r);
+	else
+		gbt_aggregate_by_scan(heap, index, &nullkey, 1,
+							  s->node.css.ss.ps.state->es_snapshot, &cols, r);
 	s->null_entries += r->count - before;
 }
 
@@ -413,9 +422,8 @@ answer_groups(AggScanState *s)
 								&node->answer.columns);
 			first[group_of[r]] = r;
 		}
-		/* (the planner leaves no NULL keys to add with programs: nf is 1) */
 		if (s->null_keys)
-			add_null_keys(s, heap, index, &results[ngroups * nf]);
+			add_null_keys(s, heap, index, slots.preds, &results[ngroups * nf]);
 	}
 	table_close(heap, NoLock);
 	index_close(index, AccessShareLock);
@@ -544,7 +552,8 @@ answer_by_service(AggScanState *s)
 
 	/* The rows the mirror has no entries for, through nbtree. */
 	if (ok && s->null_keys)
-		add_null_keys(s, heap, index, &node->answer.r);
+		add_null_keys(s, heap, index, slots.preds,
+					  slots.preds != NULL ? slots.results : &node->answer.r);
 	table_close(heap, NoLock);
 	index_close(index, AccessShareLock);
 	if (!ok)

@@ -519,11 +519,6 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			}
 			filter_of = lappend_int(filter_of, slot);
 		}
-		if (null_keys)
-		{
-			note(root, input_rel, "conditions past the key's ranges with rows of NULL keys to add (say k IS NOT NULL, or a range of the key)");
-			return false;
-		}
 	}
 
 	cpath = makeNode(CustomPath);
