@@ -706,6 +706,119 @@ gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max)
 }
 
 /*
+ * A GROUP BY's filtered ranges on the host, a run of them a thread: one
+ * kernel launch a range would cost more than the scan (the CPU twin's
+ * function over the tree's host arrays; it allocates nothing).
+ */
+typedef struct FilterPiece
+{
+	const gbt_agg_input *in;
+	const int64 *start;
+	const int64 *end;
+	int64		r0;
+	int64		r1;
+	const uint8 *visible;
+	int64		nvisible;
+	const gbt_pred_set *preds;
+	GbtAggResult *outs;			/* the ranges' results, r * nfilters */
+	int64	   *upos;			/* its unsure positions */
+	int64		cap;
+	int64		listed;
+	int64		nunsure;
+	int			rc;
+	char		err[GBT_ERRMSG_LEN];
+} FilterPiece;
+
+static void
+filter_piece(void *arg)
+{
+	FilterPiece *p = (FilterPiece *) arg;
+	int			nf = p->preds->nfilters;
+	int64		r;
+	int			f;
+
+	for (r = p->r0; r < p->r1 && p->rc == 0; r++)
+	{
+		GbtAggResult *out = &p->outs[r * nf];
+
+		p->rc = gbt_vagg_filtered_cpu(p->in, &p->start[r], &p->end[r], 1, p->visible,
+									  p->nvisible, p->preds, out, p->upos + p->listed,
+									  p->cap - p->listed, p->err, sizeof(p->err));
+		p->listed += Min(out->nunsure, p->cap - p->listed);
+		p->nunsure += out->nunsure;
+		for (f = 0; f < nf; f++)
+			out[f].nunsure = 0;
+	}
+}
+
+/* Ranges of a GROUP BY worth scanning on the host rather than a launch each. */
+#define GBT_FILTER_HOST_RANGES 8
+
+static bool
+filtered_on_host(GbtMirror *m, const int64 *start, const int64 *end, int64 nranges,
+				 const uint8 *visible, int64 nvisible, const gbt_pred_set *preds,
+				 GbtAggResult *outs, GbtEntries *unsure, int64 room, int64 *nunsure,
+				 char *err, Size errlen)
+{
+	FilterPiece pieces[GBT_THREADS_MAX];
+	gbt_agg_input in;
+	int64		total = 0;
+	int64		per;
+	int64		r = 0;
+	int			npieces;
+	int			i;
+	int64		k;
+	int64		copied = 0;
+
+	gbt_mirror_agg_input(&in, m, m->base.n);
+	in.removed = m->hidden;
+	for (r = 0; r < nranges; r++)
+		total += end[r] - start[r];
+	npieces = (int) Max(Min(gbt_threads_wanted(), nranges), 1);
+	per = (total + npieces - 1) / npieces;
+	r = 0;
+	for (i = 0; i < npieces; i++)
+	{
+		FilterPiece *p = &pieces[i];
+		int64		n = 0;
+
+		memset(p, 0, sizeof(FilterPiece));
+		p->in = &in;
+		p->start = start;
+		p->end = end;
+		p->visible = visible;
+		p->nvisible = nvisible;
+		p->preds = preds;
+		p->outs = outs;
+		p->cap = room;
+		p->upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+		p->r0 = r;
+		while (r < nranges && (n < per || i == npieces - 1))
+		{
+			n += end[r] - start[r];
+			r++;
+		}
+		p->r1 = r;
+	}
+	gbt_run_pieces(filter_piece, pieces, sizeof(FilterPiece), npieces);
+	for (i = 0; i < npieces; i++)
+	{
+		FilterPiece *p = &pieces[i];
+
+		if (p->rc != 0)
+		{
+			strlcpy(err, p->err, errlen);
+			return false;
+		}
+		for (k = 0; k < p->listed && copied < room; k++, copied++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, p->upos[k]);
+		*nunsure += p->nunsure;
+		pfree(p->upos);
+	}
+	return true;
+}
+
+/*
  * The filtered aggregate (predicate.h) of the entries in the key ranges
  * [lo[r], hi[r]] that the query's snapshot sees: into outs[f], or with
  * grouped each range's into outs[r * nfilters + f]; the unsure entries
@@ -746,6 +859,13 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries: all ranges in one call, or one a range. */
+	if (grouped && nranges >= GBT_FILTER_HOST_RANGES)
+	{
+		if (!filtered_on_host(m, start, end, nranges, visible, nvisible, preds, outs,
+							  unsure, room, nunsure, err, errlen))
+			return false;
+		calls = 0;
+	}
 	for (r = 0; r < calls; r++)
 	{
 		int64		listed = 0;
@@ -772,6 +892,7 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 
 	/* The stamped entries and the delta's, through the programs too. */
 	view->stamps = trusted;
+	calls = grouped ? nranges : 1;
 	for (r = 0; r < calls; r++)
 	{
 		EntrySink	sink = {&counted, &m->columns, unsure, NULL, unsure_cap, preds,
