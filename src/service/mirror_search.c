@@ -706,9 +706,10 @@ gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max)
 }
 
 /*
- * A GROUP BY's filtered ranges on the host, a run of them a thread: one
- * kernel launch a range would cost more than the scan (the CPU twin's
- * function over the tree's host arrays; it allocates nothing).
+ * A GROUP BY's filtered ranges on the CPU engine, a run of them a thread
+ * (the CPU twin's function over the tree's host arrays; it allocates
+ * nothing).  The GPU engine takes a launch a range: 1000 ranges of 2^26
+ * entries in 67 ms on the H100, where these threads took 350 ms.
  */
 typedef struct FilterPiece
 {
@@ -751,7 +752,7 @@ filter_piece(void *arg)
 	}
 }
 
-/* Ranges of a GROUP BY worth scanning on the host rather than a launch each. */
+/* Ranges of a GROUP BY worth splitting over threads. */
 #define GBT_FILTER_HOST_RANGES 8
 
 static bool
@@ -859,7 +860,7 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries: all ranges in one call, or one a range. */
-	if (grouped && nranges >= GBT_FILTER_HOST_RANGES)
+	if (grouped && nranges >= GBT_FILTER_HOST_RANGES && !gbt_mirror_on_gpu(m))
 	{
 		if (!filtered_on_host(m, start, end, nranges, visible, nvisible, preds, outs,
 							  unsure, room, nunsure, err, errlen))
