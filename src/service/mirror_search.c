@@ -820,6 +820,111 @@ filtered_on_host(GbtMirror *m, const int64 *start, const int64 *end, int64 nrang
 }
 
 /*
+ * Filter f's program (NULL: TRUE) AND the key in [lo, hi]: what a range of a
+ * GROUP BY is among others in one call.  False when it would be too long.
+ */
+static bool
+range_program(const gbt_pred *base, gbt_valtype keytype, uint64 lo, uint64 hi,
+			  gbt_pred *out)
+{
+	gbt_pred_insn *x;
+	int			n = base != NULL ? base->ninsns : 0;
+
+	if (n + 4 > GBT_PRED_MAX_INSNS)
+		return false;
+	memset(out, 0, sizeof(*out));
+	if (base != NULL)
+		memcpy(out->insn, base->insn, sizeof(gbt_pred_insn) * n);
+	x = &out->insn[n];
+	x[0].op = GBT_PRED_GE;
+	x[1].op = GBT_PRED_LE;
+	x[0].col = x[1].col = 0;
+	x[0].type = x[1].type = keytype;
+	if (keytype == GBT_VAL_FLOAT8)
+	{
+		x[0].arg.f = hm_decode_float8(lo);
+		x[1].arg.f = hm_decode_float8(hi);
+	}
+	else
+	{
+		x[0].arg.i = hm_decode_int64(lo);
+		x[1].arg.i = hm_decode_int64(hi);
+	}
+	x[2].op = GBT_PRED_AND;
+	n += 3;
+	if (base != NULL)
+		out->insn[n++].op = GBT_PRED_AND;
+	out->ninsns = n;
+	return true;
+}
+
+/*
+ * A GROUP BY's filtered ranges on the GPU, as many in one launch as
+ * FILTER programs fit: each range's programs AND its key range (one
+ * launch a range cost 65 us).  False (nothing done) when a program would
+ * grow too long.
+ */
+static bool
+ranges_as_filters(GbtMirror *m, const uint64 *lo, const uint64 *hi, const int64 *start,
+				  const int64 *end, int64 nranges, const uint8 *visible, int64 nvisible,
+				  const gbt_pred_set *preds, GbtAggResult *outs, GbtEntries *unsure,
+				  int64 room, int64 *nunsure, bool *failed, char *err, Size errlen)
+{
+	int			nf = preds->nfilters;
+	int			per = GBT_PRED_MAX_FILTERS / nf;
+	gbt_valtype keytype = m->columns.type[0] == GBT_COL_FLOAT8 ? GBT_VAL_FLOAT8 : GBT_VAL_INT64;
+	gbt_pred   *progs = palloc(sizeof(gbt_pred) * GBT_PRED_MAX_FILTERS);
+	GbtAggResult part[GBT_PRED_MAX_FILTERS];
+	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+	int64		r0;
+
+	*failed = false;
+	for (r0 = 0; r0 < nranges; r0 += per)
+		for (int j = 0; j < per && r0 + j < nranges; j++)
+			for (int f = 0; f < nf; f++)
+				if (!range_program(preds->filter[f], keytype, lo[r0 + j], hi[r0 + j],
+								   &progs[0]))
+					return false;
+	for (r0 = 0; r0 < nranges; r0 += per)
+	{
+		int			g = (int) Min(per, nranges - r0);
+		gbt_pred_set set = *preds;
+		int64		listed;
+		int64		k;
+
+		set.nfilters = g * nf;
+		for (int j = 0; j < g; j++)
+			for (int f = 0; f < nf; f++)
+			{
+				(void) range_program(preds->filter[f], keytype, lo[r0 + j], hi[r0 + j],
+									 &progs[j * nf + f]);
+				set.filter[j * nf + f] = &progs[j * nf + f];
+			}
+		if (m->ops->aggregate_filtered(m->engine, m->hidden, m->hidden_version,
+									   (const int64_t *) &start[r0],
+									   (const int64_t *) &end[r0], g, visible, nvisible,
+									   &set, part, (int64_t *) upos, room, err, errlen) != 0)
+		{
+			*failed = true;
+			return true;
+		}
+		listed = Min(part[0].nunsure, room);
+		for (k = 0; k < listed; k++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[k]);
+		room -= listed;
+		*nunsure += part[0].nunsure;
+		for (k = 0; k < g * nf; k++)
+		{
+			part[k].nunsure = 0;
+			outs[r0 * nf + k] = part[k];
+		}
+	}
+	pfree(upos);
+	pfree(progs);
+	return true;
+}
+
+/*
  * The filtered aggregate (predicate.h) of the entries in the key ranges
  * [lo[r], hi[r]] that the query's snapshot sees: into outs[f], or with
  * grouped each range's into outs[r * nfilters + f]; the unsure entries
@@ -843,6 +948,7 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	int64		room = Max(unsure_cap - unsure->n, 0);
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
 	gbt_agg_result counted;
+	bool		failed = false;
 	int64		r;
 	int64		k;
 	int			d;
@@ -860,7 +966,15 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries: all ranges in one call, or one a range. */
-	if (grouped && nranges >= GBT_FILTER_HOST_RANGES && !gbt_mirror_on_gpu(m))
+	if (grouped && nranges > 1 && gbt_mirror_on_gpu(m) &&
+		ranges_as_filters(m, lo, hi, start, end, nranges, visible, nvisible, preds, outs,
+						  unsure, room, nunsure, &failed, err, errlen))
+	{
+		if (failed)
+			return false;
+		calls = 0;
+	}
+	else if (grouped && nranges >= GBT_FILTER_HOST_RANGES && !gbt_mirror_on_gpu(m))
 	{
 		if (!filtered_on_host(m, start, end, nranges, visible, nvisible, preds, outs,
 							  unsure, room, nunsure, err, errlen))
