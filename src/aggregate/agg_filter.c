@@ -67,10 +67,16 @@ not_constant(Node *node, void *context)
 	return expression_tree_walker(node, not_constant, context);
 }
 
+bool
+gbt_only_constants(Node *node)
+{
+	return !not_constant(node, NULL);
+}
+
 static bool
 pseudo_constant(Node *node)
 {
-	return !not_constant(node, NULL) && !contain_volatile_functions(node);
+	return gbt_only_constants(node) && !contain_volatile_functions(node);
 }
 
 /* The index column (< GBT_MAX_COLS) the node reads, with its base type; -1: none. */

@@ -25,6 +25,12 @@
 extern List *gbt_filter_plan(Node *clause, Index relid, IndexOptInfo *index,
 							 const char **why);
 
+/*
+ * Is node made of constants and the query's parameters only (no column,
+ * subquery, aggregate or value of the running plan)?
+ */
+extern bool gbt_only_constants(Node *node);
+
 /* The constant list of the programs of one request. */
 typedef struct GbtPredList
 {

@@ -45,6 +45,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "agg_filter.h"
 #include "agg_group.h"
 #include "keytypes.h"
 
@@ -169,19 +170,6 @@ bucket_func(Oid funcid)
 	return found;
 }
 
-/* Anything but constants and parameters of the query (no Var, no subquery)? */
-static bool
-not_constant(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var) || IsA(node, SubLink) || IsA(node, SubPlan) ||
-		IsA(node, Aggref) || IsA(node, WindowFunc) || IsA(node, PlaceHolderVar) ||
-		(IsA(node, Param) && ((Param *) node)->paramkind != PARAM_EXTERN))
-		return true;
-	return expression_tree_walker(node, not_constant, context);
-}
-
 bool
 gbt_group_is_bucket(Node *expr, Index relid, AttrNumber keyattno, Oid keytype,
 					const char **why)
@@ -248,7 +236,7 @@ gbt_group_is_bucket(Node *expr, Index relid, AttrNumber keyattno, Oid keytype,
 		{
 			Node	   *arg = lfirst(lc);
 
-			if (not_constant(arg, NULL))
+			if (!gbt_only_constants(arg))
 			{
 				if (keyarg != NULL || (f->keyarg >= 0 && f->keyarg != i))
 				{
