@@ -19,6 +19,7 @@
 #include "agg_filter.h"
 #include "agg_final.h"
 #include "agg_state.h"
+#include "agg_values.h"
 #include "agg_group.h"
 #include "agg_node.h"
 #include "agg_scan.h"
@@ -66,6 +67,7 @@ typedef struct AggScanState
 
 	/* GROUP BY a bucket of the key (agg_group.c) */
 	Expr	   *group;			/* NULL: no GROUP BY */
+	int			group_column;	/* -1: a bucket; else grouped by its values */
 	Oid			group_eqop;
 	char	   *group_label;
 	GbtBuckets	buckets;		/* made at executor start */
@@ -104,6 +106,7 @@ create_agg_state(CustomScan *cscan)
 	s->group = list_nth(priv, PRIV_GROUP);
 	s->group_eqop = (Oid) intVal(list_nth(priv, PRIV_GROUP_EQOP));
 	s->group_label = strVal(list_nth(priv, PRIV_GROUP_LABEL));
+	s->group_column = intVal(list_nth(priv, PRIV_GROUP_COLUMN));
 	s->where = list_nth(priv, PRIV_WHERE);
 	s->where_label = strVal(list_nth(priv, PRIV_WHERE_LABEL));
 	s->filters = list_nth(priv, PRIV_FILTERS);
@@ -306,7 +309,7 @@ begin_agg(GbtExecNode *node, EState *estate, int eflags)
 
 	s->bounds = ExecInitExprList(cscan->custom_exprs, &node->css.ss.ps);
 	s->buckets_why = "not made";
-	if (s->group != NULL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
+	if (s->group != NULL && s->group_column < 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
 		gpubtree_device_mode != GPUBTREE_DEVICE_OFF)
 		make_buckets(s, estate);
 }
@@ -474,6 +477,78 @@ answer_groups(AggScanState *s)
 	return true;
 }
 
+/*
+ * GROUP BY a column's values (agg_values.c): its groups' rows into
+ * group_values; false (with node.why) when the child must answer.
+ */
+static bool
+answer_values(AggScanState *s)
+{
+	GbtExecNode *node = &s->node;
+	EState	   *estate = node->css.ss.ps.state;
+	int			ncolumns = 1 + list_length(s->kinds);
+	const GbtKeyType *kt = gbt_key_type(getBaseType(exprType((Node *) s->group)));
+	const gbt_pred_set *preds;
+	GbtValueGroups vg;
+	Relation	index;
+	Relation	heap;
+	uint64	   *lo;
+	uint64	   *hi;
+	bool		sorted;
+	bool		runtime_array;
+	bool		ok;
+	int64		g;
+
+	s->ngroups = s->next_group = 0;
+	s->null_entries = 0;
+	if (kt == NULL || !build_preds(s, &preds) || preds == NULL)
+		return false;
+	index = index_open(s->indexoid, AccessShareLock);
+	heap = table_open(index->rd_index->indrelid, NoLock);
+	ok = query_ranges(s, index, &lo, &hi, &sorted, &runtime_array, &node->why);
+	gbt_exec_keys_ready(node);
+	if (ok)
+	{
+		double		buys = GBT_PLAN_COST(GBT_EXEC_CHILD(node)->plan) / gbt_agg_unsure_cost();
+
+		if (!sorted)
+			s->nranges = sort_points(lo, s->nranges);
+		ok = gbt_value_groups(heap, index, lo, sorted ? hi : lo, s->nranges, preds,
+							  s->group_column, s->null_keys, estate->es_snapshot,
+							  (int64) Min(buys, (double) GBT_MAX_UNSURE), &node->answer,
+							  &vg, &node->why);
+		ok = ok && columns_as_planned(s);
+	}
+	table_close(heap, NoLock);
+	index_close(index, AccessShareLock);
+	if (!ok)
+		return false;
+
+	s->group_values = palloc(sizeof(Datum) * ncolumns * vg.ngroups);
+	s->group_nulls = palloc(sizeof(bool) * ncolumns * vg.ngroups);
+	for (g = 0; g < vg.ngroups; g++)
+	{
+		Datum	   *values = s->group_values + s->ngroups * ncolumns;
+		bool	   *nulls = s->group_nulls + s->ngroups * ncolumns;
+		const GbtAggResult *rows = &vg.results[g * preds->nfilters];
+		int			i;
+
+		if (rows->count == 0)
+			continue;
+		nulls[0] = vg.nulls[g];
+		values[0] = nulls[0] ? (Datum) 0 : kt->datum(vg.values[g], 0);
+		for (i = 1; i < ncolumns; i++)
+			if (!gbt_agg_final(list_nth_int(s->kinds, i - 1), list_nth_oid(s->argtypes, i - 1),
+							   &rows[list_nth_int(s->filter_of, i - 1)],
+							   list_nth_int(s->columns, i - 1), &values[i], &nulls[i],
+							   &node->why))
+				return false;
+		s->ngroups++;
+	}
+	node->answered = true;
+	return true;
+}
+
 /* Group g of the answer, into the scan slot. */
 static TupleTableSlot *
 store_group(AggScanState *s, int64 g)
@@ -507,7 +582,7 @@ answer_by_service(AggScanState *s)
 	if (!gbt_exec_device_on(node))
 		return false;
 	if (s->group != NULL)
-		return answer_groups(s);
+		return s->group_column < 0 ? answer_groups(s) : answer_values(s);
 	s->null_entries = 0;
 
 	index = index_open(s->indexoid, AccessShareLock);

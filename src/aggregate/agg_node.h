@@ -25,6 +25,8 @@ enum
 	PRIV_GROUP,					/* the GROUP BY bucket of the key, or NULL */
 	PRIV_GROUP_EQOP,			/* its equality operator */
 	PRIV_GROUP_LABEL,			/* it, as EXPLAIN shows it */
+	PRIV_GROUP_COLUMN,			/* -1: a bucket of the key; else the index
+								 * column grouped by its values (agg_values.h) */
 	PRIV_WHERE,					/* conditions past the key's ranges: a
 								 * planned program (agg_filter.h), or NIL */
 	PRIV_WHERE_LABEL,			/* them, as EXPLAIN shows them */

@@ -48,6 +48,7 @@
 #include "agg_filter.h"
 #include "agg_final.h"
 #include "agg_group.h"
+#include "agg_values.h"
 #include "agg_node.h"
 #include "backend.h"
 #include "capture.h"
@@ -210,6 +211,25 @@ note(PlannerInfo *root, RelOptInfo *rel, const char *reason)
 	gbt_plan_note("GpubtreeAggregate", planner_rt_fetch(rel->relid, root)->relid, reason);
 }
 
+/* The index column (not the key) of an integer type that node is, or -1. */
+static int
+value_column(Node *node, Index relid, IndexOptInfo *index)
+{
+	Var		   *var = gbt_column_of(node, relid);
+	Oid			type;
+	int			c;
+
+	if (var == NULL)
+		return -1;
+	type = getBaseType(var->vartype);
+	if (type != INT2OID && type != INT4OID && type != INT8OID && type != DATEOID)
+		return -1;
+	for (c = 1; c < Min(index->ncolumns, GBT_MAX_COLS); c++)
+		if (index->indexkeys[c] == var->varattno)
+			return c;
+	return -1;
+}
+
 /* Does the expression need a value only the running plan has (an InitPlan's)? */
 static bool
 known_at_run_time(Node *node, void *context)
@@ -370,6 +390,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	List	   *filters = NIL;
 	List	   *filter_of = NIL;
 	bool		any_filter = false;
+	int			value_col = -1;
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
@@ -382,8 +403,15 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		!gbt_group_is_bucket((Node *) group->expr, relid, index->indexkeys[0], index->opcintype[0],
 							 &group->why))
 	{
-		note(root, input_rel, psprintf("GROUP BY %s: %s", group->label, group->why));
-		return false;
+		/* or an integer column the index holds, with few values */
+		value_col = value_column((Node *) group->expr, relid, index);
+		if (value_col < 0 || group->ngroups > GBT_MAX_VALUE_GROUPS)
+		{
+			note(root, input_rel, psprintf("GROUP BY %s: %s", group->label,
+										   value_col < 0 ? group->why :
+										   "more values than the service groups by"));
+			return false;
+		}
 	}
 
 	foreach(lc, input_rel->baserestrictinfo)
@@ -482,7 +510,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * all (the rows WHERE keeps: a group with rows is a group even when no
 	 * row passes an aggregate's FILTER).
 	 */
-	if (where_prog != NIL || any_filter)
+	if (where_prog != NIL || any_filter || value_col >= 0)
 	{
 		List	   *distinct = list_make1(NULL);
 
@@ -546,7 +574,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	unsure_rows = input_rel->rows * (1.0 - nullfrac) * unsure_frac;
 	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +
 		unsure_rows * gbt_agg_unsure_cost() + null_cost +
-		(filters != NIL ? input_rel->tuples * GBT_FILTER_ENTRY_COST : 0) +
+		(filters != NIL ? input_rel->tuples * GBT_FILTER_ENTRY_COST : 0) *
+		(value_col >= 0 ? 2 : 1) +
 		(group ? Min(group->ngroups, GBT_MAX_GROUP_RANGES) * GBT_GROUP_RANGE_COST : 0);
 	cpath->path.total_cost = cpath->path.startup_cost;
 	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs,
@@ -579,6 +608,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 									makeInteger(group ? (int) group->clause->eqop : 0));
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeString(group ? group->label : ""));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(value_col));
 	cpath->custom_private = lappend(cpath->custom_private, where_prog);
 	cpath->custom_private = lappend(cpath->custom_private, makeString(where_label));
 	cpath->custom_private = lappend(cpath->custom_private, filters);
