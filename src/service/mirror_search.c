@@ -860,10 +860,14 @@ range_program(const gbt_pred *base, gbt_valtype keytype, uint64 lo, uint64 hi,
 
 /*
  * A GROUP BY's filtered ranges on the GPU, as many in one launch as
- * FILTER programs fit: each range's programs AND its key range (one
- * launch a range cost 65 us).  False (nothing done) when a program would
- * grow too long.
+ * FILTER programs fit: each range's programs AND its key range.  A launch
+ * costs about 60 us and each program reads every entry of the launch's
+ * ranges, at about 10^10 entries a second (H100): worth it for ranges
+ * shorter than GBT_FILTER_LAUNCH_ENTRIES on average.  False (nothing done)
+ * when a program would grow too long.
  */
+#define GBT_FILTER_LAUNCH_ENTRIES 32768
+
 static bool
 ranges_as_filters(GbtMirror *m, const uint64 *lo, const uint64 *hi, const int64 *start,
 				  const int64 *end, int64 nranges, const uint8 *visible, int64 nvisible,
@@ -949,6 +953,7 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
 	gbt_agg_result counted;
 	bool		failed = false;
+	int64		entries = 0;
 	int64		r;
 	int64		k;
 	int			d;
@@ -966,7 +971,10 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries: all ranges in one call, or one a range. */
+	for (r = 0; r < nranges; r++)
+		entries += end[r] - start[r];
 	if (grouped && nranges > 1 && gbt_mirror_on_gpu(m) &&
+		entries / nranges < GBT_FILTER_LAUNCH_ENTRIES &&
 		ranges_as_filters(m, lo, hi, start, end, nranges, visible, nvisible, preds, outs,
 						  unsure, room, nunsure, &failed, err, errlen))
 	{
