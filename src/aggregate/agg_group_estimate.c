@@ -30,8 +30,6 @@
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "datatype/timestamp.h"
-#include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/scansup.h"
 #include "utils/builtins.h"
