@@ -34,7 +34,7 @@ extern bool gbt_group_is_bucket(Node *expr, Index relid, AttrNumber keyattno, Oi
  * rel, of type keytype) asks for between the smallest and largest key, from
  * the column's statistics and the expression's structure
  * (agg_group_estimate.c); within [1, fallback], estimate_num_groups()'s
- * answer, and fallback itself where that is not known.
+ * answer, and fallback itself where the expression does not bound it.
  */
 extern double gbt_bucket_count_estimate(PlannerInfo *root, RelOptInfo *rel, Expr *expr,
 										AttrNumber keyattno, Oid keytype, double fallback);

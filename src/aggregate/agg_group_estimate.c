@@ -17,8 +17,9 @@
  * one.  Times are in microseconds (a date as its midnight), a month and a
  * year by their average length.  The bucket functions themselves are never
  * called (one may fail on a key no row has); their other arguments are read
- * only as constants or bound parameters.  Anything else, or no statistics,
- * gives the caller's fallback.
+ * only as constants or bound parameters.  Anything else gives the caller's
+ * fallback, as does a key without statistics (any value: only width_bucket
+ * bounds its buckets then).
  */
 #include "postgres.h"
 
@@ -363,9 +364,16 @@ span_of(PlannerInfo *root, Node *node, Index relid, AttrNumber keyattno, Oid key
 	{
 		Var		   *var = (Var *) node;
 
+		if (var->varno != relid || var->varlevelsup != 0 || var->varattno != keyattno)
+			return false;
+		/* no statistics: any key (width_bucket still has count + 2 buckets) */
 		s->count = INFINITY;
-		return var->varno == relid && var->varlevelsup == 0 && var->varattno == keyattno &&
-			key_range(root, var, keytype, &s->lo, &s->hi);
+		if (!key_range(root, var, keytype, &s->lo, &s->hi))
+		{
+			s->lo = -INFINITY;
+			s->hi = INFINITY;
+		}
+		return true;
 	}
 	if (IsA(node, FuncExpr))
 		args = ((FuncExpr *) node)->args;

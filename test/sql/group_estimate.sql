@@ -75,11 +75,14 @@ SET enable_sort = off;
 SELECT 'date_trunc second' AS bucket, within_2x FROM estimate('ge_ts', $$date_trunc('second', ts)$$);
 SELECT 'k' AS bucket, within_2x FROM estimate('ge_int', 'k');
 
--- No statistics: estimate_num_groups()'s answer, the same as for the key.
+-- No statistics: estimate_num_groups()'s answer, the same as for the key,
+-- but for width_bucket's count + 2.
 CREATE TABLE ge_nostats (k int8, v int8);
 CREATE INDEX ge_nostats_k ON ge_nostats USING gpubtree (k) INCLUDE (v);
 SELECT node_rows('SELECT k / 1000, count(*), sum(v) FROM ge_nostats GROUP BY 1') =
 	node_rows('SELECT k, count(*), sum(v) FROM ge_nostats GROUP BY 1') AS as_the_key;
+SELECT node_rows('SELECT width_bucket(k, 0, 1000, 10), count(*), sum(v) FROM ge_nostats GROUP BY 1')
+	= 10 + 2 AS count_and_2;
 RESET enable_seqscan;
 RESET enable_indexscan;
 RESET enable_indexonlyscan;
