@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
 #include "nodes/primnodes.h"
 
 /*
@@ -27,6 +28,16 @@
  */
 extern bool gbt_group_is_bucket(Node *expr, Index relid, AttrNumber keyattno, Oid keytype,
 								const char **why);
+
+/*
+ * How many buckets GROUP BY expr (a bucket of the key, column keyattno of
+ * rel, of type keytype) asks for between the smallest and largest key, from
+ * the column's statistics and the expression's structure
+ * (agg_group_estimate.c); within [1, fallback], estimate_num_groups()'s
+ * answer, and fallback itself where the expression does not bound it.
+ */
+extern double gbt_bucket_count_estimate(PlannerInfo *root, RelOptInfo *rel, Expr *expr,
+										AttrNumber keyattno, Oid keytype, double fallback);
 
 /* A query's buckets: what evaluates them, and their key ranges. */
 typedef struct GbtBuckets

@@ -187,7 +187,7 @@ typedef struct GroupBucket
 {
 	SortGroupClause *clause;
 	Expr	   *expr;
-	double		ngroups;		/* the planner's estimate */
+	double		ngroups;		/* estimate_num_groups(), then buckets' */
 	char	   *label;			/* as EXPLAIN shows it */
 	const char *why;			/* why it is not a bucket */
 } GroupBucket;
@@ -413,6 +413,10 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			return false;
 		}
 	}
+	else if (group != NULL)
+		group->ngroups = gbt_bucket_count_estimate(root, input_rel, group->expr,
+												   index->indexkeys[0], index->opcintype[0],
+												   group->ngroups);
 
 	foreach(lc, input_rel->baserestrictinfo)
 	{
@@ -704,14 +708,6 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		}
 		group->ngroups = estimate_num_groups(root, list_make1(group->expr),
 											 input_rel->rows, NULL, NULL);
-		/* width_bucket(k, low, high, count): at most count + 2 */
-		if (IsA(group->expr, FuncExpr) &&
-			list_length(((FuncExpr *) group->expr)->args) == 4 &&
-			IsA(llast(((FuncExpr *) group->expr)->args), Const) &&
-			!((Const *) llast(((FuncExpr *) group->expr)->args))->constisnull &&
-			strcmp(get_func_name(((FuncExpr *) group->expr)->funcid), "width_bucket") == 0)
-			group->ngroups = Min(group->ngroups,
-								 DatumGetInt32(((Const *) llast(((FuncExpr *) group->expr)->args))->constvalue) + 2.0);
 		tableoid = planner_rt_fetch(input_rel->relid, root)->relid;
 		label = copyObject(group->expr);
 		ChangeVarNodes((Node *) label, input_rel->relid, 1, 0);
