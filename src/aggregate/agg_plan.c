@@ -192,18 +192,6 @@ typedef struct GroupBucket
 	const char *why;			/* why it is not a bucket */
 } GroupBucket;
 
-/* A clause or expression of the table, as EXPLAIN would show it. */
-static char *
-deparse_on(PlannerInfo *root, RelOptInfo *rel, Node *node)
-{
-	Oid			tableoid = planner_rt_fetch(rel->relid, root)->relid;
-	Node	   *copy = copyObject(node);
-
-	ChangeVarNodes(copy, rel->relid, 1, 0);
-	return deparse_expression(copy, deparse_context_for(get_rel_name(tableoid), tableoid),
-							  false, false);
-}
-
 /* Why the node is not offered for this table (gpubtree_why_not()). */
 static void
 note(PlannerInfo *root, RelOptInfo *rel, const char *reason)
@@ -479,11 +467,11 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			if (gbt_plan_noting())
 				note(root, input_rel,
 					 psprintf("WHERE %s: %s (index %s)",
-							  deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses)),
+							  gbt_deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses)),
 							  why, get_rel_name(index->indexoid)));
 			return false;
 		}
-		where_label = deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses));
+		where_label = gbt_deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses));
 	}
 
 	foreach(lc, aggrefs)
@@ -498,7 +486,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			if (gbt_plan_noting())
 				note(root, input_rel,
 					 psprintf("%s is not an aggregate the service answers from index %s (count, sum, avg, min or max of a column it holds, without DISTINCT, ORDER BY or FILTER)",
-							  deparse_on(root, input_rel, lfirst(lc)),
+							  gbt_deparse_on(root, input_rel, lfirst(lc)),
 							  get_rel_name(index->indexoid)));
 			return false;
 		}
@@ -541,7 +529,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 					if (gbt_plan_noting())
 						note(root, input_rel,
 							 psprintf("FILTER (WHERE %s): %s (index %s)",
-									  deparse_on(root, input_rel, (Node *) f),
+									  gbt_deparse_on(root, input_rel, (Node *) f),
 									  prog == NIL ? why : "more FILTER clauses than the service takes",
 									  get_rel_name(index->indexoid)));
 					return false;
@@ -629,26 +617,6 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	return true;
 }
 
-/* Does the query read a table with a gpubtree index (input_rel's, or any)? */
-static bool
-has_gpubtree_index(PlannerInfo *root, RelOptInfo *input_rel)
-{
-	int			i;
-
-	for (i = 1; i < root->simple_rel_array_size; i++)
-	{
-		RelOptInfo *rel = root->simple_rel_array[i];
-		ListCell   *lc;
-
-		if (rel == NULL || (input_rel->reloptkind == RELOPT_BASEREL && rel != input_rel))
-			continue;
-		foreach(lc, rel->indexlist)
-			if (gpubtree_is_gpubtree_indexinfo(lfirst_node(IndexOptInfo, lc)))
-				return true;
-	}
-	return false;
-}
-
 static void
 gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 					   RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
@@ -666,7 +634,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
 
-	if (stage != UPPERREL_GROUP_AGG || !parse->hasAggs || !has_gpubtree_index(root, input_rel))
+	if (stage != UPPERREL_GROUP_AGG || !parse->hasAggs || !gbt_has_gpubtree_index(root, input_rel))
 		return;
 	if (gbt_shared == NULL)
 		why = "the library is not in shared_preload_libraries (no service)";

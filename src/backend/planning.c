@@ -12,9 +12,12 @@
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 
+#include "backend.h"
 #include "keytypes.h"
 #include "planning.h"
 
@@ -134,3 +137,34 @@ gbt_match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strateg
 	return true;
 }
 
+/* A clause or expression of the table, as EXPLAIN would show it. */
+char *
+gbt_deparse_on(PlannerInfo *root, RelOptInfo *rel, Node *node)
+{
+	Oid			tableoid = planner_rt_fetch(rel->relid, root)->relid;
+	Node	   *copy = copyObject(node);
+
+	ChangeVarNodes(copy, rel->relid, 1, 0);
+	return deparse_expression(copy, deparse_context_for(get_rel_name(tableoid), tableoid),
+							  false, false);
+}
+
+/* Does the query read a table with a gpubtree index (input_rel's, or any)? */
+bool
+gbt_has_gpubtree_index(PlannerInfo *root, RelOptInfo *input_rel)
+{
+	int			i;
+
+	for (i = 1; i < root->simple_rel_array_size; i++)
+	{
+		RelOptInfo *rel = root->simple_rel_array[i];
+		ListCell   *lc;
+
+		if (rel == NULL || (input_rel->reloptkind == RELOPT_BASEREL && rel != input_rel))
+			continue;
+		foreach(lc, rel->indexlist)
+			if (gpubtree_is_gpubtree_indexinfo(lfirst_node(IndexOptInfo, lc)))
+				return true;
+	}
+	return false;
+}
