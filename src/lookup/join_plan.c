@@ -43,7 +43,10 @@
 static set_join_pathlist_hook_type prev_set_join_pathlist = NULL;
 static CustomPathMethods join_path_methods;
 
-/* The tables of a join's other side, by their names in the query. */
+/*
+ * The tables of a join's other side, by their names in the query (not the
+ * outer joins that PostgreSQL 16 and later count among a join's relids).
+ */
 static char *
 rels_label(PlannerInfo *root, Relids relids)
 {
@@ -53,6 +56,7 @@ rels_label(PlannerInfo *root, Relids relids)
 	initStringInfo(&names);
 	while ((x = bms_next_member(relids, x)) >= 0)
 		if (x < root->simple_rel_array_size && root->simple_rte_array[x] != NULL &&
+			root->simple_rte_array[x]->rtekind != RTE_JOIN &&
 			root->simple_rte_array[x]->eref != NULL)
 			appendStringInfo(&names, "%s%s", names.len > 0 ? ", " : "",
 							 root->simple_rte_array[x]->eref->aliasname);
@@ -252,7 +256,7 @@ join_set_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (!IsA(lfirst(lc), Var))
 		{
 			join_note(root, innerrel, outerrel,
-					  "the join carries an expression of an outer join's inner side (a placeholder), not only columns");
+					  "the join's columns include a placeholder (an expression from below an outer join), not only plain columns");
 			return;
 		}
 	}

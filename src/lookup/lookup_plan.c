@@ -84,7 +84,8 @@ static CustomPathMethods lookup_path_methods;
 
 /* Why node is not offered for the table rel (gpubtree_why_not()). */
 void
-gbt_lookup_note(const char *node, PlannerInfo *root, RelOptInfo *rel, const char *reason)
+gbt_lookup_note(const char *node, PlannerInfo *root, RelOptInfo *rel,
+				const char *reason)
 {
 	gbt_plan_note(node, planner_rt_fetch(rel->relid, root)->relid, reason);
 }
@@ -126,15 +127,17 @@ gbt_lookup_table_refusal(PlannerInfo *root, RelOptInfo *rel)
  * column.  A hypothetical one (an advisor's) is passed over without a note.
  */
 bool
-gbt_lookup_index_usable(const char *node, PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
+gbt_lookup_index_usable(const char *node, PlannerInfo *root, RelOptInfo *rel,
+						IndexOptInfo *index)
 {
 	if (!gpubtree_is_gpubtree_indexinfo(index) || index->hypothetical)
 		return false;
 	if (index->indpred != NIL || index->indexkeys[0] == 0)
 	{
 		if (gbt_plan_noting())
-			gbt_lookup_note(node, root, rel, psprintf("index %s is partial or on an expression",
-										   get_rel_name(index->indexoid)));
+			gbt_lookup_note(node, root, rel,
+							psprintf("index %s is partial or on an expression",
+									 get_rel_name(index->indexoid)));
 		return false;
 	}
 	return true;
@@ -155,7 +158,8 @@ mirror_column(IndexOptInfo *index, Oid tableoid, AttrNumber attno)
 
 /* The columns of exprs the mirror does not hold, by name (for a note). */
 char *
-gbt_lookup_columns_not_held(IndexOptInfo *index, Oid tableoid, List *exprs, Index relid)
+gbt_lookup_columns_not_held(IndexOptInfo *index, Oid tableoid, List *exprs,
+							Index relid)
 {
 	Bitmapset  *attrs = NULL;
 	StringInfoData names;
@@ -215,7 +219,7 @@ gbt_lookup_path_label(Path *path)
  */
 bool
 gbt_lookup_needed_columns(IndexOptInfo *index, Oid tableoid, List *exprs, Index relid,
-			   List **attmap, int *natts, bool *covered)
+						  List **attmap, int *natts, bool *covered)
 {
 	Bitmapset  *attrs = NULL;
 	int			map[GBT_MAX_COLS] = {0};
@@ -258,7 +262,8 @@ gbt_lookup_unsure_fraction(RelOptInfo *rel, Oid tableoid)
 
 /* The service's cost of nkeys keys and rows rows. */
 Cost
-gbt_lookup_service_cost(double nkeys, double rows, double unsure_frac, bool covered)
+gbt_lookup_service_cost(double nkeys, double rows, double unsure_frac,
+						bool covered)
 {
 	return LOOKUP_ROUND_TRIP_COST + nkeys * cpu_operator_cost +
 		rows * cpu_tuple_cost +
@@ -384,8 +389,8 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		{
 			if (gbt_plan_noting())
 				gbt_lookup_note(LOOKUP_NODE, root, rel,
-					 psprintf("no WHERE condition is = ANY(array) on the key of index %s",
-							  get_rel_name(index->indexoid)));
+								psprintf("no WHERE condition is = ANY(array) on the key of index %s",
+										 get_rel_name(index->indexoid)));
 			continue;
 		}
 
@@ -394,9 +399,11 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		foreach(lc2, rel->baserestrictinfo)
 			if (lfirst(lc2) != any)
 				needed = lappend(needed, lfirst_node(RestrictInfo, lc2)->clause);
-		if (!gbt_lookup_needed_columns(index, tableoid, needed, rel->relid, &attmap, &natts, &covered))
+		if (!gbt_lookup_needed_columns(index, tableoid, needed, rel->relid, &attmap, &natts,
+									   &covered))
 		{
-			gbt_lookup_note(LOOKUP_NODE, root, rel, "the query needs a system column or the whole row of the table");
+			gbt_lookup_note(LOOKUP_NODE, root, rel,
+									 "the query needs a system column or the whole row of the table");
 			return;
 		}
 
@@ -417,9 +424,9 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 			{
 				if (gbt_plan_noting())
 					gbt_lookup_note(LOOKUP_NODE, root, rel,
-						 psprintf("the query needs columns that index %s does not hold (%s): a constant array is left to the service-costed bitmap scan",
-								  get_rel_name(index->indexoid),
-								  gbt_lookup_columns_not_held(index, tableoid, needed, rel->relid)));
+									psprintf("the query needs columns that index %s does not hold (%s): a constant array is left to the service-costed bitmap scan",
+											 get_rel_name(index->indexoid),
+											 gbt_lookup_columns_not_held(index, tableoid, needed, rel->relid)));
 				return;
 			}
 			arr = DatumGetArrayTypeP(((Const *) bound)->constvalue);
@@ -428,12 +435,13 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 			{
 				if (gbt_plan_noting())
 					gbt_lookup_note(LOOKUP_NODE, root, rel,
-						 psprintf("= ANY array of %.0f elements, fewer than gpubtree.min_gpu_batch (%d)",
-								  nkeys, gpubtree_min_gpu_batch));
+									psprintf("= ANY array of %.0f elements, fewer than gpubtree.min_gpu_batch (%d)",
+											 nkeys, gpubtree_min_gpu_batch));
 				return;
 			}
 			cpath->path.startup_cost =
-				gbt_lookup_service_cost(nkeys, rel->rows, gbt_lookup_unsure_fraction(rel, tableoid), covered);
+				gbt_lookup_service_cost(nkeys, rel->rows,
+										gbt_lookup_unsure_fraction(rel, tableoid), covered);
 		}
 		else if (path_probes(best, index, any))
 			cpath->path.startup_cost = best->total_cost * 0.98;
@@ -441,20 +449,20 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		{
 			if (gbt_plan_noting())
 				gbt_lookup_note(LOOKUP_NODE, root, rel,
-					 psprintf("the array is known only when the plan runs, and the cheapest ordinary path (%s, cost %.0f) does not probe index %s with it",
-							  gbt_lookup_path_label(best), best->total_cost,
-							  get_rel_name(index->indexoid)));
+								psprintf("the array is known only when the plan runs, and the cheapest ordinary path (%s, cost %.0f) does not probe index %s with it",
+										 gbt_lookup_path_label(best), best->total_cost,
+										 get_rel_name(index->indexoid)));
 			return;
 		}
 		cpath->path.total_cost = cpath->path.startup_cost;
 		if (gbt_plan_noting())
 			gbt_lookup_note(LOOKUP_NODE, root, rel, IsA(bound, Const) ?
-				 psprintf("offered on index %s for %.0f keys at cost %.0f, against %.0f for the cheapest other path",
-						  get_rel_name(index->indexoid), nkeys,
-						  cpath->path.total_cost, best->total_cost) :
-				 psprintf("offered on index %s for an array known only when the plan runs, at cost %.0f, 2 %% under the ordinary path that probes the index with it (%.0f); the node decides when it runs",
-						  get_rel_name(index->indexoid), cpath->path.total_cost,
-						  best->total_cost));
+							psprintf("offered on index %s for %.0f keys at cost %.0f, against %.0f for the cheapest other path",
+									 get_rel_name(index->indexoid), nkeys,
+									 cpath->path.total_cost, best->total_cost) :
+							psprintf("offered on index %s for an array known only when the plan runs, at cost %.0f, 2 %% under the ordinary path that probes the index with it (%.0f); the node decides when it runs",
+									 get_rel_name(index->indexoid), cpath->path.total_cost,
+									 best->total_cost));
 		add_path(rel, (Path *) cpath);
 		return;
 	}
