@@ -113,25 +113,28 @@ start_worker(int jobno, const GbtMirrorKey *key)
 /*
  * Whether the service holds a current mirror of the index, as it publishes
  * its mirrors; if not, one is wanted (gbt_mirror_wanted(): built in the
- * background, waited for under gpubtree.build_wait).  For a planner whose
- * path has no fallback as fast as PostgreSQL's own plans: it may change
- * before the plan runs, which then falls back all the same.
+ * background, waited for under gpubtree.build_wait) and why says what is
+ * happening.  For a planner whose path has no fallback as fast as
+ * PostgreSQL's own plans: it may change before the plan runs, which then
+ * falls back all the same.
  */
 bool
-gbt_mirror_ready(Oid indexoid)
+gbt_mirror_ready(Oid indexoid, char *why, Size whylen)
 {
 	Relation	index;
 	GbtMirrorKey key;
 	bool		ready;
-	char		why[GBT_ERRMSG_LEN];
 
 	if (gbt_shared == NULL || !gbt_service_running())
+	{
+		strlcpy(why, "the GPU service is not running", whylen);
 		return false;
+	}
 	index = index_open(indexoid, AccessShareLock);
 	gbt_fill_key(&key, index);
 	ready = gbt_published_current(&key);
 	if (!ready)
-		ready = gbt_mirror_wanted(index, gbt_mirror_key_type(index), why, sizeof(why));
+		ready = gbt_mirror_wanted(index, gbt_mirror_key_type(index), why, whylen);
 	index_close(index, AccessShareLock);
 	return ready;
 }

@@ -16,7 +16,7 @@
 
 /* build.c */
 extern bool gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen);
-extern bool gbt_mirror_ready(Oid indexoid);
+extern bool gbt_mirror_ready(Oid indexoid, char *why, Size whylen);
 extern void gbt_mirror_after_build(Relation index);
 
 /* build_worker.c */

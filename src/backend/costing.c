@@ -12,7 +12,8 @@
  * column), we add a bitmap heap path over it whose index part is costed as
  * the service's: a fixed round trip plus a small cost per key.  add_path()
  * then keeps it only if it is the cheapest.  Below min_gpu_batch (measured
- * on the GPU machine) nothing changes.
+ * on the GPU machine) nothing changes.  Why no such path was made, or at
+ * what cost it was, goes to gpubtree_why_not() (gbt_plan_note_hook).
  */
 #include "postgres.h"
 
@@ -28,6 +29,7 @@
 #include "utils/lsyscache.h"
 
 #include "backend.h"
+#include "planning.h"
 #include "shmem.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
@@ -94,21 +96,65 @@ gbt_service_index_cost(IndexPath *ipath)
 		ipath->path.rows * cpu_index_tuple_cost * 0.1;
 }
 
-/* Does the table have a gpubtree index and a large constant = ANY? */
+/* Does the table have a gpubtree index? */
 static bool
-may_use_service(RelOptInfo *rel, Oid gpubtree_am)
+has_gpubtree_index(RelOptInfo *rel, Oid gpubtree_am)
 {
 	ListCell   *lc;
-	bool		has_index = false;
 
 	foreach(lc, rel->indexlist)
-		has_index |= ((IndexOptInfo *) lfirst(lc))->relam == gpubtree_am;
-	if (!has_index)
-		return false;
+		if (((IndexOptInfo *) lfirst(lc))->relam == gpubtree_am)
+			return true;
+	return false;
+}
+
+/* Has the table a constant = ANY of at least min_gpu_batch elements? */
+static bool
+may_use_service(RelOptInfo *rel)
+{
+	ListCell   *lc;
+
 	foreach(lc, rel->baserestrictinfo)
 		if (const_any_length(lfirst_node(RestrictInfo, lc)->clause) >= gpubtree_min_gpu_batch)
 			return true;
 	return false;
+}
+
+/* Why no service path is made for the table (the planner's notes). */
+static void
+note(RangeTblEntry *rte, const char *reason)
+{
+	if (gbt_plan_note_hook != NULL)
+		gbt_plan_note_hook(GBT_NOTE_INDEX_SCAN, rte->relid, reason);
+}
+
+/* The table's conditions say why may_use_service() refused it. */
+static void
+note_no_large_any(RelOptInfo *rel, RangeTblEntry *rte)
+{
+	ListCell   *lc;
+	int			longest = 0;
+
+	foreach(lc, rel->baserestrictinfo)
+		longest = Max(longest, const_any_length(lfirst_node(RestrictInfo, lc)->clause));
+	if (longest > 0)
+		note(rte, psprintf("the longest constant = ANY array has %d elements, fewer than gpubtree.min_gpu_batch (%d): btree's costs",
+						   longest, gpubtree_min_gpu_batch));
+	else
+		note(rte, "no WHERE condition is = ANY of a constant array: btree's costs (a bitmap scan of ranges, if the planner picks one, is still the service's)");
+}
+
+/* The cheapest path of the table so far. */
+static Path *
+cheapest_path(List *paths)
+{
+	Path	   *best = NULL;
+	ListCell   *lc;
+
+	foreach(lc, paths)
+		if (best == NULL || ((Path *) lfirst(lc))->total_cost < best->total_cost)
+			best = lfirst(lc);
+	return best;
 }
 
 /*
@@ -133,17 +179,43 @@ gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	bool		saved_indexscan;
 	bool		saved_indexonlyscan;
 	ListCell   *lc;
+	Path	   *ordinary;
+	bool		offered = false;
 
 	if (prev_set_rel_pathlist)
 		prev_set_rel_pathlist(root, rel, rti, rte);
 
-	if (rel->reloptkind != RELOPT_BASEREL || rte->rtekind != RTE_RELATION ||
-		rel->indexlist == NIL || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
-		!enable_bitmapscan || !gbt_service_running())
+	if (rte->rtekind != RTE_RELATION || rel->indexlist == NIL)
 		return;
 	gpubtree_am = get_index_am_oid("gpubtree", true);
-	if (!OidIsValid(gpubtree_am) || !may_use_service(rel, gpubtree_am))
+	if (!OidIsValid(gpubtree_am) || !has_gpubtree_index(rel, gpubtree_am))
 		return;
+	if (rel->reloptkind != RELOPT_BASEREL)
+	{
+		note(rte, "a partition or inheritance child, read through its parent: btree's costs (a bitmap scan, if the planner picks one, is still the service's)");
+		return;
+	}
+	if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
+	{
+		note(rte, "gpubtree.device is off");
+		return;
+	}
+	if (!enable_bitmapscan)
+	{
+		note(rte, "enable_bitmapscan is off");
+		return;
+	}
+	if (!gbt_service_running())
+	{
+		note(rte, "the GPU service is not running");
+		return;
+	}
+	if (!may_use_service(rel))
+	{
+		if (gbt_plan_note_hook != NULL)
+			note_no_large_any(rel, rte);
+		return;
+	}
 
 	saved_paths = rel->pathlist;
 	saved_partial = rel->partial_pathlist;
@@ -169,6 +241,7 @@ gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	}
 	PG_END_TRY();
 
+	ordinary = cheapest_path(rel->pathlist);
 	foreach(lc, service_paths)
 	{
 		BitmapHeapPath *bpath = lfirst(lc);
@@ -176,8 +249,18 @@ gpubtree_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		if (IsA(bpath, BitmapHeapPath) && IsA(bpath->bitmapqual, IndexPath) &&
 			((IndexPath *) bpath->bitmapqual)->indexinfo->relam == gpubtree_am &&
 			gbt_service_index_cost((IndexPath *) bpath->bitmapqual) >= 0)
+		{
+			if (gbt_plan_note_hook != NULL)
+				note(rte, psprintf("offered a bitmap scan of index %s at cost %.0f, against %.0f for the cheapest ordinary path",
+								   get_rel_name(((IndexPath *) bpath->bitmapqual)->indexinfo->indexoid),
+								   bpath->path.total_cost,
+								   ordinary ? ordinary->total_cost : 0.0));
+			offered = true;
 			add_path(rel, (Path *) bpath);
+		}
 	}
+	if (!offered)
+		note(rte, "no bitmap path of a gpubtree index has the large = ANY on its leading column");
 }
 
 void

@@ -1,7 +1,8 @@
 /*
  * planning.c
  *	  What the planner's nodes (the GpubtreeAggregate and GpubtreeLookup
- *	  paths) ask of a table and of its conditions alike.
+ *	  paths) ask of a table and of its conditions alike, and where this
+ *	  layer's planners send their notes for gpubtree_why_not().
  */
 #include "postgres.h"
 
@@ -21,28 +22,44 @@
 #include "keytypes.h"
 #include "planning.h"
 
+GbtPlanNoteHook gbt_plan_note_hook = NULL;
+
 /*
  * Is rel a plain table whose rows a node may produce from the mirror: no
- * inheritance or partition parent, no TABLESAMPLE, no row-level security
- * (the node's answer would bypass its policies)?
+ * inheritance or partition parent or child, no TABLESAMPLE, no row-level
+ * security (the node's answer would bypass its policies)?  NULL if so, else
+ * why not, for gpubtree_why_not().
  */
-bool
-gbt_plain_table(PlannerInfo *root, RelOptInfo *rel)
+const char *
+gbt_table_refusal(PlannerInfo *root, RelOptInfo *rel)
 {
 	RangeTblEntry *rte;
 	Relation	heap;
 	bool		rls;
 
+	if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
+		return "a partition or inheritance child, read through its parent";
 	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION)
-		return false;
+		return "not a table read by itself";
 	rte = planner_rt_fetch(rel->relid, root);
-	if (rte->inh || rte->tablesample != NULL || rte->securityQuals != NIL ||
-		rte->relkind != RELKIND_RELATION)
-		return false;
+	if (rte->inh)
+		return "an inheritance or partition parent";
+	if (rte->tablesample != NULL)
+		return "TABLESAMPLE";
+	if (rte->securityQuals != NIL)
+		return "security barrier conditions (row-level security or a security_barrier view) apply to it";
+	if (rte->relkind != RELKIND_RELATION)
+		return "not a plain table (a materialized view, say)";
 	heap = table_open(rte->relid, NoLock);
 	rls = heap->rd_rel->relrowsecurity;
 	table_close(heap, NoLock);
-	return !rls;
+	return rls ? "row-level security is enabled on the table" : NULL;
+}
+
+bool
+gbt_plain_table(PlannerInfo *root, RelOptInfo *rel)
+{
+	return gbt_table_refusal(root, rel) == NULL;
 }
 
 /*

@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "funcapi.h"
@@ -23,8 +24,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "backend.h"
 #include "exec_why.h"
 #include "pg_compat.h"
+#include "planning.h"
 
 PG_FUNCTION_INFO_V1(gpubtree_why_not);
 
@@ -74,11 +77,28 @@ gbt_plan_noting(void)
 	return collecting;
 }
 
+/*
+ * A bitmap scan of a gpubtree index, which the service answers when its
+ * conditions suit it (scan.c): noted for the table it reads.
+ */
+static void
+note_bitmap_scan(BitmapIndexScan *scan)
+{
+	Relation	index = index_open(scan->indexid, AccessShareLock);
+
+	if (gpubtree_is_gpubtree_index(index))
+		gbt_plan_note(GBT_NOTE_INDEX_SCAN, index->rd_index->indrelid,
+					  psprintf("in the plan: a bitmap scan of index %s, which the service answers when its conditions are ranges or one large = ANY on the key (EXPLAIN ANALYZE says what answered)",
+							   RelationGetRelationName(index)));
+	index_close(index, AccessShareLock);
+}
+
 /* The service's nodes in a plan, as notes of their own. */
 static void
 note_plan_nodes(Plan *plan, List *subplans)
 {
 	ListCell   *lc;
+	List	   *children = NIL;
 
 	if (plan == NULL)
 		return;
@@ -86,16 +106,24 @@ note_plan_nodes(Plan *plan, List *subplans)
 		strncmp(((CustomScan *) plan)->methods->CustomName, "Gpubtree", 8) == 0)
 		gbt_plan_note(((CustomScan *) plan)->methods->CustomName, InvalidOid,
 					  "in the plan: the service is asked when it runs (EXPLAIN ANALYZE says what answered)");
+	if (IsA(plan, BitmapIndexScan))
+		note_bitmap_scan((BitmapIndexScan *) plan);
 	note_plan_nodes(plan->lefttree, subplans);
 	note_plan_nodes(plan->righttree, subplans);
 	if (IsA(plan, CustomScan))
-		foreach(lc, ((CustomScan *) plan)->custom_plans)
-			note_plan_nodes(lfirst(lc), subplans);
-	if (IsA(plan, Append))
-		foreach(lc, ((Append *) plan)->appendplans)
-			note_plan_nodes(lfirst(lc), subplans);
-	if (IsA(plan, SubqueryScan))
-		note_plan_nodes(((SubqueryScan *) plan)->subplan, subplans);
+		children = ((CustomScan *) plan)->custom_plans;
+	else if (IsA(plan, Append))
+		children = ((Append *) plan)->appendplans;
+	else if (IsA(plan, MergeAppend))
+		children = ((MergeAppend *) plan)->mergeplans;
+	else if (IsA(plan, BitmapAnd))
+		children = ((BitmapAnd *) plan)->bitmapplans;
+	else if (IsA(plan, BitmapOr))
+		children = ((BitmapOr *) plan)->bitmapplans;
+	else if (IsA(plan, SubqueryScan))
+		children = list_make1(((SubqueryScan *) plan)->subplan);
+	foreach(lc, children)
+		note_plan_nodes(lfirst(lc), subplans);
 }
 
 /*
@@ -125,6 +153,7 @@ gpubtree_why_not(PG_FUNCTION_ARGS)
 									  ALLOCSET_SMALL_SIZES);
 	notes = NIL;
 	collecting = true;
+	gbt_plan_note_hook = gbt_plan_note;
 	PG_TRY();
 	{
 		List	   *queries = pg_analyze_and_rewrite_fixedparams(linitial_node(RawStmt, raw),
@@ -150,12 +179,14 @@ gpubtree_why_not(PG_FUNCTION_ARGS)
 	PG_CATCH();
 	{
 		collecting = false;
+		gbt_plan_note_hook = NULL;
 		notes = NIL;
 		notes_cxt = NULL;		/* freed with the statement's memory */
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	collecting = false;
+	gbt_plan_note_hook = NULL;
 	found = notes;
 	notes = NIL;
 	foreach(lc, found)
