@@ -6,6 +6,7 @@
  * visible), so a chunk's aggregate is exactly what a scan of it would add;
  * items above combine their children with gbt_agg_col_combine().
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -443,4 +444,47 @@ gbt_chunk_split_free(gbt_chunk_split *split)
 	free(split->end);
 	split->start = split->end = NULL;
 	split->n = split->cap = 0;
+}
+
+int
+gbt_chunk_sums_each(gbt_chunk_sums *s, const gbt_agg_input *in, uint64_t removed_version,
+					const int64_t *start, const int64_t *end, int64_t nranges,
+					const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+					int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+{
+	int64_t		listed = 0;		/* unsure positions written so far */
+	int64_t		r;
+
+	for (r = 0; r < nranges; r++)
+	{
+		int64_t		room = unsure == NULL ? 0 : unsure_cap - listed;
+		gbt_chunk_split split;
+		int			rc;
+
+		rc = s == NULL ? 1 :
+			gbt_chunk_sums_split(s, in, removed_version, &start[r], &end[r], 1,
+								 visible, nvisible, &split);
+		if (rc < 0)
+		{
+			if (err != NULL && errlen > 0)
+				snprintf(err, errlen, "aggregate: out of host memory");
+			return 1;
+		}
+		if (rc > 0)
+			rc = gbt_vagg_cpu(in, &start[r], &end[r], 1, visible, nvisible, &out[r],
+							  unsure == NULL ? NULL : unsure + listed, room, err, errlen);
+		else
+		{
+			rc = gbt_vagg_cpu(in, split.start, split.end, split.n, visible, nvisible,
+							  &out[r], unsure == NULL ? NULL : unsure + listed, room,
+							  err, errlen);
+			if (rc == 0)
+				gbt_agg_result_combine(&out[r], &split.part, in->coltype, in->ncols);
+			gbt_chunk_split_free(&split);
+		}
+		if (rc != 0)
+			return rc;
+		listed += out[r].nunsure < room ? out[r].nunsure : room;
+	}
+	return 0;
 }

@@ -79,6 +79,21 @@ extern int	gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
 extern void gbt_chunk_split_free(gbt_chunk_split *split);
 
 /*
+ * One aggregate per range (a GROUP BY's buckets): out[r] over [start[r],
+ * end[r]) alone, each range as gbt_chunk_sums_split() and gbt_vagg_cpu()
+ * would answer it by itself, on the host (s may be NULL: every range
+ * scanned).  Unsure positions of all ranges go to unsure[] in range order
+ * while fewer than unsure_cap are there; out[r].nunsure counts range r's.
+ * Returns 0, or nonzero with a message in err.
+ */
+extern int	gbt_chunk_sums_each(gbt_chunk_sums *s, const gbt_agg_input *in,
+								uint64_t removed_version, const int64_t *start,
+								const int64_t *end, int64_t nranges,
+								const uint8_t *visible, int64_t nvisible,
+								gbt_agg_result *out, int64_t *unsure,
+								int64_t unsure_cap, char *err, size_t errlen);
+
+/*
  * Off the query path: up to max_chunks dirty chunks made again from in
  * (in->removed of removed_version).  Returns 1 when dirty chunks are left.
  */

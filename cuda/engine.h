@@ -185,6 +185,7 @@ extern int	gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start,
  * be used by two threads at once.
  */
 typedef struct gbt_engine gbt_engine;
+struct gbt_pred_set;			/* predicate.h */
 
 typedef struct gbt_engine_ops
 {
@@ -244,6 +245,31 @@ typedef struct gbt_engine_ops
 							  const uint8_t *visible, int64_t nvisible,
 							  gbt_agg_result *out, int64_t *unsure,
 							  int64_t unsure_cap, char *err, size_t errlen);
+
+	/*
+	 * One aggregate per range: out[r] as aggregate() would answer range r
+	 * alone (gbt_chunk_sums_each(), on the host, for both engines); the
+	 * unsure positions of every range in unsure[], in range order.
+	 */
+	int			(*aggregate_each) (gbt_engine *e, const uint8_t *removed,
+								   uint64_t removed_version, const int64_t *start,
+								   const int64_t *end, int64_t nranges,
+								   const uint8_t *visible, int64_t nvisible,
+								   gbt_agg_result *out, int64_t *unsure,
+								   int64_t unsure_cap, char *err, size_t errlen);
+
+	/*
+	 * predicate.h's filtered aggregate over the engine's entries, with
+	 * removed[] as aggregate() takes it; every entry of the ranges is read
+	 * (chunk sums hold no filter).
+	 */
+	int			(*aggregate_filtered) (gbt_engine *e, const uint8_t *removed,
+									   uint64_t removed_version, const int64_t *start,
+									   const int64_t *end, int64_t nranges,
+									   const uint8_t *visible, int64_t nvisible,
+									   const struct gbt_pred_set *preds,
+									   gbt_agg_result *out, int64_t *unsure,
+									   int64_t unsure_cap, char *err, size_t errlen);
 
 	/*
 	 * Between requests: bring up to max_chunks of the chunk sums up to date

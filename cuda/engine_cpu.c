@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "harmonia.h"
 #include "keysort.h"
+#include "predicate.h"
 #include "vagg.h"
 
 struct gbt_engine
@@ -170,6 +171,34 @@ cpu_aggregate(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 }
 
 static int
+cpu_aggregate_each(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
+				   const int64_t *start, const int64_t *end, int64_t nranges,
+				   const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+				   int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+{
+	gbt_agg_input in = e->agg;
+
+	in.removed = removed;
+	return gbt_chunk_sums_each(e->sums, &in, removed_version, start, end, nranges,
+							   visible, nvisible, out, unsure, unsure_cap, err, errlen);
+}
+
+static int
+cpu_aggregate_filtered(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
+					   const int64_t *start, const int64_t *end, int64_t nranges,
+					   const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
+					   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+					   char *err, size_t errlen)
+{
+	gbt_agg_input in = e->agg;
+
+	(void) removed_version;
+	in.removed = removed;
+	return gbt_vagg_filtered_cpu(&in, start, end, nranges, visible, nvisible, preds, out,
+								 unsure, unsure_cap, err, errlen);
+}
+
+static int
 cpu_tidy(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 		 int64_t max_chunks)
 {
@@ -218,6 +247,8 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_ranges,
 	cpu_sort_unique,
 	cpu_aggregate,
+	cpu_aggregate_each,
+	cpu_aggregate_filtered,
 	cpu_tidy,
 	cpu_bytes,
 	cpu_host_bytes,

@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "chunksums.h"
+#include "predicate.h"
 #include "engine.h"
 #include "gbt_device.h"
 #include "harmonia.h"
@@ -520,8 +521,9 @@ upload_column(gbt_engine *g, int c)
 static int
 device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 				 const int64_t *start, const int64_t *end, int64_t nranges,
-				 const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
-				 int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+				 const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
+				 gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+				 char *err, size_t errlen)
 {
 	const gbt_agg_input *h = &g->host;
 	gbt_agg_input in = *h;
@@ -580,6 +582,9 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 	/* The positions ranges() just found are on the device already. */
 	if (start == g->pos_start && end == g->pos_end && nranges == g->pos_n)
 		gbt_vagg_gpu_ranges_on_device(g->vagg, g->d_pos, g->d_pos + g->cap);
+	if (preds != NULL)
+		return gbt_vagg_filtered_gpu(g->vagg, &in, start, end, nranges, visible, nvisible,
+									 preds, out, unsure, unsure_cap, err, errlen);
 	return gbt_vagg_gpu(g->vagg, &in, start, end, nranges, visible, nvisible, out,
 						unsure, unsure_cap, err, errlen);
 }
@@ -601,18 +606,43 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 		return gbt_engine_fail("aggregate", "out of host memory", err, errlen);
 	if (rc > 0)
 		return device_aggregate(g, removed, removed_version, start, end, nranges,
-								visible, nvisible, out, unsure, unsure_cap, err, errlen);
+								visible, nvisible, NULL, out, unsure, unsure_cap, err, errlen);
 	if (split.entries <= GBT_HOST_SCAN_MAX)
 		rc = gbt_vagg_cpu(&hin, split.start, split.end, split.n, visible, nvisible,
 						  out, unsure, unsure_cap, err, errlen);
 	else
 		rc = device_aggregate(g, removed, removed_version, split.start, split.end,
-							  split.n, visible, nvisible, out, unsure, unsure_cap,
+							  split.n, visible, nvisible, NULL, out, unsure, unsure_cap,
 							  err, errlen);
 	if (rc == 0)
 		gbt_agg_result_combine(out, &split.part, hin.coltype, hin.ncols);
 	gbt_chunk_split_free(&split);
 	return rc;
+}
+
+/* Per range on the host: the ends of a few long ranges are not worth a launch each. */
+static int
+gpu_aggregate_each(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+				   const int64_t *start, const int64_t *end, int64_t nranges,
+				   const uint8_t *visible, int64_t nvisible, gbt_agg_result *out,
+				   int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
+{
+	gbt_agg_input hin = g->host;
+
+	hin.removed = removed;
+	return gbt_chunk_sums_each(g->sums, &hin, removed_version, start, end, nranges,
+							   visible, nvisible, out, unsure, unsure_cap, err, errlen);
+}
+
+static int
+gpu_aggregate_filtered(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+					   const int64_t *start, const int64_t *end, int64_t nranges,
+					   const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
+					   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+					   char *err, size_t errlen)
+{
+	return device_aggregate(g, removed, removed_version, start, end, nranges, visible,
+							nvisible, preds, out, unsure, unsure_cap, err, errlen);
 }
 
 static int
@@ -676,6 +706,8 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_ranges,
 	gpu_sort_unique,
 	gpu_aggregate,
+	gpu_aggregate_each,
+	gpu_aggregate_filtered,
 	gpu_tidy,
 	gpu_bytes,
 	gpu_host_bytes,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "harmonia_keys.h"
 
 #ifdef __cplusplus
 extern "C"
@@ -60,6 +61,104 @@ gbt_flt_extreme(double *a, int64_t *ties, double b, int64_t bties, int64_t bit)
 		*ties |= bit;
 	*ties |= bties & bit;
 	*a = b;
+}
+
+/*
+ * Host side (vagg_cpu.c, predicate_cpu.c): column c's value i of in, as
+ * 64 bits (int64, or the bits of a double), decoded as engine.h says
+ * (keyed: hm_decode_int64(), narrow: widened); 0 with *isnull set for a
+ * NULL value.
+ */
+static inline uint64_t
+gbt_agg_value(const gbt_agg_input *in, int c, int64_t i, int *isnull)
+{
+	*isnull = !in->cols[c] ||
+		(in->nulls[c] && ((in->nulls[c][i >> 3] >> (i & 7)) & 1));
+	if (*isnull)
+		return 0;
+	if ((in->narrow >> c) & 1)
+	{
+		uint32_t	w = ((const uint32_t *) in->cols[c])[i];
+		float		f;
+		double		d;
+		uint64_t	b;
+
+		if (in->coltype[c] == GBT_VAL_INT64)
+			return (uint64_t) in->base[c] + w;
+		memcpy(&f, &w, sizeof(f));
+		d = f;
+		memcpy(&b, &d, sizeof(b));
+		return b;
+	}
+	/* a keyed column: hm_decode_int64() */
+	return ((const uint64_t *) in->cols[c])[i] ^ (((in->keyed >> c) & 1) ? HM_SIGN_BIT : 0);
+}
+
+/* error-free sum: s + e == a + b exactly (round to nearest, no overflow) */
+static inline void
+gbt_two_sum(double a, double b, double *s, double *e)
+{
+	double		x = a + b,
+				bb = x - a;
+
+	*e = (a - (x - bb)) + (b - bb);
+	*s = x;
+}
+
+/*
+ * One non-NULL value (gbt_agg_value()'s bits) of a column of type t added
+ * to its aggregate o, as engine.h's contract says: the 128-bit sum, or the
+ * double-double sum of the finite values and the NaN/Inf counts, min and
+ * max (ties included), nonnull.
+ */
+static inline void
+gbt_agg_col_add(gbt_agg_col *o, gbt_valtype t, uint64_t bits)
+{
+	if (t == GBT_VAL_INT64)
+	{
+		int64_t		v = (int64_t) bits;
+		uint64_t	lo = o->sum_lo + bits;
+
+		o->sum_hi = (int64_t) ((uint64_t) o->sum_hi + (v < 0 ? UINT64_MAX : 0) +
+							   (lo < bits));
+		o->sum_lo = lo;
+		if (o->nonnull == 0 || v < o->min_i)
+			o->min_i = v;
+		if (o->nonnull == 0 || v > o->max_i)
+			o->max_i = v;
+	}
+	else
+	{
+		double		v,
+					s,
+					e;
+
+		memcpy(&v, &bits, sizeof(v));
+		if (isnan(v))
+			o->nnan++;
+		else if (isinf(v))
+		{
+			if (v > 0)
+				o->npinf++;
+			else
+				o->nninf++;
+		}
+		else
+		{
+			/* (hi, lo) += v, renormalized */
+			gbt_two_sum(o->fsum_hi, v, &s, &e);
+			e += o->fsum_lo;
+			gbt_two_sum(s, e, &o->fsum_hi, &o->fsum_lo);
+		}
+		if (o->nonnull == 0)
+			o->min_f = o->max_f = v;
+		else
+		{
+			gbt_flt_extreme(&o->min_f, &o->ties, v, 0, GBT_TIE_MIN);
+			gbt_flt_extreme(&o->max_f, &o->ties, v, 0, GBT_TIE_MAX);
+		}
+	}
+	o->nonnull++;
 }
 
 /*

@@ -27,30 +27,6 @@ gbt_vagg_fail(char *err, size_t errlen, const char *fmt,...)
 	return 1;
 }
 
-/* error-free sum: s + e == a + b exactly (round to nearest, no overflow) */
-static inline void
-two_sum(double a, double b, double *s, double *e)
-{
-	double		x = a + b,
-				bb = x - a;
-
-	*e = (a - (x - bb)) + (b - bb);
-	*s = x;
-}
-
-/* (hi, lo) += x, renormalized */
-static inline void
-dd_add1(double *hi, double *lo, double x)
-{
-	double		s,
-				e;
-
-	two_sum(*hi, x, &s, &e);
-	e += *lo;
-	two_sum(s, e, hi, lo);
-}
-
-/* vagg.h: the argument checks of both implementations */
 /* vagg.h: b's aggregate added to a's, for one column of type t */
 void
 gbt_agg_col_combine(gbt_agg_col *a, const gbt_agg_col *b, gbt_valtype t)
@@ -72,9 +48,9 @@ gbt_agg_col_combine(gbt_agg_col *a, const gbt_agg_col *b, gbt_valtype t)
 	{
 		double		e;
 
-		two_sum(a->fsum_hi, b->fsum_hi, &a->fsum_hi, &e);
+		gbt_two_sum(a->fsum_hi, b->fsum_hi, &a->fsum_hi, &e);
 		e += a->fsum_lo + b->fsum_lo;
-		two_sum(a->fsum_hi, e, &a->fsum_hi, &a->fsum_lo);
+		gbt_two_sum(a->fsum_hi, e, &a->fsum_hi, &a->fsum_lo);
 		a->nnan += b->nnan;
 		a->npinf += b->npinf;
 		a->nninf += b->nninf;
@@ -106,6 +82,7 @@ gbt_agg_result_combine(gbt_agg_result *into, const gbt_agg_result *part,
 		gbt_agg_col_combine(&into->col[c], &part->col[c], coltype[c]);
 }
 
+/* vagg.h: the argument checks of both implementations */
 int
 gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
 					const int64_t *end, int64_t nranges,
@@ -170,22 +147,13 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 	int64_t		r,
 				i,
 				nuns = 0;
-	int			c,
-				ncols;
-	/* int64 sums as 128-bit hi/lo, float sums as double-double */
-	uint64_t	shi[GBT_MAX_COLS],
-				slo[GBT_MAX_COLS],
-				decode[GBT_MAX_COLS];	/* XORed in: hm_decode_int64() */
+	int			c;
+	gbt_agg_result acc;			/* local: no store can alias the inputs */
 
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
 							unsure, unsure_cap, 1, err, errlen))
 		return 1;
-	memset(out, 0, sizeof(*out));
-	memset(shi, 0, sizeof(shi));
-	memset(slo, 0, sizeof(slo));
-	ncols = in->ncols;
-	for (c = 0; c < ncols; c++)
-		decode[c] = ((in->keyed >> c) & 1) ? HM_SIGN_BIT : 0;
+	memset(&acc, 0, sizeof(acc));
 	for (r = 0; r < nranges; r++)
 		for (i = start[r]; i < end[r]; i++)
 		{
@@ -201,61 +169,17 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 				nuns++;
 				continue;
 			}
-			out->count++;
-			for (c = 0; c < ncols; c++)
+			acc.count++;
+			for (c = 0; c < in->ncols; c++)
 			{
-				gbt_agg_col *o = &out->col[c];
+				int			isnull;
+				uint64_t	v = gbt_agg_value(in, c, i, &isnull);
 
-				if (!in->cols[c] ||
-					(in->nulls[c] && ((in->nulls[c][i >> 3] >> (i & 7)) & 1)))
-					continue;
-				if (in->coltype[c] == GBT_VAL_INT64)
-				{
-					int64_t		v = ((in->narrow >> c) & 1) ?
-						(int64_t) ((uint64_t) in->base[c] + ((const uint32_t *) in->cols[c])[i]) :
-						(int64_t) (((const uint64_t *) in->cols[c])[i] ^ decode[c]);
-					uint64_t	lo = slo[c] + (uint64_t) v;
-
-					shi[c] += (v < 0 ? UINT64_MAX : 0) + (lo < (uint64_t) v);
-					slo[c] = lo;
-					if (o->nonnull == 0 || v < o->min_i)
-						o->min_i = v;
-					if (o->nonnull == 0 || v > o->max_i)
-						o->max_i = v;
-				}
-				else
-				{
-					double		v = ((in->narrow >> c) & 1) ?
-						(double) ((const float *) in->cols[c])[i] :
-						((const double *) in->cols[c])[i];
-
-					if (isnan(v))
-						o->nnan++;
-					else if (isinf(v))
-					{
-						if (v > 0)
-							o->npinf++;
-						else
-							o->nninf++;
-					}
-					else
-						dd_add1(&o->fsum_hi, &o->fsum_lo, v);
-					if (o->nonnull == 0)
-						o->min_f = o->max_f = v;
-					else
-					{
-						gbt_flt_extreme(&o->min_f, &o->ties, v, 0, GBT_TIE_MIN);
-						gbt_flt_extreme(&o->max_f, &o->ties, v, 0, GBT_TIE_MAX);
-					}
-				}
-				o->nonnull++;
+				if (!isnull)
+					gbt_agg_col_add(&acc.col[c], in->coltype[c], v);
 			}
 		}
-	for (c = 0; c < ncols; c++)
-	{
-		out->col[c].sum_hi = (int64_t) shi[c];
-		out->col[c].sum_lo = slo[c];
-	}
-	out->nunsure = nuns;
+	acc.nunsure = nuns;
+	*out = acc;
 	return 0;
 }

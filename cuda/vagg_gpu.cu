@@ -10,7 +10,9 @@
  * one transfer), else on the device with cub::DeviceScan over the lengths
  * that a small kernel computes.  One kernel then aggregates every range
  * (vagg_kernels.cu), so a query is one memset, at most two kernels (+ the
- * scan), one copy each way plus the unsure positions.
+ * scan), one copy each way plus the unsure positions.  A filtered
+ * aggregate (predicate_gpu.cu) is one such query whose staging carries its
+ * programs and constant list too.
  */
 #include <cub/device/device_scan.cuh>
 #include <stdio.h>
@@ -29,13 +31,15 @@ struct gbt_vagg_gpu_ctx
 	int			ready;
 	int			dev;
 	int			nsm;
-	int			occ[GBT_MAX_COLS + 1];	/* resident blocks per SM, by NC */
+	int			occ[2][GBT_MAX_COLS + 1];	/* resident blocks per SM, by
+											 * filtered and NC */
 	cudaStream_t stream;
 	cudaEvent_t ev[4];
 	int			timing;
 	int			have_times;
 	gbt_vagg_gpu_times times;
-	char	   *h_stage;		/* pinned: offs/start (small path) + visible */
+	char	   *h_stage;		/* pinned: offs/start (small path), visible,
+								 * programs and list (filtered) */
 	size_t		h_stage_sz;
 	char	   *d_stage;
 	size_t		d_stage_sz;
@@ -195,13 +199,15 @@ ctx_init(gbt_vagg_gpu_ctx *x, char *err, size_t errlen)
 	}
 	CK(cudaGetDevice(&x->dev));
 	CK(cudaDeviceGetAttribute(&x->nsm, cudaDevAttrMultiProcessorCount, x->dev));
-	for (i = 0; i <= GBT_MAX_COLS; i++)
+	for (i = 0; i < 2 * (GBT_MAX_COLS + 1); i++)
 	{
-		CK(vagg_occupancy(i, &x->occ[i]));
-		if (x->occ[i] < 1)
-			x->occ[i] = 1;
-		if (x->occ[i] > maxocc)
-			maxocc = x->occ[i];
+		int		   *occ = &x->occ[i / (GBT_MAX_COLS + 1)][i % (GBT_MAX_COLS + 1)];
+
+		CK(vagg_occupancy(i % (GBT_MAX_COLS + 1), i >= GBT_MAX_COLS + 1, occ));
+		if (*occ < 1)
+			*occ = 1;
+		if (*occ > maxocc)
+			maxocc = *occ;
 	}
 	CK(cudaStreamCreate(&x->stream));
 	for (i = 0; i < 4; i++)
@@ -222,11 +228,24 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			 gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
 			 char *err, size_t errlen)
 {
+	return vagg_gpu_query(x, in, start, end, nranges, visible, nvisible, NULL, out,
+						  unsure, unsure_cap, err, errlen);
+}
+
+/* vagg_kernels.cuh: a query, filtered or not */
+int
+vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
+			   const int64_t *start, const int64_t *end, int64_t nranges,
+			   const uint8_t *visible, int64_t nvisible, const VaggFilter *filt,
+			   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+			   char *err, size_t errlen)
+{
 	int			rc = 0,
 				cur = -1,
 				c,
 				switched = 0,
-				small = nranges <= VAGG_HOST_RANGES;
+				small = nranges <= VAGG_HOST_RANGES,
+				rows = filt ? filt->nfilters : 1;
 	double		t0 = now_ms();
 	int64_t		tbound,			/* T, or a bound on it */
 				r,
@@ -234,7 +253,9 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 				nget;
 	size_t		visbytes,
 				stage,
-				off_vis;
+				off_vis,
+				off_prog = 0,
+				off_list = 0;
 	long long  *h_offs,
 			   *h_start;
 	KArgs		a;
@@ -270,11 +291,20 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		switched = 1;
 	}
 
-	/* stage the small inputs in pinned memory: [offs R+1][start R] visible */
+	/*
+	 * stage the small inputs in pinned memory: [offs R+1][start R] visible,
+	 * then a filtered query's programs and list (16-byte aligned)
+	 */
 	visbytes = (size_t) ((nvisible + 7) / 8);
 	stage = small ? (size_t) (2 * nranges + 1) * 8 : 0;
 	off_vis = stage;
 	stage += visbytes;
+	if (filt)
+	{
+		off_prog = (stage + 15) & ~(size_t) 15;
+		off_list = off_prog + (size_t) (1 + rows) * sizeof(gbt_pred);
+		stage = off_list + (size_t) filt->nlist * sizeof(gbt_pred_value);
+	}
 	CK(grow((void **) &x->h_stage, &x->h_stage_sz, stage, true));
 	CK(grow((void **) &x->d_stage, &x->d_stage_sz, stage, false));
 	tbound = in->n;
@@ -293,7 +323,7 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		if (tbound == 0)
 		{
 			/* nothing to read: no GPU work */
-			memset(out, 0, sizeof(*out));
+			memset(out, 0, rows * sizeof(*out));
 			if (x->timing)
 			{
 				memset(&x->times, 0, sizeof(x->times));
@@ -305,10 +335,17 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	}
 	if (visbytes > 0)
 		memcpy(x->h_stage + off_vis, visible, visbytes);
+	if (filt)
+	{
+		memcpy(x->h_stage + off_prog, filt->progs, (size_t) (1 + rows) * sizeof(gbt_pred));
+		if (filt->nlist > 0)
+			memcpy(x->h_stage + off_list, filt->list,
+				   (size_t) filt->nlist * sizeof(gbt_pred_value));
+	}
 
 	if (x->timing)
 		CK(cudaEventRecord(x->ev[0], x->stream));
-	CK(cudaMemsetAsync(x->d_res, 0, sizeof(DevRes), x->stream));
+	CK(cudaMemsetAsync(x->d_res, 0, DEVRES_BYTES(rows), x->stream));
 	if (stage > 0)
 		CK(cudaMemcpyAsync(x->d_stage, x->h_stage, stage, cudaMemcpyHostToDevice, x->stream));
 	if (!small)
@@ -385,14 +422,19 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		a.start = given_start;
 	}
 	a.vis = (const uint8_t *) x->d_stage + off_vis;
+	if (filt)
+	{
+		a.progs = (const gbt_pred *) (x->d_stage + off_prog);
+		a.list = (const gbt_pred_value *) (x->d_stage + off_list);
+	}
 	a.nvis = nvisible;
 	a.unsure = x->d_unsure;
-	a.partials = x->d_parts;
 	a.res = x->d_res;
 	nchunks = (tbound + VCH - 1) / VCH;
 	{
+		/* one wave of resident blocks, over all rows */
 		int64_t		g = (nchunks + WPB - 1) / WPB,
-					gmax = (int64_t) x->occ[in->ncols] * x->nsm;
+					gmax = (int64_t) x->occ[filt != NULL][in->ncols] * x->nsm / rows;
 
 		if (g > gmax)
 			g = gmax;
@@ -400,10 +442,20 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			g = 1;
 		grid = (unsigned) g;
 	}
-	CK(vagg_launch_aggregate(in->ncols, grid, x->stream, a));
+	if ((size_t) grid * rows > x->d_parts_sz)
+	{
+		cudaFree(x->d_parts);
+		x->d_parts = NULL;
+		x->d_parts_sz = 0;
+		CK(cudaMalloc(&x->d_parts, (size_t) grid * rows * vagg_partial_bytes()));
+		x->d_parts_sz = (size_t) grid * rows;
+	}
+	a.partials = x->d_parts;
+	CK(vagg_launch_aggregate(in->ncols, grid, rows, filt != NULL, x->stream, a));
 	if (x->timing)
 		CK(cudaEventRecord(x->ev[2], x->stream));
-	CK(cudaMemcpyAsync(x->h_res, x->d_res, sizeof(DevRes), cudaMemcpyDeviceToHost, x->stream));
+	CK(cudaMemcpyAsync(x->h_res, x->d_res, DEVRES_BYTES(rows), cudaMemcpyDeviceToHost,
+					   x->stream));
 	CK(cudaStreamSynchronize(x->stream));
 	if (x->h_res->bad)
 	{
@@ -415,9 +467,12 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			rc = 1;
 		goto out;
 	}
-	*out = x->h_res->r;
 	nunsure = (int64_t) x->h_res->ucount;
-	out->nunsure = nunsure;
+	for (c = 0; c < rows; c++)
+	{
+		out[c] = x->h_res->r[c];
+		out[c].nunsure = nunsure;
+	}
 	nget = nunsure < a.cap ? nunsure : a.cap;
 	if (nget > 0)
 	{

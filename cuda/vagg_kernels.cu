@@ -20,6 +20,11 @@
  * entries.
  * Per-thread accumulators are combined with cub::BlockReduce, block
  * partials by the last block to finish (threadfence reduction).
+ *
+ * Filtered (predicate.h), grid row y evaluates the WHERE program and
+ * filter y (both copied to shared memory) on each entry it loaded: it
+ * lists the unsure entries passing WHERE if y is 0, and aggregates the
+ * visible ones passing both into result y, its own partials and reduction.
  */
 #include <cub/block/block_reduce.cuh>
 #include <math.h>
@@ -281,7 +286,41 @@ flush_unsure(const KArgs &A, const long long *buf, int n, int lane)
 				A.unsure[base + i] = buf[i];
 }
 
+/*
+ * FILT: the programs on each entry k that is not removed, its values
+ * loaded: wpass[k], WHERE is TRUE; fpass[k], the entry is visible and both
+ * are (predicate.h: anything else skips it).
+ */
 template <int NC>
+static __device__ __forceinline__ void
+run_programs(const gbt_pred *prog, const gbt_pred_value *list,
+			 const unsigned long long (&val)[NC > 0 ? NC : 1][VK],
+			 const unsigned (&nb)[NC > 0 ? NC : 1][VK], const unsigned (&rm)[VK],
+			 const bool (&vis)[VK], bool (&wpass)[VK], bool (&fpass)[VK])
+{
+#pragma unroll
+	for (int k = 0; k < VK; k++)
+	{
+		uint64_t	ev[GBT_MAX_COLS];
+		unsigned	nulls = 0;
+
+		wpass[k] = fpass[k] = false;
+		if (rm[k])
+			continue;
+#pragma unroll
+		for (int c = 0; c < GBT_MAX_COLS; c++)
+		{
+			/* columns past NC: NULL, as no program reads them */
+			ev[c] = c < NC ? val[c < NC ? c : 0][k] : 0;
+			nulls |= (c < NC ? nb[c < NC ? c : 0][k] : 1u) << c;
+		}
+		wpass[k] = gbt_pred_run(&prog[0], list, ev, nulls) == GBT_TV_TRUE;
+		fpass[k] = wpass[k] && vis[k] &&
+			gbt_pred_run(&prog[1], list, ev, nulls) == GBT_TV_TRUE;
+	}
+}
+
+template <int NC, bool FILT>
 static __global__ void
 __launch_bounds__(VBLK, VMINB)
 k_vagg(const __grid_constant__ KArgs A)
@@ -290,6 +329,8 @@ k_vagg(const __grid_constant__ KArgs A)
 	__shared__ typename BR::TempStorage tmp;
 	__shared__ long long ubuf[WPB][2 * VCH];
 	__shared__ int last;
+	__shared__ gbt_pred prog[FILT ? 2 : 1];	/* FILT: WHERE, this row's filter */
+	const unsigned row = FILT ? blockIdx.y : 0;
 	const int	lane = threadIdx.x & 31,
 				w = threadIdx.x >> 5;
 	const unsigned lt_mask = (1u << lane) - 1;
@@ -302,6 +343,17 @@ k_vagg(const __grid_constant__ KArgs A)
 				ch;
 
 	acc_init<NC>(acc, A.fmask);
+	if (FILT)
+	{
+		const int	nw = sizeof(gbt_pred) / 8;
+		const unsigned long long *wsrc = (const unsigned long long *) A.progs,
+				   *fsrc = (const unsigned long long *) (A.progs + 1 + row);
+		unsigned long long *dst = (unsigned long long *) prog;
+
+		for (int j = threadIdx.x; j < 2 * nw; j += VBLK)
+			dst[j] = j < nw ? __ldg(wsrc + j) : __ldg(fsrc + j - nw);
+		__syncthreads();
+	}
 	nchunks = (T + VCH - 1) / VCH;
 	if (T > A.n)
 	{
@@ -316,7 +368,9 @@ k_vagg(const __grid_constant__ KArgs A)
 					rm[VK],
 					nb[NC > 0 ? NC : 1][VK];
 		unsigned long long val[NC > 0 ? NC : 1][VK];
-		bool		vis[VK];
+		bool		vis[VK],
+					wpass[VK],
+					fpass[VK];
 
 		/* positions */
 #pragma unroll
@@ -378,11 +432,13 @@ k_vagg(const __grid_constant__ KArgs A)
 
 			vis[k] = !rm[k] && (int64_t) b < A.nvis && ((__ldg(A.vis + (b >> 3)) >> (b & 7)) & 1);
 		}
+		if (FILT)
+			run_programs<NC>(prog, A.list, val, nb, rm, vis, wpass, fpass);
 		/* classify and accumulate */
 #pragma unroll
 		for (int k = 0; k < VK; k++)
 		{
-			bool		uns = !rm[k] && !vis[k];
+			bool		uns = !rm[k] && !vis[k] && (!FILT || (wpass[k] && row == 0));
 			unsigned	m = __ballot_sync(FULL, uns);
 
 			if (m)
@@ -391,7 +447,7 @@ k_vagg(const __grid_constant__ KArgs A)
 					ubuf[w][ucnt + __popc(m & lt_mask)] = pos[k];
 				ucnt += __popc(m);
 			}
-			if (vis[k])
+			if (FILT ? fpass[k] : vis[k])
 			{
 				acc.count++;
 #pragma unroll
@@ -461,13 +517,13 @@ k_vagg(const __grid_constant__ KArgs A)
 	/* block partial, then the last block combines them */
 	{
 		Acc<NC>		agg = BR(tmp).Reduce(acc, op);
-		Acc<NC>    *parts = (Acc<NC> *) A.partials;
+		Acc<NC>    *parts = (Acc<NC> *) A.partials + (size_t) row * gridDim.x;
 
 		if (threadIdx.x == 0)
 		{
 			parts[blockIdx.x] = agg;
 			__threadfence();
-			last = atomicAdd(&A.res->done, 1u) == gridDim.x - 1;
+			last = atomicAdd(&A.res->done[row], 1u) == gridDim.x - 1;
 		}
 		__syncthreads();
 		if (!last)
@@ -488,7 +544,7 @@ k_vagg(const __grid_constant__ KArgs A)
 		agg = BR(tmp).Reduce(acc, op);
 		if (threadIdx.x == 0)
 		{
-			gbt_agg_result *o = &A.res->r;
+			gbt_agg_result *o = &A.res->r[row];
 
 			o->count = agg.count;
 #pragma unroll
@@ -529,18 +585,24 @@ k_vagg(const __grid_constant__ KArgs A)
 
 /* ---------------- launches ---------------- */
 
-/* the kernel for each column count, so that ncols picks one at run time */
+/*
+ * the kernel for each column count, unfiltered and filtered, so that
+ * ncols picks one at run time
+ */
 typedef void (*vagg_kernel) (const KArgs);
-static const vagg_kernel k_vagg_nc[GBT_MAX_COLS + 1] = {
-	k_vagg<0>, k_vagg<1>, k_vagg<2>, k_vagg<3>, k_vagg<4>
+static const vagg_kernel k_vagg_nc[2][GBT_MAX_COLS + 1] = {
+	{k_vagg<0, false>, k_vagg<1, false>, k_vagg<2, false>, k_vagg<3, false>, k_vagg<4, false>},
+	{k_vagg<0, true>, k_vagg<1, true>, k_vagg<2, true>, k_vagg<3, true>, k_vagg<4, true>}
 };
 
 static_assert(GBT_MAX_COLS == 4, "k_vagg_nc[] lists a kernel per column count");
+static_assert(sizeof(gbt_pred) % 8 == 0, "k_vagg() copies programs a word at a time");
 
 cudaError_t
-vagg_occupancy(int ncols, int *blocks)
+vagg_occupancy(int ncols, bool filtered, int *blocks)
 {
-	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k_vagg_nc[ncols], VBLK, 0);
+	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k_vagg_nc[filtered][ncols],
+														 VBLK, 0);
 }
 
 size_t
@@ -558,8 +620,9 @@ vagg_launch_lengths(const long long *start, const long long *end, int64_t R, int
 }
 
 cudaError_t
-vagg_launch_aggregate(int ncols, unsigned grid, cudaStream_t stream, const KArgs &A)
+vagg_launch_aggregate(int ncols, unsigned grid, unsigned rows, bool filtered,
+					  cudaStream_t stream, const KArgs &A)
 {
-	k_vagg_nc[ncols] <<<grid, VBLK, 0, stream>>> (A);
+	k_vagg_nc[filtered][ncols] <<<dim3(grid, filtered ? rows : 1), VBLK, 0, stream>>> (A);
 	return cudaGetLastError();
 }

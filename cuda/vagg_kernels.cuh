@@ -1,9 +1,15 @@
 /*
  * vagg_kernels.cuh
  *	  What the aggregate kernels (vagg_kernels.cu) and their host side
- *	  (vagg_gpu.cu) share: the launch geometry, the kernels' arguments and
- *	  their device-side result, and the calls that launch them.  C++ (nvcc)
- *	  only.
+ *	  (vagg_gpu.cu, predicate_gpu.cu) share: the launch geometry, the
+ *	  kernels' arguments and their device-side result, and the calls that
+ *	  launch them.  C++ (nvcc) only.
+ *
+ * A filtered aggregate (predicate.h) is the same kernel with its programs
+ * evaluated per entry, over a grid of nfilters rows: row y aggregates the
+ * entries passing WHERE and filter y into result y (each row reads the
+ * ranges; row 0 alone lists the unsure entries), so that a thread holds
+ * one result's accumulators, as an unfiltered aggregate's do.
  */
 #ifndef GBT_VAGG_KERNELS_CUH
 #define GBT_VAGG_KERNELS_CUH
@@ -12,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "predicate.h"
 #include "vagg.h"
 
 #define VBLK 256				/* threads per block */
@@ -21,14 +28,19 @@
 #endif
 #define VCH (32 * VK)			/* entries per warp chunk */
 
-/* device-side result: zeroed by a memset before each query */
+/*
+ * device-side result: its first DEVRES_BYTES(rows) bytes are zeroed by a
+ * memset before each query and copied back after it
+ */
 struct DevRes
 {
 	unsigned long long ucount;	/* unsure entries seen (all of them) */
-	unsigned int done;			/* blocks finished */
 	int			bad;			/* 1: a bad range, 2: ranges cover > n */
-	gbt_agg_result r;
+	unsigned int done[GBT_PRED_MAX_FILTERS];	/* blocks finished, per row */
+	gbt_agg_result r[GBT_PRED_MAX_FILTERS]; /* the result of each grid row */
 };
+
+#define DEVRES_BYTES(rows) (offsetof(DevRes, r) + (size_t) (rows) * sizeof(gbt_agg_result))
 
 struct KArgs
 {
@@ -48,12 +60,23 @@ struct KArgs
 	int64_t		nvis;
 	long long  *unsure;
 	int64_t		cap;
-	void	   *partials;
+	void	   *partials;		/* a block's partial each, row by row */
 	DevRes	   *res;
+	const gbt_pred *progs;		/* filtered: [0] WHERE, [1 + y] row y's filter */
+	const gbt_pred_value *list; /* their IN lists */
 };
 
-/* Blocks of the kernel for ncols columns that fit on one SM at once. */
-extern cudaError_t vagg_occupancy(int ncols, int *blocks);
+/* What a filtered aggregate adds to a query, in host memory. */
+struct VaggFilter
+{
+	const gbt_pred *progs;		/* [1 + nfilters]: WHERE, then the filters */
+	int			nfilters;
+	const gbt_pred_value *list;
+	int64_t		nlist;
+};
+
+/* Blocks of the kernel for ncols columns (filtered or not) that fit on one SM at once. */
+extern cudaError_t vagg_occupancy(int ncols, bool filtered, int *blocks);
 
 /* Bytes of one block's partial aggregate: d_parts holds one per block. */
 extern size_t vagg_partial_bytes(void);
@@ -66,8 +89,21 @@ extern cudaError_t vagg_launch_lengths(const long long *start, const long long *
 									   int64_t R, int64_t n, long long *len,
 									   DevRes *res, cudaStream_t stream);
 
-/* The aggregate over A's ranges, grid blocks of VBLK threads, on stream. */
-extern cudaError_t vagg_launch_aggregate(int ncols, unsigned grid, cudaStream_t stream,
-										 const KArgs &A);
+/*
+ * The aggregate over A's ranges, grid blocks of VBLK threads a row, on
+ * stream; filtered: rows rows, one per filter (else 1).
+ */
+extern cudaError_t vagg_launch_aggregate(int ncols, unsigned grid, unsigned rows,
+										 bool filtered, cudaStream_t stream, const KArgs &A);
+
+/*
+ * vagg_gpu.cu: gbt_vagg_gpu(), or with filt (programs valid, none NULL) the
+ * filtered aggregate (predicate.h) into out[0..filt->nfilters).
+ */
+extern int	vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
+						   const int64_t *start, const int64_t *end, int64_t nranges,
+						   const uint8_t *visible, int64_t nvisible, const VaggFilter *filt,
+						   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+						   char *err, size_t errlen);
 
 #endif							/* GBT_VAGG_KERNELS_CUH */

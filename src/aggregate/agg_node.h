@@ -22,7 +22,19 @@ enum
 	PRIV_COLUMNS,				/* per aggregate: index column */
 	PRIV_ARGTYPES,				/* per aggregate: argument type */
 	PRIV_NULL_KEYS,				/* 1: add the rows with NULL keys */
-	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns) */
+	PRIV_GROUP,					/* the GROUP BY bucket of the key, or NULL */
+	PRIV_GROUP_EQOP,			/* its equality operator */
+	PRIV_GROUP_LABEL,			/* it, as EXPLAIN shows it */
+	PRIV_GROUP_COLUMN,			/* -1: a bucket of the key; else the index
+								 * column grouped by its values (agg_values.h) */
+	PRIV_WHERE,					/* conditions past the key's ranges: a
+								 * planned program (agg_filter.h), or NIL */
+	PRIV_WHERE_LABEL,			/* them, as EXPLAIN shows them */
+	PRIV_FILTERS,				/* planned FILTER programs (NIL: none), the
+								 * first NIL; none at all without programs */
+	PRIV_FILTER_OF,				/* per aggregate: its FILTER program */
+	PRIV_AGGREFS,				/* the aggregates (the scan tuple's columns,
+								 * after the bucket) */
 	PRIV_BOUNDS					/* per condition: the bound (path only) */
 };
 

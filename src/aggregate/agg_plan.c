@@ -4,8 +4,10 @@
  *	  the GPU service: the "GpubtreeAggregate" custom scan.
  *
  * create_upper_paths_hook offers it for a query on one table with only
- * aggregates in its target list (no GROUP BY, HAVING, DISTINCT or FILTER
- * inside them), when every WHERE condition is a range, equality or = ANY on
+ * aggregates in its target list (no DISTINCT or FILTER inside them), or
+ * with GROUP BY one bucket of the key (agg_group.c: the key itself,
+ * width_bucket(), date_trunc(), k / c, ...) and the aggregates and that
+ * bucket in its target list and HAVING, when every WHERE condition is a range, equality or = ANY on
  * the leading column of a gpubtree index (constants or parameters), and each
  * aggregate is count(*), or count, sum, avg, min or max of a column the
  * index holds among its first GBT_MAX_COLS (key or INCLUDE columns) whose
@@ -42,7 +44,11 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "exec_request.h"
+#include "exec_why.h"
+#include "agg_filter.h"
 #include "agg_final.h"
+#include "agg_group.h"
+#include "agg_values.h"
 #include "agg_node.h"
 #include "backend.h"
 #include "capture.h"
@@ -64,7 +70,10 @@
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/selfuncs.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "pg_compat.h"
@@ -78,6 +87,18 @@ static create_upper_paths_hook_type prev_create_upper_paths = NULL;
  * test/bench/agg.sh measures both.
  */
 #define GBT_AGG_BASE_COST 200.0
+
+/*
+ * A bucket of a GROUP BY: finding its range (a few calls of its function)
+ * and its range aggregate in the service.
+ */
+#define GBT_GROUP_RANGE_COST 1.0
+
+/*
+ * An entry read through predicate programs (no chunk sums then): the GPU
+ * reads some hundred million a second, a hundredth of a row of a scan.
+ */
+#define GBT_FILTER_ENTRY_COST 0.0001
 
 static CustomPathMethods agg_path_methods;
 
@@ -110,7 +131,7 @@ match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
 	int			c;
 
 	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL ||
-		aggref->aggfilter != NULL || aggref->aggkind != AGGKIND_NORMAL ||
+		aggref->aggkind != AGGKIND_NORMAL ||
 		aggref->agglevelsup != 0 || aggref->aggvariadic ||
 		aggref->aggsplit != AGGSPLIT_SIMPLE ||
 		get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE)
@@ -161,21 +182,107 @@ match_aggref(Aggref *aggref, Index relid, Oid tableoid, IndexOptInfo *index,
 	return false;
 }
 
+/* GROUP BY one bucket of the key (agg_group.c). */
+typedef struct GroupBucket
+{
+	SortGroupClause *clause;
+	Expr	   *expr;
+	double		ngroups;		/* the planner's estimate */
+	char	   *label;			/* as EXPLAIN shows it */
+	const char *why;			/* why it is not a bucket */
+} GroupBucket;
+
+/* A clause or expression of the table, as EXPLAIN would show it. */
+static char *
+deparse_on(PlannerInfo *root, RelOptInfo *rel, Node *node)
+{
+	Oid			tableoid = planner_rt_fetch(rel->relid, root)->relid;
+	Node	   *copy = copyObject(node);
+
+	ChangeVarNodes(copy, rel->relid, 1, 0);
+	return deparse_expression(copy, deparse_context_for(get_rel_name(tableoid), tableoid),
+							  false, false);
+}
+
+/* Why the node is not offered for this table (gpubtree_why_not()). */
+static void
+note(PlannerInfo *root, RelOptInfo *rel, const char *reason)
+{
+	gbt_plan_note("GpubtreeAggregate", planner_rt_fetch(rel->relid, root)->relid, reason);
+}
+
+/* The index column (not the key) of an integer type that node is, or -1. */
+static int
+value_column(Node *node, Index relid, IndexOptInfo *index)
+{
+	Var		   *var = gbt_column_of(node, relid);
+	Oid			type;
+	int			c;
+
+	if (var == NULL)
+		return -1;
+	type = getBaseType(var->vartype);
+	if (type != INT2OID && type != INT4OID && type != INT8OID && type != DATEOID)
+		return -1;
+	for (c = 1; c < Min(index->ncolumns, GBT_MAX_COLS); c++)
+		if (index->indexkeys[c] == var->varattno)
+			return c;
+	return -1;
+}
+
+/* Does the expression need a value only the running plan has (an InitPlan's)? */
+static bool
+known_at_run_time(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if ((IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC) ||
+		IsA(node, SubPlan) || IsA(node, SubLink))
+		return true;
+	return expression_tree_walker(node, known_at_run_time, context);
+}
+
 /*
- * The ordinary plan for just these aggregates: the node's child.  When the
- * query's target list is exactly the aggregates, PostgreSQL's own cheapest
- * plan for it (parallel, say); otherwise a plain Agg over the table's
- * cheapest path, computing each aggregate once.
+ * Does the expression read a column of the table other than through the
+ * bucket (or an aggregate)?
+ */
+static bool
+other_columns_walker(Node *node, GroupBucket *group)
+{
+	if (node == NULL)
+		return false;
+	if (group != NULL && equal(node, group->expr))
+		return false;
+	if (IsA(node, Aggref))
+		return false;
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar))
+		return true;
+	return expression_tree_walker(node, other_columns_walker, group);
+}
+
+static bool
+uses_other_columns(Node *node, GroupBucket *group)
+{
+	return other_columns_walker(node, group);
+}
+
+/*
+ * The ordinary plan for just these aggregates (after the bucket, grouped by
+ * it): the node's child.  When the query's target list is exactly those,
+ * PostgreSQL's own cheapest plan for it (parallel, say); otherwise a plain
+ * or hashed Agg over the table's cheapest path, computing each aggregate
+ * once.
  */
 static Path *
 fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-			  List *aggrefs)
+			  List *aggrefs, const GroupBucket *group)
 {
 	PathTarget *target = create_empty_pathtarget();
 	AggClauseCosts costs;
 	ListCell   *lc;
+	List	   *columns = group ? lcons(group->expr, list_copy(aggrefs)) : aggrefs;
 
-	if (equal(output_rel->reltarget->exprs, aggrefs))
+	if (equal(output_rel->reltarget->exprs, columns))
 	{
 		Path	   *best = NULL;
 
@@ -200,14 +307,17 @@ fallback_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		}
 	}
 
+	if (group != NULL)
+		add_column_to_pathtarget(target, group->expr, group->clause->tleSortGroupRef);
 	foreach(lc, aggrefs)
 		add_column_to_pathtarget(target, lfirst(lc), 0);
 	set_pathtarget_cost_width(root, target);
 	MemSet(&costs, 0, sizeof(costs));
 	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
 	return (Path *) create_agg_path(root, output_rel, input_rel->cheapest_total_path,
-									target, AGG_PLAIN, AGGSPLIT_SIMPLE, NIL, NIL,
-									&costs, 1.0);
+									target, group ? AGG_HASHED : AGG_PLAIN, AGGSPLIT_SIMPLE,
+									group ? list_make1(group->clause) : NIL, NIL,
+									&costs, group ? group->ngroups : 1.0);
 }
 
 /*
@@ -250,7 +360,7 @@ null_keys_cost(PlannerInfo *root, IndexOptInfo *index, Oid tableoid,
 
 static bool
 try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-		  IndexOptInfo *index, List *aggrefs)
+		  IndexOptInfo *index, List *aggrefs, GroupBucket *group)
 {
 	Index		relid = input_rel->relid;
 	List	   *strategies = NIL,
@@ -273,10 +383,36 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	Oid			tableoid = planner_rt_fetch(relid, root)->relid;
 	Var		   *var;
 	bool		runtime_array = false;
+	List	   *where_clauses = NIL;
+	List	   *where_prog = NIL;
+	char	   *where_label = "";
+	List	   *filter_exprs = NIL;
+	List	   *filters = NIL;
+	List	   *filter_of = NIL;
+	bool		any_filter = false;
+	int			value_col = -1;
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
+	{
+		note(root, input_rel, psprintf("index %s is partial or on an expression",
+									   get_rel_name(index->indexoid)));
 		return false;
+	}
+	if (group != NULL &&
+		!gbt_group_is_bucket((Node *) group->expr, relid, index->indexkeys[0], index->opcintype[0],
+							 &group->why))
+	{
+		/* or an integer column the index holds, with few values */
+		value_col = value_column((Node *) group->expr, relid, index);
+		if (value_col < 0 || group->ngroups > GBT_MAX_VALUE_GROUPS)
+		{
+			note(root, input_rel, psprintf("GROUP BY %s: %s", group->label,
+										   value_col < 0 ? group->why :
+										   "more values than the service groups by"));
+			return false;
+		}
+	}
 
 	foreach(lc, input_rel->baserestrictinfo)
 	{
@@ -296,15 +432,26 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			key_not_null = true;
 			continue;
 		}
-		if (rinfo->pseudoconstant ||
-			!gbt_match_condition(rinfo->clause, relid, index, &strategy, &subtype,
-							 &opno, &array, &bound))
+		if (rinfo->pseudoconstant)
 			return false;
+		if (!gbt_match_condition(rinfo->clause, relid, index, &strategy, &subtype,
+								 &opno, &array, &bound))
+		{
+			/* a condition past the key's ranges: a predicate program */
+			where_clauses = lappend(where_clauses, rinfo->clause);
+			continue;
+		}
 		strategies = lappend_int(strategies, strategy);
 		subtypes = lappend_oid(subtypes, subtype);
 		operators = lappend_oid(operators, opno);
 		if (array && !IsA(bound, Const))
 			runtime_array = true;
+		/* A GROUP BY's buckets are made at executor start, before InitPlans run. */
+		if (group != NULL && known_at_run_time((Node *) bound, NULL))
+		{
+			note(root, input_rel, "GROUP BY with a key condition known only when the plan runs (a subquery's value)");
+			return false;
+		}
 		arrays = lappend_int(arrays, !array ? GBT_ARRAY_NONE :
 							 IsA(bound, Const) ? GBT_ARRAY_CONST : GBT_ARRAY_RUNTIME);
 		bounds = lappend(bounds, bound);
@@ -317,6 +464,24 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	null_keys = strategies == NIL && !key_not_null &&
 		!column_not_null(tableoid, index->indexkeys[0]);
 
+	/* Conditions on other columns the index holds: a WHERE program. */
+	if (where_clauses != NIL)
+	{
+		const char *why;
+
+		where_prog = gbt_filter_plan((Node *) where_clauses, relid, index, &why);
+		if (where_prog == NIL)
+		{
+			if (gbt_plan_noting())
+				note(root, input_rel,
+					 psprintf("WHERE %s: %s (index %s)",
+							  deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses)),
+							  why, get_rel_name(index->indexoid)));
+			return false;
+		}
+		where_label = deparse_on(root, input_rel, (Node *) make_ands_explicit(where_clauses));
+	}
+
 	foreach(lc, aggrefs)
 	{
 		GbtAggKind	kind;
@@ -325,17 +490,70 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 		if (!match_aggref(lfirst_node(Aggref, lc), relid, tableoid, index, &kind, &col,
 						  &argtype))
+		{
+			if (gbt_plan_noting())
+				note(root, input_rel,
+					 psprintf("%s is not an aggregate the service answers from index %s (count, sum, avg, min or max of a column it holds, without DISTINCT, ORDER BY or FILTER)",
+							  deparse_on(root, input_rel, lfirst(lc)),
+							  get_rel_name(index->indexoid)));
 			return false;
+		}
 		kinds = lappend_int(kinds, kind);
 		columns = lappend_int(columns, col);
 		argtypes = lappend_oid(argtypes, argtype);
+		filter_exprs = lappend(filter_exprs, lfirst_node(Aggref, lc)->aggfilter);
+		any_filter |= lfirst_node(Aggref, lc)->aggfilter != NULL;
+	}
+
+	/*
+	 * FILTER clauses: a program each (equal ones once), the first none at
+	 * all (the rows WHERE keeps: a group with rows is a group even when no
+	 * row passes an aggregate's FILTER).
+	 */
+	if (where_prog != NIL || any_filter || value_col >= 0)
+	{
+		List	   *distinct = list_make1(NULL);
+
+		filters = list_make1(NIL);
+		foreach(lc, filter_exprs)
+		{
+			Expr	   *f = lfirst(lc);
+			int			slot = 0;
+			ListCell   *ld;
+
+			foreach(ld, distinct)
+			{
+				if (equal(lfirst(ld), f))
+					break;
+				slot++;
+			}
+			if (ld == NULL)
+			{
+				const char *why;
+				List	   *prog = gbt_filter_plan((Node *) f, relid, index, &why);
+
+				if (prog == NIL || list_length(distinct) == GBT_PRED_MAX_FILTERS)
+				{
+					if (gbt_plan_noting())
+						note(root, input_rel,
+							 psprintf("FILTER (WHERE %s): %s (index %s)",
+									  deparse_on(root, input_rel, (Node *) f),
+									  prog == NIL ? why : "more FILTER clauses than the service takes",
+									  get_rel_name(index->indexoid)));
+					return false;
+				}
+				distinct = lappend(distinct, f);
+				filters = lappend(filters, prog);
+			}
+			filter_of = lappend_int(filter_of, slot);
+		}
 	}
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = output_rel;
 	cpath->path.pathtarget = output_rel->reltarget;
-	cpath->path.rows = 1;
+	cpath->path.rows = group ? group->ngroups : 1;
 
 	/*
 	 * The fixed cost (so that a small range, or min/max through the index's
@@ -355,9 +573,13 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	table_close(heap, NoLock);
 	unsure_rows = input_rel->rows * (1.0 - nullfrac) * unsure_frac;
 	cpath->path.startup_cost = GBT_AGG_BASE_COST + input_rel->pages / 32768.0 +
-		unsure_rows * gbt_agg_unsure_cost() + null_cost;
+		unsure_rows * gbt_agg_unsure_cost() + null_cost +
+		(filters != NIL ? input_rel->tuples * GBT_FILTER_ENTRY_COST : 0) *
+		(value_col >= 0 ? 2 : 1) +
+		(group ? Min(group->ngroups, GBT_MAX_GROUP_RANGES) * GBT_GROUP_RANGE_COST : 0);
 	cpath->path.total_cost = cpath->path.startup_cost;
-	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs));
+	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs,
+												   group));
 
 	/*
 	 * An = ANY of an array known only when the plan runs (a parameter of a
@@ -381,11 +603,46 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cpath->custom_private = lappend(cpath->custom_private, columns);
 	cpath->custom_private = lappend(cpath->custom_private, argtypes);
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(null_keys));
+	cpath->custom_private = lappend(cpath->custom_private, group ? group->expr : NULL);
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeInteger(group ? (int) group->clause->eqop : 0));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeString(group ? group->label : ""));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(value_col));
+	cpath->custom_private = lappend(cpath->custom_private, where_prog);
+	cpath->custom_private = lappend(cpath->custom_private, makeString(where_label));
+	cpath->custom_private = lappend(cpath->custom_private, filters);
+	cpath->custom_private = lappend(cpath->custom_private, filter_of);
 	cpath->custom_private = lappend(cpath->custom_private, aggrefs);
 	cpath->custom_private = lappend(cpath->custom_private, bounds);
 	cpath->methods = &agg_path_methods;
+	if (gbt_plan_noting())
+		note(root, input_rel,
+			 psprintf("offered on index %s at cost %.0f, against %.0f for the ordinary plan below it",
+					  get_rel_name(index->indexoid), cpath->path.total_cost,
+					  ((Path *) linitial(cpath->custom_paths))->total_cost));
 	add_path(output_rel, (Path *) cpath);
 	return true;
+}
+
+/* Does the query read a table with a gpubtree index (input_rel's, or any)? */
+static bool
+has_gpubtree_index(PlannerInfo *root, RelOptInfo *input_rel)
+{
+	int			i;
+
+	for (i = 1; i < root->simple_rel_array_size; i++)
+	{
+		RelOptInfo *rel = root->simple_rel_array[i];
+		ListCell   *lc;
+
+		if (rel == NULL || (input_rel->reloptkind == RELOPT_BASEREL && rel != input_rel))
+			continue;
+		foreach(lc, rel->indexlist)
+			if (gpubtree_is_gpubtree_indexinfo(lfirst_node(IndexOptInfo, lc)))
+				return true;
+	}
+	return false;
 }
 
 static void
@@ -396,25 +653,98 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	List	   *aggrefs = NIL;
 	List	   *vars;
 	ListCell   *lc;
+	GroupBucket bucket;
+	GroupBucket *group = NULL;
+	Oid			tableoid;
+	const char *why = NULL;
+	Expr	   *label;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
 
-	if (stage != UPPERREL_GROUP_AGG || gbt_shared == NULL || !gpubtree_enable_aggregate ||
-		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
-		!parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
-		parse->havingQual != NULL || parse->hasWindowFuncs || parse->hasTargetSRFs ||
-		!gbt_plain_table(root, input_rel))
+	if (stage != UPPERREL_GROUP_AGG || !parse->hasAggs || !has_gpubtree_index(root, input_rel))
 		return;
+	if (gbt_shared == NULL)
+		why = "the library is not in shared_preload_libraries (no service)";
+	else if (!gpubtree_enable_aggregate)
+		why = "gpubtree.enable_aggregate is off";
+	else if (gpubtree_device_mode == GPUBTREE_DEVICE_OFF)
+		why = "gpubtree.device is off";
+	else if (input_rel->reloptkind != RELOPT_BASEREL)
+		why = "the aggregates are over a join (the node reads one table)";
+	else if (!gbt_plain_table(root, input_rel))
+		why = "not a plain table (row-level security, an inheritance parent, a partitioned table, TABLESAMPLE)";
+	else if (list_length(parse->groupClause) > 1)
+		why = "GROUP BY more than one expression";
+	else if (parse->groupingSets != NIL)
+		why = "GROUPING SETS, ROLLUP or CUBE";
+	else if (parse->hasWindowFuncs)
+		why = "window functions";
+	else if (parse->hasTargetSRFs)
+		why = "set-returning functions in the target list";
+	else if (parse->havingQual != NULL && parse->groupClause == NIL)
+		why = "HAVING without GROUP BY";
+	if (why != NULL)
+	{
+		gbt_plan_note("GpubtreeAggregate", input_rel->reloptkind == RELOPT_BASEREL ?
+					  planner_rt_fetch(input_rel->relid, root)->relid : InvalidOid, why);
+		return;
+	}
 
-	/* The aggregates, each once; nothing else may come from the table. */
-	vars = pull_var_clause((Node *) output_rel->reltarget->exprs,
+	/* GROUP BY one expression: a bucket of the key, or nothing of ours. */
+	if (parse->groupClause != NIL)
+	{
+		group = &bucket;
+		group->clause = linitial_node(SortGroupClause, parse->groupClause);
+		group->expr = (Expr *) get_sortgroupclause_expr(group->clause, root->processed_tlist);
+		if (!OidIsValid(group->clause->eqop) || !group->clause->hashable)
+		{
+			note(root, input_rel, "the GROUP BY expression's type has no hash function");
+			return;
+		}
+		group->ngroups = estimate_num_groups(root, list_make1(group->expr),
+											 input_rel->rows, NULL, NULL);
+		/* width_bucket(k, low, high, count): at most count + 2 */
+		if (IsA(group->expr, FuncExpr) &&
+			list_length(((FuncExpr *) group->expr)->args) == 4 &&
+			IsA(llast(((FuncExpr *) group->expr)->args), Const) &&
+			!((Const *) llast(((FuncExpr *) group->expr)->args))->constisnull &&
+			strcmp(get_func_name(((FuncExpr *) group->expr)->funcid), "width_bucket") == 0)
+			group->ngroups = Min(group->ngroups,
+								 DatumGetInt32(((Const *) llast(((FuncExpr *) group->expr)->args))->constvalue) + 2.0);
+		tableoid = planner_rt_fetch(input_rel->relid, root)->relid;
+		label = copyObject(group->expr);
+		ChangeVarNodes((Node *) label, input_rel->relid, 1, 0);
+		group->label = deparse_expression((Node *) label,
+										  deparse_context_for(get_rel_name(tableoid), tableoid),
+										  false, false);
+	}
+
+	/*
+	 * The aggregates, each once, in the target list and HAVING; nothing else
+	 * may come from the table but the bucket.
+	 */
+	if (uses_other_columns((Node *) output_rel->reltarget->exprs, group) ||
+		uses_other_columns(parse->havingQual, group))
+	{
+		note(root, input_rel, group ?
+			 "the target list or HAVING reads a column outside the GROUP BY expression and the aggregates" :
+			 "the target list reads a column outside the aggregates");
+		return;
+	}
+	vars = pull_var_clause((Node *) list_make2(output_rel->reltarget->exprs,
+											   parse->havingQual),
 						   PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
 						   PVC_INCLUDE_PLACEHOLDERS);
 	foreach(lc, vars)
 	{
+		if (IsA(lfirst(lc), Var))
+			continue;			/* the bucket's key (checked above) */
 		if (!IsA(lfirst(lc), Aggref))
+		{
+			note(root, input_rel, "the target list holds more than columns and aggregates");
 			return;
+		}
 		if (!list_member(aggrefs, lfirst(lc)))
 			aggrefs = lappend(aggrefs, lfirst(lc));
 	}
@@ -427,7 +757,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 
 		/* The first gpubtree index that can answer. */
 		if (gpubtree_is_gpubtree_indexinfo(index) &&
-			try_index(root, input_rel, output_rel, index, aggrefs))
+			try_index(root, input_rel, output_rel, index, aggrefs, group))
 			return;
 	}
 }
@@ -443,6 +773,13 @@ plan_agg(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	ListCell   *lc;
 	int			resno = 1;
 
+	if (list_nth(priv, PRIV_GROUP) != NULL)
+	{
+		scan_tlist = list_make1(makeTargetEntry(copyObject(list_nth(priv, PRIV_GROUP)),
+												resno++, NULL, false));
+		/* HAVING, over the groups, as an Agg node applies it */
+		cscan->scan.plan.qual = (List *) copyObject(root->parse->havingQual);
+	}
 	foreach(lc, aggrefs)
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry(copyObject(lfirst(lc)), resno++, NULL, false));

@@ -72,3 +72,41 @@ gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys, int nkeys,
 
 	gbt_scan_index_entries(heap, index, keys, nkeys, snapshot, scan_agg_add, &sa);
 }
+
+typedef struct ScanFiltered
+{
+	Relation	index;
+	const GbtColumns *cols;
+	const gbt_pred_set *preds;
+	GbtAggResult *results;
+} ScanFiltered;
+
+static void
+scan_filtered_add(const Datum *values, const bool *isnull, void *arg)
+{
+	ScanFiltered *sf = arg;
+	int64		vals[GBT_MAX_COLS] = {0};
+	uint8		nulls = gbt_entry_values(sf->index, sf->cols, (Datum *) values,
+										 (bool *) isnull, vals);
+	int			f;
+
+	if (sf->preds->where != NULL &&
+		gbt_pred_run(sf->preds->where, sf->preds->list, (const uint64 *) vals,
+					 nulls) != GBT_TV_TRUE)
+		return;
+	for (f = 0; f < sf->preds->nfilters; f++)
+		if (sf->preds->filter[f] == NULL ||
+			gbt_pred_run(sf->preds->filter[f], sf->preds->list, (const uint64 *) vals,
+						 nulls) == GBT_TV_TRUE)
+			gbt_agg_add_entry(&sf->results[f], sf->cols, vals, nulls);
+}
+
+void
+gbt_aggregate_by_scan_filtered(Relation heap, Relation index, ScanKey keys, int nkeys,
+							   Snapshot snapshot, const GbtColumns *cols,
+							   const gbt_pred_set *preds, GbtAggResult *results)
+{
+	ScanFiltered sf = {index, cols, preds, results};
+
+	gbt_scan_index_entries(heap, index, keys, nkeys, snapshot, scan_filtered_add, &sf);
+}

@@ -30,4 +30,14 @@ extern void gbt_aggregate_by_scan(Relation heap, Relation index, ScanKey keys,
 								  int nkeys, Snapshot snapshot,
 								  const GbtColumns *cols, GbtAggResult *r);
 
+/*
+ * The same through predicate programs (predicate.h): entries WHERE keeps,
+ * into results[f] where filter f's program is TRUE for them.
+ */
+extern void gbt_aggregate_by_scan_filtered(Relation heap, Relation index, ScanKey keys,
+										   int nkeys, Snapshot snapshot,
+										   const GbtColumns *cols,
+										   const gbt_pred_set *preds,
+										   GbtAggResult *results);
+
 #endif							/* GPUBTREE_AGG_SCAN_H */

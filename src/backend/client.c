@@ -397,19 +397,26 @@ bool
 gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 			 const uint64 *lo, const uint64 *hi, int64 nranges, bool sorted,
 			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
-			 bool stamps, int ncols, int64 unsure_cap, bool rows, bool map)
+			 bool stamps, int ncols, int64 unsure_cap, bool rows, bool map, bool grouped,
+			 const gbt_pred_set *preds)
 {
 	bool		points = lo == hi;	/* one key a range: sent once */
 	GbtRequest *req;
 	GbtAggRequest *agg;
 	char	   *data;
 	TransactionId *xids;
+	int			nfilters;
 
 	map = map && points && !sorted;
+	grouped = grouped && sorted && !rows;
+	nfilters = preds != NULL ? preds->nfilters : 0;
 	req = call_begin(call, GBT_REQ_AGG, index, current_generation(index),
 					 gbt_agg_request_data_size(nranges, points, nvisible,
-											   snapshot->xcnt, snapshot->subxcnt),
-					 gbt_agg_reply_size(ncols, unsure_cap, rows, map ? nranges : 0));
+											   snapshot->xcnt, snapshot->subxcnt) +
+					 (preds != NULL ?
+					  gbt_agg_preds_size(preds->where != NULL, nfilters, preds->nlist) : 0),
+					 gbt_agg_reply_size(ncols, unsure_cap, rows, map ? nranges : 0,
+										gbt_agg_reply_slots(grouped, nranges, nfilters)));
 	if (req == NULL)
 		return false;
 	agg = &req->body.agg;
@@ -430,6 +437,10 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	agg->points = points;
 	agg->unsorted = points && !sorted;
 	agg->map = map;
+	agg->grouped = grouped;
+	agg->where = preds != NULL && preds->where != NULL;
+	agg->nfilters = nfilters;
+	agg->nlist = preds != NULL ? preds->nlist : 0;
 	agg->ncols = ncols;
 	data = GBT_REQUEST_DATA(req);
 	memcpy(data, lo, sizeof(uint64) * nranges);
@@ -443,6 +454,29 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	xids = gbt_agg_request_xids(req);
 	memcpy(xids, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
 	memcpy(xids + snapshot->xcnt, snapshot->subxip, sizeof(TransactionId) * snapshot->subxcnt);
+	if (preds != NULL)
+	{
+		gbt_pred   *progs = gbt_agg_request_preds(req);
+		int			f;
+
+		if (preds->where != NULL)
+			*progs++ = *preds->where;
+		/* a filter that is absent: the program TRUE */
+		for (f = 0; f < nfilters; f++, progs++)
+		{
+			if (preds->filter[f] != NULL)
+				*progs = *preds->filter[f];
+			else
+			{
+				memset(progs, 0, sizeof(gbt_pred));
+				progs->ninsns = 1;
+				progs->insn[0].op = GBT_PRED_TRUE;
+			}
+		}
+		memcpy((char *) gbt_agg_request_preds(req) +
+			   MAXALIGN(sizeof(gbt_pred) * (agg->where + nfilters)),
+			   preds->list, sizeof(gbt_pred_value) * preds->nlist);
+	}
 	return request_send(call);
 }
 

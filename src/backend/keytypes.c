@@ -112,6 +112,19 @@ gbt_encode_key(Datum value, Oid typid)
 	return kt->encode(value);
 }
 
+/* The value of typid whose key is key: gbt_encode_key() undone. */
+Datum
+gbt_decode_key(uint64 key, Oid typid)
+{
+	const GbtKeyType *kt = gbt_key_type(typid);
+
+	if (kt == NULL)
+		elog(ERROR, "gpubtree: unexpected key type %u", typid);
+	if (kt->held == GBT_COL_FLOAT8)
+		return kt->datum(0, hm_decode_float8(key));
+	return kt->datum(hm_decode_int64(key), 0);
+}
+
 /*
  * May a bound of type argtype be compared in the mirror's encoding of a
  * keytype column?  Within the integer and float families, yes; date,

@@ -52,6 +52,7 @@ extern Datum gbt_key_numeric(const GbtKeyType *kt, Datum value);
 
 extern Oid	gbt_mirror_key_type(Relation index);
 extern uint64 gbt_encode_key(Datum value, Oid typid);
+extern Datum gbt_decode_key(uint64 key, Oid typid);
 extern bool gbt_comparable(Oid argtype, Oid keytype);
 extern GbtColType gbt_column_type(Oid typid);
 extern void gbt_index_columns(Relation index, GbtColumns *cols);

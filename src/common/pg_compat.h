@@ -200,4 +200,12 @@ gbt_relation_oid_locked_by_me(Oid relid, LOCKMODE mode, bool orstronger)
 #define Abs(x)						((x) >= 0 ? (x) : -(x))
 #endif
 
+/* The permissions a plan's relations need, checked as ExecutorStart does. */
+#if PG_VERSION_NUM >= 160000
+#define gbt_check_plan_permissions(stmt) \
+	ExecCheckPermissions((stmt)->rtable, (stmt)->permInfos, true)
+#else
+#define gbt_check_plan_permissions(stmt) ExecCheckRTPerms((stmt)->rtable, true)
+#endif
+
 #endif							/* GPUBTREE_PG_COMPAT_H */

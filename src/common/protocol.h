@@ -27,6 +27,7 @@
 #include "storage/itemptr.h"
 
 #include "engine.h"
+#include "predicate.h"
 #include "entries.h"
 
 #define GBT_ERRMSG_LEN 256
@@ -185,6 +186,9 @@ typedef struct GbtAggPrepareRequest
 	uint64		mirror_id;
 	uint64		log_bound;
 	GbtColumns	columns;
+	bool		has_keys;		/* the mirror has entries, all of whose keys */
+	uint64		key_min;		/* (dead ones too) lie in [key_min, key_max] */
+	uint64		key_max;
 } GbtAggPrepareRequest;
 
 /*
@@ -198,6 +202,13 @@ typedef struct GbtAggPrepareRequest
  * With rows (a lookup's), nothing is aggregated: the
  * entries the snapshot sees come back too, each with its GbtVerdict
  * (gbt_agg_reply_verdicts()), and agg.nunsure counts every entry wanted.
+ * With grouped (sorted ranges, not rows), each range is aggregated apart
+ * too: gbt_agg_reply_groups()[r] over range r alone, and agg their total.
+ * With programs (after the snapshot: gbt_agg_request_preds()), entries
+ * are aggregated as predicate.h's filtered aggregate says, one result per
+ * FILTER program, of each range when grouped:
+ * gbt_agg_reply_groups()[r * nfilters + f]; the unsure ones come back once
+ * (those WHERE keeps), agg.nunsure counting them.
  * Unsorted points are sorted and freed of repeats in place: lo[0..nkeys)
  * holds them after the answer, and with map, gbt_agg_reply_map()[i] is the
  * place in them of the key that came as lo[i].
@@ -224,6 +235,12 @@ typedef struct GbtAggRequest
 								 * service sorts them and drops repeats */
 	bool		map;			/* unsorted: and tells where each went
 								 * (gbt_agg_reply_map()) */
+	bool		grouped;		/* and one aggregate a range, in
+								 * gbt_agg_reply_groups() */
+	bool		where;			/* a WHERE program (predicate.h) first */
+	int			nfilters;		/* then FILTER programs: 0, or one result
+								 * each (a range's each, grouped) */
+	int64		nlist;			/* their IN lists' constants */
 	int			ncols;			/* columns of the entries that come back */
 	/* the reply */
 	GbtAggResult agg;
@@ -294,14 +311,41 @@ gbt_agg_request_xids(GbtRequest *req)
 														req->body.agg.nvisible, 0, 0));
 }
 
+/* Bytes of an AGG's programs: WHERE's and FILTERs', then their constants. */
+static inline Size
+gbt_agg_preds_size(bool where, int nfilters, int64 nlist)
+{
+	return MAXALIGN(sizeof(gbt_pred) * ((where ? 1 : 0) + nfilters)) +
+		MAXALIGN(sizeof(gbt_pred_value) * nlist);
+}
+
+/* Where an AGG's programs start: after its snapshot. */
+static inline gbt_pred *
+gbt_agg_request_preds(GbtRequest *req)
+{
+	return (gbt_pred *) (GBT_REQUEST_DATA(req) +
+						 gbt_agg_request_data_size(req->body.agg.nranges,
+												   req->body.agg.points,
+												   req->body.agg.nvisible,
+												   req->body.agg.xcnt,
+												   req->body.agg.subxcnt));
+}
+
+/* Aggregates of an AGG's reply in gbt_agg_reply_groups(): a range's, a filter's. */
+static inline int64
+gbt_agg_reply_slots(bool grouped, int64 nranges, int nfilters)
+{
+	if (!grouped && nfilters == 0)
+		return 0;
+	return (grouped ? nranges : 1) * Max(nfilters, 1);
+}
+
 /* Where an AGG's unsure entries start: after its data. */
 static inline char *
 gbt_agg_reply_unsure(GbtRequest *req)
 {
-	return GBT_REQUEST_DATA(req) +
-		gbt_agg_request_data_size(req->body.agg.nranges, req->body.agg.points,
-								  req->body.agg.nvisible, req->body.agg.xcnt,
-								  req->body.agg.subxcnt);
+	return (char *) gbt_agg_request_preds(req) +
+		gbt_agg_preds_size(req->body.agg.where, req->body.agg.nfilters, req->body.agg.nlist);
 }
 
 /* Where a rows AGG's verdicts start: after room for unsure_cap entries. */
@@ -312,12 +356,16 @@ gbt_agg_reply_verdicts(GbtRequest *req)
 		gbt_entries_flat_size(req->body.agg.ncols, req->body.agg.unsure_cap);
 }
 
-/* Bytes of an AGG's reply: its entries, their verdicts and its map. */
+/*
+ * Bytes of an AGG's reply: its entries, their verdicts, its map and its
+ * groups' aggregates.
+ */
 static inline Size
-gbt_agg_reply_size(int ncols, int64 unsure_cap, bool rows, int64 nmap)
+gbt_agg_reply_size(int ncols, int64 unsure_cap, bool rows, int64 nmap, int64 ngroups)
 {
 	return gbt_entries_flat_size(ncols, unsure_cap) +
-		MAXALIGN(rows ? unsure_cap : 0) + sizeof(uint32) * nmap;
+		MAXALIGN(rows ? unsure_cap : 0) + MAXALIGN(sizeof(uint32) * nmap) +
+		sizeof(GbtAggResult) * ngroups;
 }
 
 /* Where an AGG's map starts: after its verdicts. */
@@ -326,7 +374,19 @@ gbt_agg_reply_map(GbtRequest *req)
 {
 	return (uint32 *) (gbt_agg_reply_unsure(req) +
 					   gbt_agg_reply_size(req->body.agg.ncols, req->body.agg.unsure_cap,
-										  req->body.agg.rows, 0));
+										  req->body.agg.rows, 0, 0));
+}
+
+/* Where a grouped or filtered AGG's aggregates start: after its map. */
+static inline GbtAggResult *
+gbt_agg_reply_groups(GbtRequest *req)
+{
+	return (GbtAggResult *) (gbt_agg_reply_unsure(req) +
+							 gbt_agg_reply_size(req->body.agg.ncols,
+												req->body.agg.unsure_cap,
+												req->body.agg.rows,
+												req->body.agg.map ?
+												req->body.agg.nranges : 0, 0));
 }
 
 #endif							/* GPUBTREE_PROTOCOL_H */

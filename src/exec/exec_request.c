@@ -66,8 +66,7 @@ gbt_ms_since(instr_time t0)
 
 /* AGG_PREPARE: the mirror the request will read. */
 static bool
-prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
-		uint64 *log_bound, GbtColumns *columns)
+prepare(Relation index, GbtReplyStatus *status, GbtAggPrepareRequest *prepared)
 {
 	GbtCall		call;
 
@@ -75,12 +74,49 @@ prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
 	if (gbt_call_agg_prepare(&call, index))
 	{
 		*status = call.req->hdr.status;
-		*mirror_id = call.req->body.agg_prepare.mirror_id;
-		*log_bound = call.req->body.agg_prepare.log_bound;
-		*columns = call.req->body.agg_prepare.columns;
+		*prepared = call.req->body.agg_prepare;
 	}
 	gbt_call_end(&call);
 	return *status == GBT_REPLY_OK;
+}
+
+/* The range of slots that holds key: the last one starting at or below it. */
+static int64
+range_of(const GbtAggSlots *slots, uint64 key)
+{
+	int64		lo = 0,
+				hi = slots->nranges;
+
+	while (hi - lo > 1)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (slots->lo[mid] <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * A visible entry into the results of its range (grouped) and of each
+ * filter whose program is TRUE for it (the service sent it back only if
+ * WHERE's is).
+ */
+static void
+add_to_slots(const GbtAggSlots *slots, const GbtColumns *columns, uint64 key,
+			 const int64 *vals, uint8 nulls)
+{
+	int			nf = slots->preds != NULL ? slots->preds->nfilters : 1;
+	GbtAggResult *into = &slots->results[(slots->grouped ? range_of(slots, key) : 0) * nf];
+	int			f;
+
+	for (f = 0; f < nf; f++)
+		if (slots->preds == NULL || slots->preds->filter[f] == NULL ||
+			gbt_pred_run(slots->preds->filter[f], slots->preds->list,
+						 (const uint64 *) vals, nulls) == GBT_TV_TRUE)
+			gbt_agg_add_entry(&into[f], columns, vals, nulls);
 }
 
 /*
@@ -90,7 +126,7 @@ prepare(Relation index, GbtReplyStatus *status, uint64 *mirror_id,
  */
 static void
 check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
-			 GbtEntries *rows, GbtAggAnswer *answer)
+			 GbtEntries *rows, GbtAggAnswer *answer, const GbtAggSlots *slots)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
@@ -120,6 +156,8 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 		for (c = 0; c < GBT_MAX_COLS; c++)
 			vals[c] = c < e->ncols ? e->vals[c][i] : 0;
 		gbt_agg_add_entry(&answer->r, &answer->columns, vals, e->nulls[i]);
+		if (slots != NULL)
+			add_to_slots(slots, &answer->columns, e->keys[i], vals, e->nulls[i]);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);
@@ -145,10 +183,12 @@ gbt_agg_unsure_cost(void)
 static bool
 ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			int64 nranges, bool sorted, Snapshot snapshot, int64 max_listed, bool rows,
-			bool map, int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why)
+			bool map, int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why,
+			GbtAggSlots *slots)
 {
 	Oid			keytype = gbt_mirror_key_type(index);
 	GbtReplyStatus status = GBT_REPLY_ERROR;
+	GbtAggPrepareRequest prepared;
 	uint64		mirror_id;
 	uint64		log_bound;
 	BlockNumber nblocks;
@@ -194,7 +234,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		GbtAggRequest *reply;
 		bool		answered;
 
-		if (!prepare(index, &status, &mirror_id, &log_bound, &answer->columns))
+		if (!prepare(index, &status, &prepared))
 		{
 			static char note[GBT_ERRMSG_LEN];
 
@@ -206,6 +246,9 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 				"the service did not answer";
 			return false;
 		}
+		mirror_id = prepared.mirror_id;
+		log_bound = prepared.log_bound;
+		answer->columns = prepared.columns;
 
 		/* After AGG_PREPARE's answer: see the header comment. */
 		nblocks = RelationGetNumberOfBlocks(heap);
@@ -215,7 +258,8 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								sorted, visible, nblocks, snapshot,
 								gbt_capture_current(heap, index), answer->columns.ncols,
-								cap, rows, map);
+								cap, rows, map, slots != NULL && slots->grouped,
+								slots != NULL ? slots->preds : NULL);
 		pfree(visible);
 		if (call->req == NULL)
 		{
@@ -274,12 +318,78 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot,
-					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why))
+					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
+					 NULL))
 		return false;
 	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
 	unsure.n = call.req->hdr.nresults;
-	check_unsure(heap, snapshot, &unsure, NULL, answer);
+	check_unsure(heap, snapshot, &unsure, NULL, answer, NULL);
+	gbt_call_end(&call);
+	answer->entries = answer->r.count;
+	answer->total_ms = gbt_ms_since(t0);
+	return true;
+}
+
+bool
+gbt_key_extent(Relation index, bool *has_keys, uint64 *key_min, uint64 *key_max,
+			   const char **why)
+{
+	GbtReplyStatus status;
+	GbtAggPrepareRequest prepared;
+
+	if (gbt_shared == NULL || !gbt_service_running())
+	{
+		*why = "no GPU service";
+		return false;
+	}
+	gbt_resync_flush();
+	if (!prepare(index, &status, &prepared))
+	{
+		static char note[GBT_ERRMSG_LEN];
+
+		/* Built in the background, as for any request; waited for only if asked. */
+		if (status != GBT_REPLY_NO_MIRROR)
+		{
+			*why = "the service did not answer";
+			return false;
+		}
+		if (!gbt_mirror_wanted(index, gbt_mirror_key_type(index), note, sizeof(note)) ||
+			!prepare(index, &status, &prepared))
+		{
+			*why = note;
+			return false;
+		}
+	}
+	*has_keys = prepared.has_keys;
+	*key_min = prepared.key_min;
+	*key_max = prepared.key_max;
+	return true;
+}
+
+bool
+gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
+					Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
+					const char **why)
+{
+	GbtCall		call;
+	GbtEntries	unsure;
+	int64		nslots;
+	instr_time	t0;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!ask_service(heap, index, slots->lo, slots->hi, slots->nranges, true, snapshot,
+					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
+					 slots))
+		return false;
+	nslots = gbt_agg_reply_slots(call.req->body.agg.grouped, slots->nranges,
+								 call.req->body.agg.nfilters);
+	slots->results = palloc_extended(sizeof(GbtAggResult) * Max(nslots, 1), MCXT_ALLOC_HUGE);
+	memcpy(slots->results, gbt_agg_reply_groups(call.req), sizeof(GbtAggResult) * nslots);
+	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
+						  gbt_agg_reply_unsure(call.req));
+	unsure.n = call.req->hdr.nresults;
+	check_unsure(heap, snapshot, &unsure, NULL, answer, slots);
 	gbt_call_end(&call);
 	answer->entries = answer->r.count;
 	answer->total_ms = gbt_ms_since(t0);
@@ -305,7 +415,7 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	INSTR_TIME_SET_CURRENT(t0);
 	/* Room for a row a key: more, and the service says how many. */
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot, GBT_MAX_LOOKUP_ROWS, true,
-					 map != NULL, nranges + 1024, answer, &call, why))
+					 map != NULL, nranges + 1024, answer, &call, why, NULL))
 		return false;
 	if (map != NULL && (answer->nkeys < 0 || answer->nkeys > nranges))
 	{
@@ -334,7 +444,7 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			gbt_copy_entry(&unsure, unsure.n++, &listed, i);
 	}
 	gbt_call_end(&call);
-	check_unsure(heap, snapshot, &unsure, rows, answer);
+	check_unsure(heap, snapshot, &unsure, rows, answer, NULL);
 	gbt_entries_free(&unsure);
 	answer->entries = rows->n;
 	answer->total_ms = gbt_ms_since(t0);

@@ -53,6 +53,39 @@ extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
 						  Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
 						  const char **why);
 
+/*
+ * The extent of the keys of the index's mirror now, dead entries' too: every
+ * key a snapshot taken before this call can see lies in [key_min, key_max]
+ * (none when !*has_keys).  False, with the reason in *why, when the service
+ * has no mirror to ask.
+ */
+extern bool gbt_key_extent(Relation index, bool *has_keys, uint64 *key_min,
+						   uint64 *key_max, const char **why);
+
+/*
+ * An aggregate asked for per range (a GROUP BY's buckets: sorted, disjoint
+ * ranges, one or more a group), or per FILTER program (predicate.h: with a
+ * WHERE program on the entries too), or both: the ranges, the programs,
+ * and the answer, results[(grouped ? r : 0) * nfilters + f].
+ */
+typedef struct GbtAggSlots
+{
+	uint64	   *lo;
+	uint64	   *hi;
+	int64		nranges;
+	bool		grouped;
+	const gbt_pred_set *preds;	/* NULL: none (then one result a range) */
+	GbtAggResult *results;
+} GbtAggSlots;
+
+/*
+ * gbt_aggregate() of slots' ranges (sorted), each range's or filter's
+ * aggregate apart in slots->results (answer->r: the entries of filter 0).
+ */
+extern bool gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
+								Snapshot snapshot, int64 max_unsure,
+								GbtAggAnswer *answer, const char **why);
+
 /* Most rows one lookup takes from the service. */
 #define GBT_MAX_LOOKUP_ROWS ((int64) 1 << 24)
 

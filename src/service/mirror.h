@@ -154,6 +154,28 @@ extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *h
 								 gbt_agg_result *out, GbtEntries *unsure, int64 unsure_cap,
 								 uint8 *verdicts, GbtAggSteps *steps, char *err, Size errlen);
 
+/* gbt_mirror_aggregate() with one result a range: outs[r] (a GROUP BY's buckets). */
+extern bool gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+									  int64 nranges, GbtSnapView *view, uint64 log_bound,
+									  gbt_agg_result *outs, GbtEntries *unsure,
+									  int64 unsure_cap, GbtAggSteps *steps, char *err,
+									  Size errlen);
+
+/*
+ * The filtered aggregate (predicate.h): outs[f], or with grouped outs[r *
+ * nfilters + f]; *nunsure counts the unsure entries WHERE keeps.
+ */
+extern bool gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+										  int64 nranges, GbtSnapView *view,
+										  uint64 log_bound, const gbt_pred_set *preds,
+										  bool grouped, gbt_agg_result *outs,
+										  GbtEntries *unsure, int64 unsure_cap,
+										  int64 *nunsure, GbtAggSteps *steps, char *err,
+										  Size errlen);
+
+/* The smallest and largest key of its entries (dead ones too); false: none. */
+extern bool gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max);
+
 /*
  * Whether this process can use a GPU, CUDA device 0 (with its name and
  * memory), with the reason when it cannot.

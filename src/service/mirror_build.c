@@ -49,8 +49,8 @@ has_null(const uint8 *bits, int64 n)
 }
 
 /* The engine's view of base entries [0, n): blocks, columns, NULL bits. */
-static void
-agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
+void
+gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 {
 	int			c;
 
@@ -275,7 +275,7 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	drop_unheld_columns(m);
 
 	m->ops = ops;
-	agg_input(&in, m, n);
+	gbt_mirror_agg_input(&in, m, n);
 	if (ops->build(m->base.keys, &in, device, &m->engine, err, errlen) != 0)
 	{
 		gbt_mirror_free(m);

@@ -352,4 +352,7 @@ gbt_base_block(const GbtMirror *m, int64 p)
 	return ItemPointerGetBlockNumberNoCheck(&m->base.tids[p]);
 }
 
+/* The engines' view of the tree's first n entries (its host arrays). */
+extern void gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n);
+
 #endif							/* GPUBTREE_MIRROR_INT_H */

@@ -83,7 +83,40 @@ typedef struct EntrySink
 	GbtEntries *list;
 	uint8	   *verdicts;
 	int64		cap;
+	/* filtered (predicate.h): agg counts the unsure, outs[f] filter f's */
+	const gbt_pred_set *preds;
+	gbt_agg_result *outs;
 } EntrySink;
+
+/*
+ * A filtered aggregate's entry: skipped unless WHERE is TRUE for it, added
+ * to each filter's result whose program is TRUE for it, or listed once.
+ */
+static void
+sink_filtered(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
+{
+	uint64		vals[GBT_MAX_COLS] = {0};
+	uint8		nulls = gbt_entry_nulls(src, i);
+	int			c;
+	int			f;
+
+	for (c = 0; c < src->ncols; c++)
+		vals[c] = (uint64) gbt_entry_val(src, c, i);
+	if (s->preds->where != NULL &&
+		gbt_pred_run(s->preds->where, s->preds->list, vals, nulls) != GBT_TV_TRUE)
+		return;
+	if (verdict == GBT_TAKE)
+	{
+		for (f = 0; f < s->preds->nfilters; f++)
+			if (s->preds->filter[f] == NULL ||
+				gbt_pred_run(s->preds->filter[f], s->preds->list, vals, nulls) == GBT_TV_TRUE)
+				gbt_agg_add_entry(&s->outs[f], s->columns, (const int64 *) vals, nulls);
+		return;
+	}
+	if (s->list->n < s->cap)
+		gbt_copy_entry(s->list, s->list->n++, src, i);
+	s->agg->nunsure++;
+}
 
 static inline void
 sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
@@ -92,6 +125,11 @@ sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
 
 	if (verdict == GBT_SKIP)
 		return;
+	if (s->preds != NULL)
+	{
+		sink_filtered(s, src, i, verdict);
+		return;
+	}
 	if (verdict == GBT_TAKE && s->verdicts == NULL)
 	{
 		gbt_agg_add_entry(s->agg, s->columns, entry_vals(src, i, vals),
@@ -361,7 +399,7 @@ aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
 		int			w;
 
 		if (i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= to && view->stamps &&
-			sink->verdicts == NULL &&
+			sink->verdicts == NULL && sink->preds == NULL &&
 			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound, &walk)) != NULL)
 		{
 			gbt_agg_combine(sink->agg, sum, &m->columns);
@@ -503,7 +541,7 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
 	const uint8 *visible = trusted ? m->allvis : view->visible;
 	int64		nvisible = trusted ? m->nallvis : view->nvisible;
-	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap};
+	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap, NULL, NULL};
 	int64		i;
 	int			d;
 	instr_time	t0,
@@ -556,6 +594,447 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 										 view, &sink);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	pfree(start);
+	pfree(end);
+	return true;
+}
+
+/*
+ * gbt_mirror_aggregate() with one result per range: outs[r] over the
+ * entries of [lo[r], hi[r]] alone (a GROUP BY's buckets).  The unsure
+ * entries of every range go to unsure, and outs[r].nunsure counts range r's.
+ */
+bool
+gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nranges,
+						  GbtSnapView *view, uint64 log_bound, GbtAggResult *outs,
+						  GbtEntries *unsure, int64 unsure_cap, GbtAggSteps *steps,
+						  char *err, Size errlen)
+{
+	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
+	const uint8 *visible = trusted ? m->allvis : view->visible;
+	int64		nvisible = trusted ? m->nallvis : view->nvisible;
+	int64		room = Max(unsure_cap - unsure->n, 0);
+	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+	int64		listed = 0;
+	int64		r;
+	int			d;
+	instr_time	t0,
+				t1;
+
+	memset(steps, 0, sizeof(*steps));
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
+		return false;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+
+	/* The tree's plain entries, range by range. */
+	if (m->ops->aggregate_each(m->engine, m->hidden, m->hidden_version,
+							   (const int64_t *) start, (const int64_t *) end, nranges,
+							   visible, nvisible, outs, (int64_t *) upos, room,
+							   err, errlen) != 0)
+		return false;
+	for (r = 0; r < nranges; r++)
+		listed += outs[r].nunsure;
+	for (r = 0; r < Min(listed, room); r++)
+		gbt_copy_entry(unsure, unsure->n++, &m->base, upos[r]);
+	pfree(upos);
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+
+	/* Then the stamped entries and the delta's, as gbt_mirror_aggregate(). */
+	view->stamps = trusted;
+	for (r = 0; r < nranges; r++)
+	{
+		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap, NULL, NULL};
+
+		steps->nstamped +=
+			stamped_in_ranges(m, &m->stamped, &start[r], &end[r], 1, view, &sink) +
+			stamped_in_ranges(m, &m->recent, &start[r], &end[r], 1, view, &sink);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+	for (r = 0; r < nranges; r++)
+	{
+		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap, NULL, NULL};
+
+		for (d = 0; d < GBT_RUNS; d++)
+			steps->ndelta += delta_in_ranges(m, &m->runs[d], &lo[r], &hi[r], 1, log_bound,
+											 view, &sink);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	pfree(start);
+	pfree(end);
+	return true;
+}
+
+/*
+ * The smallest and largest key of the mirror's entries, removed and dead
+ * ones too (bounds of every key a snapshot can see); false when it has
+ * none.
+ */
+bool
+gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max)
+{
+	bool		any = false;
+	int			d;
+
+	if (m->base.n > 0)
+	{
+		*min = m->base.keys[0];
+		*max = m->base.keys[m->base.n - 1];
+		any = true;
+	}
+	for (d = 0; d < GBT_RUNS; d++)
+	{
+		const GbtEntries *e = &m->runs[d].e;
+
+		if (e->n == 0)
+			continue;
+		if (!any || e->keys[0] < *min)
+			*min = e->keys[0];
+		if (!any || e->keys[e->n - 1] > *max)
+			*max = e->keys[e->n - 1];
+		any = true;
+	}
+	return any;
+}
+
+/*
+ * A GROUP BY's filtered ranges on the CPU engine, a run of them a thread
+ * (the CPU twin's function over the tree's host arrays; it allocates
+ * nothing).  The GPU engine takes a launch a range: 1000 ranges of 2^26
+ * entries in 67 ms on the H100, where these threads took 350 ms.
+ */
+typedef struct FilterPiece
+{
+	const gbt_agg_input *in;
+	const int64 *start;
+	const int64 *end;
+	int64		r0;
+	int64		r1;
+	const uint8 *visible;
+	int64		nvisible;
+	const gbt_pred_set *preds;
+	GbtAggResult *outs;			/* the ranges' results, r * nfilters */
+	int64	   *upos;			/* its unsure positions */
+	int64		cap;
+	int64		listed;
+	int64		nunsure;
+	int			rc;
+	char		err[GBT_ERRMSG_LEN];
+} FilterPiece;
+
+static void
+filter_piece(void *arg)
+{
+	FilterPiece *p = (FilterPiece *) arg;
+	int			nf = p->preds->nfilters;
+	int64		r;
+	int			f;
+
+	for (r = p->r0; r < p->r1 && p->rc == 0; r++)
+	{
+		GbtAggResult *out = &p->outs[r * nf];
+
+		p->rc = gbt_vagg_filtered_cpu(p->in, &p->start[r], &p->end[r], 1, p->visible,
+									  p->nvisible, p->preds, out, p->upos + p->listed,
+									  p->cap - p->listed, p->err, sizeof(p->err));
+		p->listed += Min(out->nunsure, p->cap - p->listed);
+		p->nunsure += out->nunsure;
+		for (f = 0; f < nf; f++)
+			out[f].nunsure = 0;
+	}
+}
+
+/* Ranges of a GROUP BY worth splitting over threads. */
+#define GBT_FILTER_HOST_RANGES 8
+
+static bool
+filtered_on_host(GbtMirror *m, const int64 *start, const int64 *end, int64 nranges,
+				 const uint8 *visible, int64 nvisible, const gbt_pred_set *preds,
+				 GbtAggResult *outs, GbtEntries *unsure, int64 room, int64 *nunsure,
+				 char *err, Size errlen)
+{
+	FilterPiece pieces[GBT_THREADS_MAX];
+	gbt_agg_input in;
+	int64		total = 0;
+	int64		per;
+	int64		r = 0;
+	int			npieces;
+	int			i;
+	int64		k;
+	int64		copied = 0;
+
+	gbt_mirror_agg_input(&in, m, m->base.n);
+	in.removed = m->hidden;
+	for (r = 0; r < nranges; r++)
+		total += end[r] - start[r];
+	npieces = (int) Max(Min(gbt_threads_wanted(), nranges), 1);
+	per = (total + npieces - 1) / npieces;
+	r = 0;
+	for (i = 0; i < npieces; i++)
+	{
+		FilterPiece *p = &pieces[i];
+		int64		n = 0;
+
+		memset(p, 0, sizeof(FilterPiece));
+		p->in = &in;
+		p->start = start;
+		p->end = end;
+		p->visible = visible;
+		p->nvisible = nvisible;
+		p->preds = preds;
+		p->outs = outs;
+		p->cap = room;
+		p->upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+		p->r0 = r;
+		while (r < nranges && (n < per || i == npieces - 1))
+		{
+			n += end[r] - start[r];
+			r++;
+		}
+		p->r1 = r;
+	}
+	gbt_run_pieces(filter_piece, pieces, sizeof(FilterPiece), npieces);
+	for (i = 0; i < npieces; i++)
+	{
+		FilterPiece *p = &pieces[i];
+
+		if (p->rc != 0)
+		{
+			strlcpy(err, p->err, errlen);
+			return false;
+		}
+		for (k = 0; k < p->listed && copied < room; k++, copied++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, p->upos[k]);
+		*nunsure += p->nunsure;
+		pfree(p->upos);
+	}
+	return true;
+}
+
+/*
+ * Filter f's program (NULL: TRUE) AND the key in [lo, hi]: what a range of a
+ * GROUP BY is among others in one call.  False when it would be too long.
+ */
+static bool
+range_program(const gbt_pred *base, gbt_valtype keytype, uint64 lo, uint64 hi,
+			  gbt_pred *out)
+{
+	gbt_pred_insn *x;
+	int			n = base != NULL ? base->ninsns : 0;
+
+	if (n + 4 > GBT_PRED_MAX_INSNS)
+		return false;
+	memset(out, 0, sizeof(*out));
+	if (base != NULL)
+		memcpy(out->insn, base->insn, sizeof(gbt_pred_insn) * n);
+	x = &out->insn[n];
+	x[0].op = GBT_PRED_GE;
+	x[1].op = GBT_PRED_LE;
+	x[0].col = x[1].col = 0;
+	x[0].type = x[1].type = keytype;
+	if (keytype == GBT_VAL_FLOAT8)
+	{
+		x[0].arg.f = hm_decode_float8(lo);
+		x[1].arg.f = hm_decode_float8(hi);
+	}
+	else
+	{
+		x[0].arg.i = hm_decode_int64(lo);
+		x[1].arg.i = hm_decode_int64(hi);
+	}
+	x[2].op = GBT_PRED_AND;
+	n += 3;
+	if (base != NULL)
+		out->insn[n++].op = GBT_PRED_AND;
+	out->ninsns = n;
+	return true;
+}
+
+/*
+ * A GROUP BY's filtered ranges on the GPU, as many in one launch as
+ * FILTER programs fit: each range's programs AND its key range.  A launch
+ * costs about 60 us and each program reads every entry of the launch's
+ * ranges, at about 10^10 entries a second (H100): worth it for ranges
+ * shorter than GBT_FILTER_LAUNCH_ENTRIES on average.  False (nothing done)
+ * when a program would grow too long.
+ */
+#define GBT_FILTER_LAUNCH_ENTRIES 32768
+
+static bool
+ranges_as_filters(GbtMirror *m, const uint64 *lo, const uint64 *hi, const int64 *start,
+				  const int64 *end, int64 nranges, const uint8 *visible, int64 nvisible,
+				  const gbt_pred_set *preds, GbtAggResult *outs, GbtEntries *unsure,
+				  int64 room, int64 *nunsure, bool *failed, char *err, Size errlen)
+{
+	int			nf = preds->nfilters;
+	int			per = GBT_PRED_MAX_FILTERS / nf;
+	gbt_valtype keytype = m->columns.type[0] == GBT_COL_FLOAT8 ? GBT_VAL_FLOAT8 : GBT_VAL_INT64;
+	gbt_pred   *progs = palloc(sizeof(gbt_pred) * GBT_PRED_MAX_FILTERS);
+	GbtAggResult part[GBT_PRED_MAX_FILTERS];
+	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+	int64		r0;
+
+	*failed = false;
+	for (r0 = 0; r0 < nranges; r0 += per)
+		for (int j = 0; j < per && r0 + j < nranges; j++)
+			for (int f = 0; f < nf; f++)
+				if (!range_program(preds->filter[f], keytype, lo[r0 + j], hi[r0 + j],
+								   &progs[0]))
+					return false;
+	for (r0 = 0; r0 < nranges; r0 += per)
+	{
+		int			g = (int) Min(per, nranges - r0);
+		gbt_pred_set set = *preds;
+		int64		listed;
+		int64		k;
+
+		set.nfilters = g * nf;
+		for (int j = 0; j < g; j++)
+			for (int f = 0; f < nf; f++)
+			{
+				(void) range_program(preds->filter[f], keytype, lo[r0 + j], hi[r0 + j],
+									 &progs[j * nf + f]);
+				set.filter[j * nf + f] = &progs[j * nf + f];
+			}
+		if (m->ops->aggregate_filtered(m->engine, m->hidden, m->hidden_version,
+									   (const int64_t *) &start[r0],
+									   (const int64_t *) &end[r0], g, visible, nvisible,
+									   &set, part, (int64_t *) upos, room, err, errlen) != 0)
+		{
+			*failed = true;
+			return true;
+		}
+		listed = Min(part[0].nunsure, room);
+		for (k = 0; k < listed; k++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[k]);
+		room -= listed;
+		*nunsure += part[0].nunsure;
+		for (k = 0; k < g * nf; k++)
+		{
+			part[k].nunsure = 0;
+			outs[r0 * nf + k] = part[k];
+		}
+	}
+	pfree(upos);
+	pfree(progs);
+	return true;
+}
+
+/*
+ * The filtered aggregate (predicate.h) of the entries in the key ranges
+ * [lo[r], hi[r]] that the query's snapshot sees: into outs[f], or with
+ * grouped each range's into outs[r * nfilters + f]; the unsure entries
+ * WHERE keeps go to unsure (*nunsure counts them all), as
+ * gbt_mirror_aggregate() does.
+ */
+bool
+gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+							  int64 nranges, GbtSnapView *view, uint64 log_bound,
+							  const gbt_pred_set *preds, bool grouped, GbtAggResult *outs,
+							  GbtEntries *unsure, int64 unsure_cap, int64 *nunsure,
+							  GbtAggSteps *steps, char *err, Size errlen)
+{
+	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
+	const uint8 *visible = trusted ? m->allvis : view->visible;
+	int64		nvisible = trusted ? m->nallvis : view->nvisible;
+	int			nf = preds->nfilters;
+	int64		calls = grouped ? nranges : 1;
+	int64		room = Max(unsure_cap - unsure->n, 0);
+	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
+	gbt_agg_result counted;
+	bool		failed = false;
+	int64		entries = 0;
+	int64		r;
+	int64		k;
+	int			d;
+	instr_time	t0,
+				t1;
+
+	memset(steps, 0, sizeof(*steps));
+	memset(outs, 0, sizeof(GbtAggResult) * calls * nf);
+	memset(&counted, 0, sizeof(counted));
+	*nunsure = 0;
+	INSTR_TIME_SET_CURRENT(t0);
+	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
+		return false;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+
+	/* The tree's plain entries: all ranges in one call, or one a range. */
+	for (r = 0; r < nranges; r++)
+		entries += end[r] - start[r];
+	if (grouped && nranges > 1 && gbt_mirror_on_gpu(m) &&
+		entries / nranges < GBT_FILTER_LAUNCH_ENTRIES &&
+		ranges_as_filters(m, lo, hi, start, end, nranges, visible, nvisible, preds, outs,
+						  unsure, room, nunsure, &failed, err, errlen))
+	{
+		if (failed)
+			return false;
+		calls = 0;
+	}
+	else if (grouped && nranges >= GBT_FILTER_HOST_RANGES && !gbt_mirror_on_gpu(m))
+	{
+		if (!filtered_on_host(m, start, end, nranges, visible, nvisible, preds, outs,
+							  unsure, room, nunsure, err, errlen))
+			return false;
+		calls = 0;
+	}
+	for (r = 0; r < calls; r++)
+	{
+		int64		listed = 0;
+
+		if (m->ops->aggregate_filtered(m->engine, m->hidden, m->hidden_version,
+									   (const int64_t *) (grouped ? &start[r] : start),
+									   (const int64_t *) (grouped ? &end[r] : end),
+									   grouped ? 1 : nranges, visible, nvisible, preds,
+									   &outs[r * nf], (int64_t *) upos, room,
+									   err, errlen) != 0)
+			return false;
+		listed = Min(outs[r * nf].nunsure, room);
+		for (k = 0; k < listed; k++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[k]);
+		room -= listed;
+		*nunsure += outs[r * nf].nunsure;
+		for (k = 0; k < nf; k++)
+			outs[r * nf + k].nunsure = 0;
+	}
+	pfree(upos);
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	t0 = t1;
+
+	/* The stamped entries and the delta's, through the programs too. */
+	view->stamps = trusted;
+	calls = grouped ? nranges : 1;
+	for (r = 0; r < calls; r++)
+	{
+		EntrySink	sink = {&counted, &m->columns, unsure, NULL, unsure_cap, preds,
+		&outs[r * nf]};
+		const int64 *s0 = grouped ? &start[r] : start;
+		const int64 *e0 = grouped ? &end[r] : end;
+		int64		nr = grouped ? 1 : nranges;
+
+		steps->nstamped +=
+			stamped_in_ranges(m, &m->stamped, s0, e0, nr, view, &sink) +
+			stamped_in_ranges(m, &m->recent, s0, e0, nr, view, &sink);
+		for (d = 0; d < GBT_RUNS; d++)
+			steps->ndelta += delta_in_ranges(m, &m->runs[d], grouped ? &lo[r] : lo,
+											 grouped ? &hi[r] : hi, nr, log_bound,
+											 view, &sink);
+	}
+	*nunsure += counted.nunsure;
+	INSTR_TIME_SET_CURRENT(t1);
+	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	pfree(start);
 	pfree(end);
 	return true;

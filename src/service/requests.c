@@ -219,6 +219,9 @@ handle_agg_prepare(GbtRequest *req)
 	req->body.agg_prepare.mirror_id = sm->id;
 	req->body.agg_prepare.log_bound = gbt_shared->log.applied;	/* applied this round */
 	req->body.agg_prepare.columns = *gbt_mirror_columns(sm->mirror);
+	req->body.agg_prepare.has_keys =
+		gbt_mirror_key_extent(sm->mirror, &req->body.agg_prepare.key_min,
+							  &req->body.agg_prepare.key_max);
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
@@ -267,6 +270,17 @@ agg_slice(TakenRequest *t, int64 max)
 		reply(req, GBT_REPLY_ERROR, "bad column count");
 		return true;
 	}
+	if ((agg->grouped || agg->where || agg->nfilters > 0) && (agg->rows || agg->unsorted))
+	{
+		reply(req, GBT_REPLY_ERROR, "grouped or filtered ranges must be sorted and aggregated");
+		return true;
+	}
+	if (agg->nfilters < 0 || agg->nfilters > GBT_PRED_MAX_FILTERS || agg->nlist < 0 ||
+		agg->nlist > REQUEST_COUNT_MAX || (agg->where && agg->nfilters == 0))
+	{
+		reply(req, GBT_REPLY_ERROR, "bad program count");
+		return true;
+	}
 	/* Counts past 2^40 would make the sizes below overflow. */
 	if (agg->nranges < 0 || agg->nvisible < 0 || agg->unsure_cap < 0 ||
 		agg->xcnt < 0 || agg->subxcnt < 0 ||
@@ -275,8 +289,11 @@ agg_slice(TakenRequest *t, int64 max)
 		MAXALIGN(sizeof(GbtRequest)) +
 		gbt_agg_request_data_size(agg->nranges, agg->points, agg->nvisible,
 								  agg->xcnt, agg->subxcnt) +
+		gbt_agg_preds_size(agg->where, agg->nfilters, agg->nlist) +
 		gbt_agg_reply_size(agg->ncols, agg->unsure_cap, agg->rows,
-						   agg->map ? agg->nranges : 0) > req->hdr.capacity)
+						   agg->map ? agg->nranges : 0,
+						   gbt_agg_reply_slots(agg->grouped, agg->nranges,
+											   agg->nfilters)) > req->hdr.capacity)
 	{
 		reply(req, GBT_REPLY_ERROR, "request larger than its segment");
 		return true;
@@ -321,10 +338,69 @@ agg_slice(TakenRequest *t, int64 max)
 	snap.suboverflowed = agg->suboverflowed;
 	snap.takenDuringRecovery = agg->recovery;
 	gbt_snapview_init(&view, &snap, agg->topxid, agg->stamps, visible, agg->nvisible);
-	ok = gbt_mirror_aggregate(sm->mirror, lo + t->next, hi + t->next, n, &view,
-							  agg->log_bound, &part, &unsure, agg->unsure_cap,
-							  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,
-							  &steps, err, sizeof(err));
+	if (agg->nfilters > 0)
+	{
+		gbt_pred_set preds;
+		gbt_valtype valtypes[GBT_MAX_COLS];
+		gbt_pred   *progs = gbt_agg_request_preds(req);
+		int64		slots = agg->grouped ? n * agg->nfilters : agg->nfilters;
+		GbtAggResult *outs = gbt_agg_reply_groups(req) +
+			(agg->grouped ? t->next * agg->nfilters : 0);
+		int64		r;
+		int			f;
+
+		memset(&preds, 0, sizeof(preds));
+		preds.where = agg->where ? progs++ : NULL;
+		preds.nfilters = agg->nfilters;
+		for (f = 0; f < agg->nfilters; f++)
+			preds.filter[f] = progs++;
+		preds.list = (const gbt_pred_value *) ((char *) gbt_agg_request_preds(req) +
+											   MAXALIGN(sizeof(gbt_pred) *
+														(agg->where + agg->nfilters)));
+		preds.nlist = agg->nlist;
+		for (f = 0; f < GBT_MAX_COLS; f++)
+			valtypes[f] = gbt_mirror_columns(sm->mirror)->type[f] == GBT_COL_FLOAT8 ?
+				GBT_VAL_FLOAT8 : GBT_VAL_INT64;
+		ok = gbt_pred_set_check(&preds, agg->ncols, valtypes, err, sizeof(err)) == 0;
+		if (ok && !agg->grouped && t->next > 0)
+		{
+			/* a slice after the first: into the results so far */
+			GbtAggResult *fresh = palloc0(sizeof(GbtAggResult) * agg->nfilters);
+
+			ok = gbt_mirror_aggregate_filtered(sm->mirror, lo + t->next, hi + t->next, n,
+											   &view, agg->log_bound, &preds, false, fresh,
+											   &unsure, agg->unsure_cap, &part.nunsure,
+											   &steps, err, sizeof(err));
+			for (f = 0; ok && f < agg->nfilters; f++)
+				gbt_agg_combine(&outs[f], &fresh[f], gbt_mirror_columns(sm->mirror));
+		}
+		else if (ok)
+			ok = gbt_mirror_aggregate_filtered(sm->mirror, lo + t->next, hi + t->next, n,
+											   &view, agg->log_bound, &preds, agg->grouped,
+											   outs, &unsure, agg->unsure_cap,
+											   &part.nunsure, &steps, err, sizeof(err));
+		/* the total: filter 0's entries, for EXPLAIN */
+		for (r = 0; ok && r < slots; r += agg->nfilters)
+			part.count += outs[r].count;
+		if (!agg->grouped && t->next > 0)
+			part.count = 0;		/* counted with the first slice's results */
+	}
+	else if (agg->grouped)
+	{
+		GbtAggResult *groups = gbt_agg_reply_groups(req) + t->next;
+		int64		r;
+
+		ok = gbt_mirror_aggregate_each(sm->mirror, lo + t->next, hi + t->next, n, &view,
+									   agg->log_bound, groups, &unsure, agg->unsure_cap,
+									   &steps, err, sizeof(err));
+		for (r = 0; ok && r < n; r++)
+			gbt_agg_combine(&part, &groups[r], gbt_mirror_columns(sm->mirror));
+	}
+	else
+		ok = gbt_mirror_aggregate(sm->mirror, lo + t->next, hi + t->next, n, &view,
+								  agg->log_bound, &part, &unsure, agg->unsure_cap,
+								  agg->rows ? gbt_agg_reply_verdicts(req) : NULL,
+								  &steps, err, sizeof(err));
 	gbt_snapview_free(&view);
 	if (!ok)
 	{

@@ -11,6 +11,7 @@
 #include "test_vagg_cpu.c"
 #include "oracle.h"
 #include "../../cuda/chunksums.h"
+#include "../../cuda/predicate.h"
 
 /* Random inclusive key ranges, some empty (lo > hi); the oracle's answer. */
 static void
@@ -358,6 +359,72 @@ te_split_check(const vt_data *d, const vt_query *q, const vt_oracle *o,
  * oracle, and the sums on their own, whose split must cover each range
  * once and use whole chunks where nothing is left to bring up to date.
  */
+/*
+ * aggregate_each(): each range's result against the oracle of that range
+ * alone, and the unsure positions of them all, each once.
+ */
+static long
+te_each(const gbt_engine_ops *ops, gbt_engine *e, vt_data *d, const vt_query *q,
+		uint64_t version)
+{
+	gbt_agg_result *each = (gbt_agg_result *) malloc(sizeof(gbt_agg_result) * (q->R + 1));
+	int64_t    *uns = (int64_t *) malloc(sizeof(int64_t) * (d->n + 1));
+	char		err[256];
+	long		checks = 0;
+	int64_t		r;
+	int64_t		listed = 0;
+
+	memset(each, 0x77, sizeof(gbt_agg_result) * (q->R + 1));
+	if (ops->aggregate_each(e, d->removed, version, q->start, q->end, q->R, q->vis,
+							q->nvis, each, uns, d->n, err, sizeof(err)) != 0)
+		VT_CHECK(0, "aggregate_each: %s", err);
+	else
+		for (r = 0; r < q->R; r++)
+		{
+			vt_query	one = *q;
+			vt_oracle	o;
+			int64_t		i;
+
+			/* range r's unsure positions, after the ranges' before it */
+			one.start = &q->start[r];
+			one.end = &q->end[r];
+			one.R = 1;
+			one.cap = each[r].nunsure;
+			one.unsure = (int64_t *) malloc(sizeof(int64_t) * (one.cap + VT_GUARD));
+			for (i = 0; i < one.cap + VT_GUARD; i++)
+				one.unsure[i] = i < one.cap ? uns[listed + i] : VT_POISON;
+			vt_oracle_run(d, &one, &o);
+			checks += vt_check("engine, each range", d, &one, &o, &each[r], one.unsure);
+			listed += each[r].nunsure;
+			vt_oracle_free(&o);
+			free(one.unsure);
+		}
+	free(each);
+	free(uns);
+
+	/* aggregate_filtered() without programs: aggregate()'s contract */
+	{
+		gbt_pred_set set;
+		gbt_agg_result fres;
+		vt_oracle	o;
+		int64_t    *fu = (int64_t *) malloc(sizeof(int64_t) * (q->cap + VT_GUARD));
+
+		memset(&set, 0, sizeof(set));
+		set.nfilters = 1;
+		for (r = 0; r < q->cap + VT_GUARD; r++)
+			fu[r] = VT_POISON;
+		vt_oracle_run(d, q, &o);
+		if (ops->aggregate_filtered(e, d->removed, version, q->start, q->end, q->R, q->vis,
+									q->nvis, &set, &fres, fu, q->cap, err, sizeof(err)) != 0)
+			VT_CHECK(0, "aggregate_filtered: %s", err);
+		else
+			checks += vt_check("engine, filtered", d, q, &o, &fres, fu);
+		vt_oracle_free(&o);
+		free(fu);
+	}
+	return checks + 1;
+}
+
 static long
 te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		int64_t n, int it)
@@ -464,6 +531,7 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 			else
 				checks += vt_check("twin, long ranges", &d, &q, &o, &res, q.unsure);
 		}
+		checks += te_each(ops, e, &d, &q, version);
 
 		applies = 0;
 		for (r = 0; r < q.R; r++)

@@ -6,8 +6,11 @@
  * per run (printed; pass a seed as argv[1] to replay).
  *
  * test_vagg_gpu.cu includes this file with VT_NO_MAIN defined, for the
- * generators, the oracle and the checks; so keep it valid C and C++.
+ * generators, the oracle and the checks, and so do pred_oracle.h and
+ * test_pred_gpu.cu (once: the guard); so keep it valid C and C++.
  */
+#ifndef VT_TEST_VAGG_CPU_C
+#define VT_TEST_VAGG_CPU_C
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -1250,3 +1253,5 @@ main(int argc, char **argv)
 }
 
 #endif							/* VT_NO_MAIN */
+
+#endif							/* VT_TEST_VAGG_CPU_C */

@@ -144,6 +144,12 @@ vt_vs_cpu(const vt_data *d, const vt_query *q, const gbt_agg_result *g,
 static long vt_gpu_calls;
 static int	vt_quick;			/* --quick: small sizes only */
 
+/*
+ * test_pred_gpu.cu includes this file with VG_NO_MAIN defined, for the
+ * device copies and vt_vs_cpu() above.
+ */
+#ifndef VG_NO_MAIN
+
 /* (d, q) through the GPU with cap modes capmodes (bits), checked */
 static long
 vt_run_gpu(gbt_vagg_gpu_ctx *ctx, const vt_data *d, const vt_dev *g, vt_query *q,
@@ -676,3 +682,5 @@ main(int argc, char **argv)
 	printf("%d passed, %d failed\n", vt_passed, vt_failed);
 	return vt_failed ? 1 : 0;
 }
+
+#endif							/* VG_NO_MAIN */

@@ -55,6 +55,11 @@ BEGIN
 			args := args || format('%L::regclass', rel);
 		ELSIF t = 'name'::regtype THEN
 			args := args || quote_literal('v');
+		ELSIF t = 'text'::regtype THEN
+			-- a query (gpubtree_why_not()): a range sum on the index's table
+			args := args || quote_literal(format(
+				'SELECT count(*), sum(k) FROM %s WHERE k BETWEEN 0 AND 1000',
+				(SELECT indrelid::regclass FROM pg_index WHERE indexrelid = rel::regclass)));
 		ELSIF t = 'anyelement'::regtype THEN
 			args := args || (CASE bounds WHEN 0 THEN '0' ELSE '1000' END);
 			bounds := bounds + 1;
