@@ -7,9 +7,11 @@
 -- covered: every combination runs through the node (the other plans
 -- disabled, so that it is taken wherever it is offered) and by the ordinary
 -- plan (gpubtree.device = off), and the two results must agree as sets of
--- rows (floats within 1e-12 relative).  One line per key type, time zone
--- and template; each column says, for the aggregate lists count(*) and
--- "full" (every aggregate of the key and INCLUDE columns):
+-- rows (floats within 1e-12 relative).  One line per key type, template
+-- and time zone (UTC, and two with DST changes where the template depends
+-- on TimeZone); each column says, for the aggregate list "full" (every
+-- aggregate of the key and INCLUDE columns), and in column "none" first
+-- for count(*) alone:
 --   N  the node answered (the GPU service); the same rows as the ordinary plan
 --   C  the node was planned; the plan below it answered; the same rows
 --   P  no GpubtreeAggregate node; the same rows
@@ -22,7 +24,7 @@
 -- missing one, a repeat and NULL), param (a PREPAREd statement's
 -- parameters under plan_cache_mode = force_generic_plan), extreme (no
 -- WHERE, the table with each type's extremes added: limits, infinities,
--- NaN; the full list only).
+-- NaN).
 SET max_parallel_workers_per_gather = 0;
 SET client_min_messages = warning;
 SET jit = off;
@@ -31,43 +33,44 @@ SET DateStyle = 'ISO, YMD';
 SET IntervalStyle = 'postgres';
 
 -- Key types: the mirror's (cuda/keytable.h), the family whose templates
--- apply, whether the session's TimeZone matters to them, the key of row g,
+-- apply, the key of row g,
 -- and extreme values (integer limits, NaN and infinities; for dates and
 -- timestamps infinities and the years 1 and 9999, which every template
 -- reaches without overflow).  Timestamps crowd around the DST changes of
 -- 2021 in America/New_York (Mar 14, Nov 7) and Australia/Lord_Howe (30
 -- minutes: Apr 4, Oct 3), in local time (timestamp) and in UTC
 -- (timestamptz).
-CREATE TABLE gb_type (ord int, name text, typ text, family text, tzdep bool, val text,
+CREATE TABLE gb_type (ord int, name text, typ text, family text, val text,
 					  extremes text[], lo text, hi text, p1 text, p2 text, arr text);
-INSERT INTO gb_type (ord, name, typ, family, tzdep, val, extremes) VALUES
-	(1, 'int2', 'int2', 'int', false, '((g * 37) % 401 - 200) * 3', '{-32768,32767}'),
-	(2, 'int4', 'int4', 'int', false, '(g * 7919) % 501 - 250', '{-2147483648,2147483647}'),
-	(3, 'int8', 'int8', 'int', false,
+INSERT INTO gb_type (ord, name, typ, family, val, extremes) VALUES
+	(1, 'int2', 'int2', 'int', '((g * 37) % 401 - 200) * 3', '{-32768,32767}'),
+	(2, 'int4', 'int4', 'int', '(g * 7919) % 501 - 250', '{-2147483648,2147483647}'),
+	(3, 'int8', 'int8', 'int',
 	 'CASE g % 50 WHEN 1 THEN 9007199254740992 + g % 7 - 3 WHEN 2 THEN 1152921504606846976 + g % 5 '
 	 'ELSE ((g * 104729) % 401 - 200) * 3 END', '{-9223372036854775808,9223372036854775807}'),
-	(4, 'float4', 'float4', 'float', false,
+	(4, 'float4', 'float4', 'float',
 	 'CASE WHEN g % 101 = 0 THEN ''-0'' WHEN g % 3 = 0 THEN (g % 401 - 200) / 4.0 '
 	 'WHEN g % 3 = 1 THEN (g % 301 - 150) / 7.0 ELSE (g % 201 - 100) / 3.3 END',
 	 '{NaN,Infinity,-Infinity,3e38,-3e38}'),
-	(5, 'float8', 'float8', 'float', false,
+	(5, 'float8', 'float8', 'float',
 	 'CASE WHEN g % 101 = 0 THEN ''-0'' WHEN g % 3 = 0 THEN (g % 401 - 200) / 4.0 '
 	 'WHEN g % 3 = 1 THEN (g % 301 - 150) / 7.0 ELSE (g % 201 - 100) / 3.3 END',
 	 '{NaN,Infinity,-Infinity,1e300,-1e300}'),
-	(6, 'date', 'date', 'date', true, 'date ''2020-01-01'' + (g * 7) % 600', '{infinity,-infinity,0001-01-01,9999-12-31}'),
-	(7, 'timestamp', 'timestamp', 'timestamp', true,
+	(6, 'date', 'date', 'date', 'date ''2020-01-01'' + (g * 7) % 600',
+	 '{infinity,-infinity,0001-01-01,9999-12-31}'),
+	(7, 'timestamp', 'timestamp', 'timestamp',
 	 'CASE g % 10 WHEN 0 THEN timestamp ''2021-03-14 00:30'' WHEN 1 THEN timestamp ''2021-11-07 00:00'' '
 	 'WHEN 2 THEN timestamp ''2021-04-04 00:30'' WHEN 3 THEN timestamp ''2021-10-03 01:00'' '
 	 'ELSE timestamp ''2020-12-20'' + (g * 7919 % 300) * interval ''1949 minutes'' END '
 	 '+ CASE WHEN g % 10 < 4 THEN (g / 10 % 45) * interval ''7 minutes'' ELSE interval ''0'' END',
 	 '{infinity,-infinity,"0001-01-01 00:00","9999-12-31 23:59:59.999999"}'),
-	(8, 'timestamptz', 'timestamptz', 'timestamptz', true,
+	(8, 'timestamptz', 'timestamptz', 'timestamptz',
 	 'CASE g % 10 WHEN 0 THEN timestamptz ''2021-03-14 05:00+00'' WHEN 1 THEN timestamptz ''2021-11-07 04:00+00'' '
 	 'WHEN 2 THEN timestamptz ''2021-04-03 13:00+00'' WHEN 3 THEN timestamptz ''2021-10-02 13:30+00'' '
 	 'ELSE timestamptz ''2020-12-20 00:00+00'' + (g * 7919 % 300) * interval ''1949 minutes'' END '
 	 '+ CASE WHEN g % 10 < 4 THEN (g / 10 % 45) * interval ''7 minutes'' ELSE interval ''0'' END',
 	 '{infinity,-infinity,"0001-01-01 00:00+00","9999-12-31 23:59:59.999999+00"}'),
-	(9, 'time', 'time', 'time', false, 'time ''00:00'' + (g * 7919 % 400) * interval ''217 seconds''',
+	(9, 'time', 'time', 'time', 'time ''00:00'' + (g * 7919 % 400) * interval ''217 seconds''',
 	 '{00:00,24:00,23:59:59.999999}');
 
 -- Bucket templates of the key k, by family (or key type).  others: outside
@@ -125,7 +128,8 @@ INSERT INTO gb_template (families, expr) VALUES
 	('{timestamptz}', 'date_bin(''30 minutes'', k, timestamptz ''2021-01-01 00:15+05:30'')'),
 	('{timestamptz}', 'date_bin(''1 day'', k, timestamptz ''2021-01-01 00:00+00'')'),
 	('{timestamptz}', 'k::date'), ('{timestamptz}', 'k::timestamp'),
-	('{timestamptz}', 'date_trunc(''day'', k::timestamp)'),
+	('{timestamptz}', 'date_trunc(''day'', k::timestamp)'), ('{timestamptz}', 'date_trunc(''hour'', k::timestamp)'),
+	('{timestamptz}', 'date_bin(''20 minutes'', k::timestamp, timestamp ''2021-01-01'')'),
 	('{timestamptz}', 'k + interval ''1 day'''), ('{timestamptz}', 'k - interval ''90 minutes'''),
 	('{timestamptz}', 'date_trunc(''month'', k)::date'),
 	('{time}', 'k + interval ''1 hour'''), ('{time}', 'k - interval ''30 minutes''');
@@ -137,9 +141,25 @@ INSERT INTO gb_template (families, expr, others) VALUES
 	('{timestamp,timestamptz}', 'extract(hour FROM k)', true),
 	('{timestamp,timestamptz}', 'k::time', true);
 
--- Time zones for the families where TimeZone matters.
+-- Time zones, for the templates that depend on the session's TimeZone.
 CREATE TABLE gb_zone (ord int, tz text);
 INSERT INTO gb_zone VALUES (1, 'UTC'), (2, 'America/New_York'), (3, 'Australia/Lord_Howe');
+
+-- Does expr of a key of type typ depend on the session (TimeZone): is it
+-- not immutable, which CREATE INDEX finds out?
+CREATE FUNCTION gb_stable(typ text, expr text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+	stable bool := false;
+BEGIN
+	EXECUTE format('CREATE TEMP TABLE gb_probe (k %s)', typ);
+	BEGIN
+		EXECUTE format('CREATE INDEX ON gb_probe ((%s))', expr);
+	EXCEPTION WHEN invalid_object_definition THEN
+		stable := true;
+	END;
+	DROP TABLE gb_probe;
+	RETURN stable;
+END $$;
 
 -- One table a key type, 1500 rows: NULL keys (every 41st row), NULL
 -- values, a row all NULL; gb_x_<type> has the same rows and each extreme
@@ -324,8 +344,8 @@ CREATE FUNCTION gb_aggs(list text, family text) RETURNS text LANGUAGE sql IMMUTA
 $$;
 
 -- One column of a line: the template expr on key type t under time zone
--- tz, in one WHERE shape, for each aggregate list (GROUP BY 1 for count(*),
--- GROUP BY the expression itself for the full list).
+-- tz, in one WHERE shape, for the full aggregate list (GROUP BY the
+-- expression itself), and without WHERE first for count(*) (GROUP BY 1).
 CREATE FUNCTION gb_cell(t gb_type, tab text, expr text, tz text, shape text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -341,7 +361,7 @@ BEGIN
 		WHEN 'range' THEN format(' WHERE k BETWEEN %L::%s AND %L::%s', t.lo, t.typ, t.hi, t.typ)
 		WHEN 'any' THEN format(' WHERE k = ANY (%L::%s[])', t.arr, t.typ)
 		WHEN 'param' THEN ' WHERE k >= $1 AND k < $2' ELSE '' END;
-	FOREACH list IN ARRAY CASE WHEN shape = 'extreme' THEN '{full}'::text[] ELSE '{count,full}' END LOOP
+	FOREACH list IN ARRAY CASE WHEN shape = 'none' THEN '{count,full}'::text[] ELSE '{full}' END LOOP
 		q := format('SELECT %s AS g, %s FROM %I%s GROUP BY %s', expr, gb_aggs(list, t.family), tab, cond,
 					CASE list WHEN 'count' THEN '1' ELSE expr END);
 		prep := NULL;
@@ -368,7 +388,8 @@ RETURNS TABLE (key text, "TimeZone" text, "GROUP BY" text, "none" text, "range" 
 		   CASE WHEN 'extreme' = ANY (shapes) THEN gb_cell(t, 'gb_x_' || t.name, p.expr, z.tz, 'extreme') ELSE '-' END
 	FROM gb_type t
 	JOIN gb_template p ON t.name = ANY (p.families) OR t.family = ANY (p.families)
-	JOIN gb_zone z ON t.tzdep OR z.tz = 'UTC'
+	CROSS JOIN LATERAL (SELECT gb_stable(t.typ, p.expr) AS stable) s
+	JOIN gb_zone z ON s.stable OR z.tz = 'UTC'
 	WHERE t.name LIKE types
 	ORDER BY t.ord, p.others, p.ord, z.ord
 $$;
@@ -382,7 +403,8 @@ CREATE FUNCTION gb_one(q text, prep text DEFAULT NULL) RETURNS text LANGUAGE sql
 $$;
 
 -- HAVING, ORDER BY, LIMIT, DISTINCT and expressions of the aggregates and
--- of the group key run above the node; the group key need not be output.
+-- of the group key run above the node; the group key need not be output;
+-- minutes across DST changes, where a local bucket is two key ranges.
 SET TimeZone = 'America/New_York';
 SELECT q, gb_one(q) FROM unnest(ARRAY[
 	'SELECT k / 10 AS g, count(*) AS n, sum(i4) AS s FROM gb_int4 GROUP BY 1 HAVING count(*) > 3',
@@ -397,10 +419,16 @@ SELECT q, gb_one(q) FROM unnest(ARRAY[
 	'SELECT date_trunc(''day'', k) AS g, count(*) AS n, sum(i8) AS s FROM gb_timestamptz GROUP BY 1 HAVING count(*) > 10 ORDER BY g',
 	'SELECT date_trunc(''day'', k) AS g, avg(f8) AS a FROM gb_timestamptz WHERE k >= ''2021-11-06'' AND k < ''2021-11-09'' GROUP BY 1 ORDER BY g',
 	'SELECT k AS g, count(*) AS n FROM gb_int2 WHERE k IS NOT NULL GROUP BY 1',
-	'SELECT k AS g, count(*) AS n FROM gb_int2 WHERE k > 0 AND k <= 200 AND k <> 7 GROUP BY 1'
+	'SELECT k AS g, count(*) AS n FROM gb_int2 WHERE k > 0 AND k <= 200 AND k <> 7 GROUP BY 1',
+	-- local minutes across the fall-back hour: each bucket two key ranges
+	'SELECT date_trunc(''minute'', k::timestamp) AS g, count(*) AS n, sum(i4) AS s FROM gb_timestamptz WHERE k BETWEEN ''2021-11-07 04:00+00'' AND ''2021-11-07 08:00+00'' GROUP BY 1',
+	'SELECT date_trunc(''minute'', k, ''Australia/Lord_Howe'') AS g, count(*) AS n FROM gb_timestamptz WHERE k BETWEEN ''2021-04-03 13:00+00'' AND ''2021-04-03 17:00+00'' GROUP BY 1'
 ]) q;
 
--- Outside the supported shapes: no node (the ordinary plan).
+-- Beyond one GROUP BY bucket of the key: an INCLUDE column, two
+-- expressions, grouping sets, DISTINCT and ordered aggregates, bucket
+-- arguments that are not constants (the node where it takes the shape;
+-- else the ordinary plan).
 SELECT q, gb_one(q) FROM unnest(ARRAY[
 	'SELECT i4 AS g, count(*) AS n FROM gb_int4 WHERE k > 0 GROUP BY 1',
 	'SELECT k / 10 AS g, i4 / 10 AS h, count(*) AS n FROM gb_int4 GROUP BY 1, 2',
@@ -451,7 +479,7 @@ DELETE FROM gb_d_timestamptz;
 SELECT e.expr, c.cond, s.tab, gb_one(format('SELECT %s AS g, count(*) AS n, sum(i4) AS s FROM %I%s GROUP BY 1',
 										  e.expr, s.tab, c.cond)) AS code
 FROM (VALUES (1, 'int4', 'k / 0'), (2, 'int4', 'width_bucket(k, 0, 10, 0)'),
-			 (3, 'int4', 'width_bucket(k, 5, 5, 10)'), (4, 'int4', 'k::int2 * 100::int2'),
+			 (3, 'int4', 'width_bucket(k, 5, 5, 10)'), (4, 'int4', 'k::int2 * 1000::int2'),
 			 (5, 'timestamptz', 'date_trunc(''fortnight'', k)'),
 			 (6, 'timestamptz', 'date_bin(''1 month'', k, ''2021-01-01'')'),
 			 (7, 'timestamptz', 'date_bin(''0 days'', k, ''2021-01-01'')')) e(ord, typ, expr)
@@ -508,5 +536,5 @@ RESET TimeZone;
 SELECT format('DROP TABLE %I, %I', 'gb_' || name, 'gb_x_' || name) FROM gb_type ORDER BY ord \gexec
 DROP TABLE gb_e_int4, gb_e_timestamptz, gb_d_int4, gb_d_timestamptz;
 DROP FUNCTION gb_lines, gb_cell, gb_one, gb_check, gb_node, gb_plain, gb_prepare, gb_rows, gb_same,
-	gb_same_row, gb_sorted, gb_aggs, gb_explain;
+	gb_same_row, gb_sorted, gb_aggs, gb_stable, gb_explain;
 DROP TABLE gb_template, gb_zone, gb_type;
