@@ -25,7 +25,7 @@ PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 # libpq points at, which needs nothing but shared_preload_libraries =
 # 'gpubtree' (tests that need prepared transactions have a second expected
 # output for a server without them, the default).
-REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs filters \
+REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs filters group_buckets \
 	device errors differences service security any_planning any_dedup any_params lookup mvcc \
 	capture_ddl in_statement twophase analytic group_estimate why_not
 REGRESS_OPTS = --inputdir=test --load-extension=gpubtree

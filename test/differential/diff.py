@@ -8,7 +8,11 @@ committed and rolled-back transactions, savepoints rolled back to), then the
 same random queries run on both under each plan shape (index scan,
 index-only scan, bitmap scan), and whole-table aggregates (the rows with
 NULL keys from an index scan), and every output must equal that of a
-sequential scan of t_b.  EXPLAIN checks that most queries really used the
+sequential scan of t_b; GROUP BY a bucket of a leading index column
+(GROUP_BUCKETS' templates, drawn by a generator of their own) runs under
+each plan shape and through the GpubtreeAggregate node (every scan
+disabled), in a random time zone with DST changes, and at least a third
+must be answered by the service.  EXPLAIN checks that most queries really used the
 shape on a gpubtree index; EXPLAIN ANALYZE counts the bitmap scans that the
 GPU service (not nbtree) answered.  Drives psql only: no driver needed.
 
@@ -36,7 +40,8 @@ followed by 4 checks), then --writers sessions for --seconds while checks
 run.  A check is one transaction at READ COMMITTED, REPEATABLE READ or
 SERIALIZABLE, some with their own uncommitted changes (some in savepoints,
 rolled back to or released): count, sum, avg, min, max over a random range
-through the GpubtreeAggregate node, or rows of many keys and a join on the
+through the GpubtreeAggregate node (a quarter of them GROUP BY a bucket of
+k), or rows of many keys and a join on the
 key through the GpubtreeLookup and GpubtreeJoin nodes, against the same query with
 gpubtree.device = off and by a sequential scan in the same transaction (at
 READ COMMITTED no writer can commit in between: see MVCC_GATE).  A
@@ -258,6 +263,56 @@ WHOLE_TABLE_AGGS = [
 ]
 
 
+# GROUP BY a bucket of the key: templates per leading index column, each
+# with constants drawn at random ({c}, {d}: divisors, {lo} {hi} {n}:
+# width_bucket's bounds and count, {u}: a date_trunc unit, {m}: minutes).
+# A template added here is drawn in the serial and MVCC modes.
+GROUP_BUCKETS = {
+    "k": ["k", "k / {c}", "(k + {c}) / {d}", "k * -2", "{c} - k", "width_bucket(k, {lo}, {hi}, {n})",
+          "width_bucket(k::numeric, {lo}, {hi}, {n})", "k::float8", "floor(k / {c}.0)", "(k / {c}) * {c}",
+          "round(k::numeric, -1)"],
+    "k2": ["k2", "k2 / {d}", "width_bucket(k2, 0, 10, {n})"],
+    "f": ["floor(f)", "trunc(f / {c})", "width_bucket(f, {lo}, {hi}, {n})", "round(f::numeric, -1)"],
+    "ts": ["date_trunc('{u}', ts)", "date_bin('{m} minutes', ts, %s)" % T0, "ts::date",
+           "date_trunc('day', ts, 'America/New_York')", "date_trunc('hour', ts::timestamp)"],
+    "d": ["d", "d + {c}", "date_trunc('week', d)", "(d - '2026-01-01'::date) / {d}"],
+    "id": ["id / {c}0"],
+}
+# Each key's aggregates over its index's columns (t_g_k includes v), and a
+# range of it.
+GROUP_AGGS = {"k": ["count(*)", "sum(v)", "min(v)", "max(v)", "avg(v)", "count(k)", "min(k)", "sum(k)"],
+              "k2": ["count(*)", "min(k2)", "max(k2)", "count(k2)"], "f": ["count(*)", "min(f)", "max(f)"],
+              "ts": ["count(*)", "min(ts)", "max(ts)"], "d": ["count(*)", "min(d)", "count(d)"],
+              "id": ["count(*)", "min(id)", "max(id)", "sum(id)"]}
+# Templates that overflow at k's extremes (the data holds both int8 limits),
+# and every f template (width_bucket refuses NaN): drawn with a range only.
+GROUP_NEEDS_RANGE = {"(k + {c}) / {d}", "k * -2", "{c} - k", "width_bucket(f, {lo}, {hi}, {n})"}
+GROUP_RANGES = {"k": ("k BETWEEN {a} AND {b}", -60, 260), "k2": ("k2 BETWEEN {a} AND {a} + 3", 0, 9),
+                "f": ("f BETWEEN {a} AND {b}", -100, 100),
+                "ts": ("ts BETWEEN %s + interval '{a} hours' AND %s + interval '{b} hours'" % (T0, T0), -1000, 1000),
+                "d": ("d BETWEEN '2026-01-01'::date + {a} AND '2026-01-01'::date + {b}", -40, 40),
+                "id": ("id BETWEEN {a} AND {b} * 20", 1, 500)}
+
+
+def group_query(r, columns=None):
+    """A random GROUP BY bucket query on {t} (its output ordered by the
+    bucket, columns aliased c0, c1, ...); r: a random.Random of its own."""
+    col = r.choice(sorted(columns or GROUP_BUCKETS))
+    lo = r.randint(-100, 100)
+    template = r.choice(GROUP_BUCKETS[col])
+    expr = template.format(
+        c=r.choice([2, 3, 7, 10, 25]), d=r.choice([3, 5, -4]), lo=lo, hi=lo + r.randint(1, 300), n=r.randint(1, 12),
+        u=r.choice(["hour", "day", "week", "month"]), m=r.choice([15, 90, 600]))
+    aggs = [GROUP_AGGS[col][0]] + r.sample(GROUP_AGGS[col][1:], r.randint(0, len(GROUP_AGGS[col]) - 1))
+    cond, a_min, a_max = GROUP_RANGES[col]
+    a = r.randint(a_min, a_max)
+    where = {0: "", 1: " WHERE " + cond.format(a=a, b=a + r.randint(0, a_max - a_min)),
+             2: " WHERE %s IS NOT NULL" % col}[1 if template in GROUP_NEEDS_RANGE else r.randrange(3)]
+    having = " HAVING count(*) > %d" % r.randint(1, 4) if r.random() < 0.2 else ""
+    return "SELECT %s FROM {t}%s GROUP BY 1%s ORDER BY 1" % (
+        ", ".join("%s AS c%d" % (e, n) for n, e in enumerate([expr] + aggs)), where, having)
+
+
 def agg_query(gen):
     """Concurrent mode only (the serial mode's random sequence stays as it
     was): range aggregates on the leading column of each index, the
@@ -309,6 +364,21 @@ def compare_shapes(qs, settings, prefix, label, failures, used):
         used[shape] += sum(1 for p in plans if re.search(node, p))
         used["service"] += sum(1 for p in plans if re.search(r"Service: [1-9]", p))
         used["aggregate"] += sum(1 for p in plans if re.search(r"Answered by: GPU service", p))
+
+
+def compare_node(qs, settings, prefix, label, failures, used):
+    """Run the queries on t_g with every scan disabled, so that the
+    GpubtreeAggregate node is taken wherever it is offered; compare with a
+    seqscan of t_b, and count the node's answers by the service."""
+    expected = run_queries(qs, settings + SEQSCAN, "t_b", prefix)
+    got = run_queries(qs, settings + OFF, "t_g", prefix)
+    for q, g, e in zip(qs, got, expected):
+        if g != e:
+            d = difflib.unified_diff(e.splitlines(), g.splitlines(), "seqscan t_b", "the node on t_g", lineterm="", n=1)
+            failures.append("%s, through the node: %s;\n    %s" % (label, q.replace("{t}", "t_g"), "\n    ".join(list(d)[:12])))
+    plans = run_queries(["EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + q for q in qs], settings + OFF,
+                        "t_g", prefix)
+    used["node"] = used.get("node", 0) + sum(1 for p in plans if re.search(r"Answered by: GPU service", p))
 
 
 # ---- concurrent mode ---------------------------------------------------------
@@ -624,6 +694,9 @@ class MvccGen:
     def __init__(self, rng, nrows):
         self.r = rng
         self.nrows = nrows
+        # GROUP BY bucket queries: a generator of their own, seeded from rng's
+        # state without drawing from it (the other sequences stay as they were)
+        self.group_rng = random.Random(repr(rng.getstate()[1][:8]))
 
     def chance(self, p):
         return self.r.random() < p
@@ -721,6 +794,8 @@ class MvccGen:
         return "%s SAVEPOINT own; %s ROLLBACK TO SAVEPOINT own;" % (stmts[0], " ".join(stmts[1:]))
 
     def query(self):
+        if self.group_rng.random() < 0.25:  # GROUP BY a bucket of k (m_k includes v and i)
+            return group_query(self.group_rng, ["k"]).replace("{t}", "m")
         lo, hi = self.span(self.r.choice([20, 150, 500]))
         a = self.r.randint(1, self.nrows)
         keys = ",".join(str(self.r.randint(-5, 1005)) for _ in range(self.r.randint(3, 60)))
@@ -783,6 +858,7 @@ def agg_plan_info(explain_json):
 class MvccStats:
     def __init__(self):
         self.checks = self.served = self.heap = self.own = self.own_served = self.own_heap = self.discarded = 0
+        self.grouped = self.grouped_served = 0
         self.by_iso = {v: 0 for v in ISO_SHORT.values()}
 
     def add(self, parts, qs, label, failures):
@@ -793,6 +869,9 @@ class MvccStats:
             served, heap = agg_plan_info(plan)
             self.checks += 1
             self.by_iso[iso] += 1
+            if " GROUP BY " in q:
+                self.grouped += 1
+                self.grouped_served += served
             self.served += served
             self.heap += heap > 0
             if heap and os.environ.get("MVCC_DEBUG"):
@@ -984,13 +1063,14 @@ def mvcc(args, common):
     summary = ("mvcc: %d serial rounds (%d transactions, %d rolled back, %d with savepoints rolled back to; %.0f s), "
                "%d writers for %.0f s (%d transactions, %d rolled back, %d with savepoints rolled back to, "
                "%d write conflicts, %d VACUUMs); %d checks (%s; %d discarded after a serialization failure), "
-               "%d answered by the service, %d with heap checks (%d without own changes); %d with own changes: "
+               "%d answered by the service, %d with heap checks (%d without own changes); %d GROUP BY buckets, %d of them "
+               "answered by the service; %d with own changes: "
                "%d answered by the service, %d with heap checks; held REPEATABLE READ snapshot: %d x %d checks, %d answered by the service, "
                "%d with heap checks; %d mirrors verified; %d tree rebuilds; %s rows") % (
         args.mvcc_rounds, txns, rollbacks, savepoints, serial_s, args.writers, conc_s, sum(w.txns for w in writers),
         sum(w.rollbacks for w in writers), sum(w.savepoints for w in writers), errors, sum(w.vacuums for w in writers),
         stats.checks, ", ".join("%s %d" % kv for kv in stats.by_iso.items()), stats.discarded, stats.served, stats.heap,
-        stats.heap - stats.own_heap, stats.own, stats.own_served, stats.own_heap, held.rounds, len(held.qs), held_stats.served, held_stats.heap,
+        stats.heap - stats.own_heap, stats.grouped, stats.grouped_served, stats.own, stats.own_served, stats.own_heap, held.rounds, len(held.qs), held_stats.served, held_stats.heap,
         c, tree_rebuilds("m_"), rows)
     if kinds:
         summary += "; differences by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
@@ -1042,6 +1122,12 @@ def main():
     used = {s: 0 for s in SHAPES}
     used["service"] = used["aggregate"] = 0
     whole = dict(used)
+    grouped = dict(used)
+    # GROUP BY buckets: drawn from their own generator, so that the random
+    # sequence of the other queries stays as it was; in a time zone with DST.
+    group_rng = random.Random(args.seed * 104729 + 11)
+    group_tz = group_rng.choice(["UTC", "America/New_York", "Australia/Lord_Howe"])
+    ngroup = 0
     phases = ["", "vacuum", "parallel", "in-transaction"]
     for phase in phases:
         txns = [gen.transaction() for _ in range(args.rounds)]
@@ -1055,17 +1141,28 @@ def main():
         compare_shapes(qs, settings, prefix, "phase %r" % (phase or "first"), failures, used)
         compare_shapes(WHOLE_TABLE_AGGS, settings, prefix, "phase %r, whole table" % (phase or "first"),
                        failures, whole)
+        gqs = [group_query(group_rng) for _ in range(max(1, args.queries // 4))]
+        ngroup += len(gqs)
+        gsettings = settings + "SET TimeZone = '%s';" % group_tz
+        glabel = "phase %r, GROUP BY buckets" % (phase or "first")
+        compare_shapes(gqs, gsettings, prefix, glabel, failures, grouped)
+        compare_node(gqs, gsettings, prefix, glabel, failures, grouped)
     psql("CREATE EXTENSION IF NOT EXISTS amcheck;" + "".join(
         "SELECT gpubtree_index_check('t_g_%s', true, true);" % name for name in INDEXES))
 
+    if grouped.get("node", 0) * 3 < ngroup and os.environ.get("GPUBTREE_DEVICE") != "off":
+        failures.append("only %d of %d GROUP BY bucket queries were answered by the service through the node" % (
+            grouped.get("node", 0), ngroup))
     for shape in SHAPES:
         if used[shape] * 2 < nq:
             failures.append("only %d of %d queries used a %s scan on a gpubtree index" % (used[shape], nq, shape))
     rows = psql("SELECT count(*) FROM t_g").strip()
     summary = ("%d queries x %d plan shapes, %s rows; used on gpubtree: %s; bitmap scans answered by the service: %d; "
-               "whole-table aggregates answered by the service: %d of %d") % (
+               "whole-table aggregates answered by the service: %d of %d; GROUP BY buckets (%s): %d queries x %d "
+               "plan shapes and the node forced, %d answered by the service then") % (
         nq, len(SHAPES), rows, ", ".join("%s %d" % (s, used[s]) for s in SHAPES), used["service"],
-        whole["aggregate"], len(WHOLE_TABLE_AGGS) * len(phases))
+        whole["aggregate"], len(WHOLE_TABLE_AGGS) * len(phases), group_tz, ngroup, len(SHAPES),
+        grouped.get("node", 0))
     return report(args.seed, failures, summary)
 
 
