@@ -316,6 +316,7 @@ gbt_buckets_init(GbtBuckets *b, Expr *expr, Oid keytype, Oid eqop, EState *estat
 	b->valtype = exprType((Node *) expr);
 	get_typlenbyval(b->valtype, &b->vallen, &b->valbyval);
 	b->time_zones = keytype == TIMESTAMPTZOID;
+	b->max_evaluations = INT64_MAX;
 	TupleDescInitEntry(desc, 1, "key", vartype, -1, 0);
 	b->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	b->econtext = CreateExprContext(estate);
@@ -418,6 +419,11 @@ piece_buckets(GbtBuckets *b, uint64 a, uint64 z, int64 *cap)
 		Val			vhi = vz;
 
 		CHECK_FOR_INTERRUPTS();
+		if (b->evaluations > b->max_evaluations)
+		{
+			b->too_costly = true;
+			return false;
+		}
 		if (same(b, v, vz))
 			return emit(b, x, z, v, cap);
 
@@ -547,7 +553,10 @@ range_buckets(GbtBuckets *b, uint64 a, uint64 z, int64 *cap, const char **why)
 	if (piece_buckets(b, from, z, cap))
 		return true;
 too_many:
-	*why = psprintf("more than %d buckets between the keys' ends", GBT_MAX_GROUP_RANGES);
+	*why = b->too_costly ?
+		psprintf("more than %lld calls of the bucket function to find the buckets, which the plan below costs",
+				 (long long) b->max_evaluations) :
+		psprintf("more than %d buckets between the keys' ends", GBT_MAX_GROUP_RANGES);
 	return false;
 }
 

@@ -21,6 +21,15 @@
 #define GBT_MAX_GROUP_RANGES (1 << 16)
 
 /*
+ * Finding buckets calls their function; a call is priced as ten operators,
+ * and the calls a query may make are what the plan below costs (at least
+ * GBT_MIN_BUCKET_CALLS): keys that make a bucket each of a float's every
+ * value are not bisected for seconds before the plan below answers.
+ */
+#define GBT_BUCKET_CALL_COST (10 * cpu_operator_cost)
+#define GBT_MIN_BUCKET_CALLS 10000
+
+/*
  * Is expr, a GROUP BY expression, a bucket of the key (column keyattno of
  * relation relid, of type keytype): the key itself, or monotone functions
  * of it whose other arguments are constants or parameters, so that each
@@ -56,6 +65,8 @@ typedef struct GbtBuckets
 	FmgrInfo	hash;			/* and its hash function */
 	Oid			collation;
 	int64		evaluations;
+	int64		max_evaluations;	/* past this, the plan below is cheaper */
+	bool		too_costly;
 
 	/* the ranges, sorted and disjoint, and each one's bucket */
 	uint64	   *lo;

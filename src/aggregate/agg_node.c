@@ -287,6 +287,10 @@ make_buckets(AggScanState *s, EState *estate)
 	bool		has_keys;
 
 	gbt_buckets_init(&s->buckets, s->group, index->rd_opcintype[0], s->group_eqop, estate);
+	s->buckets.max_evaluations =
+		Max(GBT_MIN_BUCKET_CALLS,
+			(int64) Min(GBT_PLAN_COST((Plan *) linitial(((CustomScan *) s->node.css.ss.ps.plan)->custom_plans)) /
+						GBT_BUCKET_CALL_COST, (double) PG_INT64_MAX / 2));
 	if (query_ranges(s, index, &lo, &hi, &sorted, &runtime_array, &s->buckets_why) &&
 		gbt_key_extent(index, &has_keys, &key_min, &key_max, &s->buckets_why))
 	{
