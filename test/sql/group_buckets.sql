@@ -515,17 +515,31 @@ SELECT * FROM gb_lines('int4', 'gb_', '{none,range,any,param}');
 SELECT * FROM gb_lines('timestamptz', 'gb_', '{none,range,any,param}');
 ROLLBACK;
 
--- EXPLAIN: the node's Group Key, and with ANALYZE its Groups.
+-- EXPLAIN: the node's Group Key, and with ANALYZE its Groups.  The node's
+-- own lines only: the ordinary plan below it differs between versions.
 CREATE FUNCTION gb_explain(q text) RETURNS SETOF text LANGUAGE plpgsql
 SET enable_seqscan = off SET enable_indexscan = off SET enable_indexonlyscan = off
 SET enable_bitmapscan = off AS $$
 DECLARE
 	line text;
+	node_indent int := -1;
 BEGIN
 	FOR line IN EXECUTE q LOOP
 		CONTINUE WHEN line ~ '^\s*(Index Searches: \d+|Disabled: true)$';
-		RETURN NEXT regexp_replace(line, '(rows=\d+)\.00 ', '\1 ', 'g');
+		IF node_indent >= 0 AND line ~ '^\s*->' AND
+			length(substring(line FROM '^\s*')) > node_indent THEN
+			EXIT;
+		END IF;
+		IF node_indent < 0 AND line ~ 'Custom Scan \(GpubtreeAggregate\)' THEN
+			node_indent := length(substring(line FROM '^\s*'));
+		END IF;
+		IF node_indent >= 0 THEN
+			RETURN NEXT regexp_replace(line, '(rows=\d+)\.00 ', '\1 ', 'g');
+		END IF;
 	END LOOP;
+	IF node_indent < 0 THEN
+		RETURN NEXT 'no GpubtreeAggregate node';
+	END IF;
 END $$;
 SELECT gb_explain('EXPLAIN (COSTS OFF) SELECT width_bucket(k, -500, 500, 10), count(*), sum(i4) FROM gb_int8 WHERE k > 0 GROUP BY 1');
 SELECT gb_explain('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
