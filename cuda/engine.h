@@ -186,6 +186,7 @@ extern int	gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start,
  */
 typedef struct gbt_engine gbt_engine;
 struct gbt_pred_set;			/* predicate.h */
+struct gbt_groups;				/* groupby.h */
 
 typedef struct gbt_engine_ops
 {
@@ -270,6 +271,18 @@ typedef struct gbt_engine_ops
 									   const struct gbt_pred_set *preds,
 									   gbt_agg_result *out, int64_t *unsure,
 									   int64_t unsure_cap, char *err, size_t errlen);
+
+	/*
+	 * groupby.h's grouped aggregate over the engine's entries, with
+	 * removed[] as aggregate() takes it: g's outputs as its contract says.
+	 */
+	int			(*aggregate_grouped) (gbt_engine *e, const uint8_t *removed,
+									  uint64_t removed_version, const int64_t *start,
+									  const int64_t *end, int64_t nranges,
+									  const uint8_t *visible, int64_t nvisible,
+									  const struct gbt_pred_set *preds,
+									  struct gbt_groups *g, int64_t *unsure,
+									  int64_t unsure_cap, char *err, size_t errlen);
 
 	/*
 	 * Between requests: bring up to max_chunks of the chunk sums up to date
