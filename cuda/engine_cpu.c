@@ -249,6 +249,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_aggregate,
 	cpu_aggregate_each,
 	cpu_aggregate_filtered,
+	NULL,					/* aggregate_grouped: being built */
 	cpu_tidy,
 	cpu_bytes,
 	cpu_host_bytes,

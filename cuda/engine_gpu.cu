@@ -708,6 +708,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_aggregate,
 	gpu_aggregate_each,
 	gpu_aggregate_filtered,
+	NULL,					/* aggregate_grouped: being built */
 	gpu_tidy,
 	gpu_bytes,
 	gpu_host_bytes,
