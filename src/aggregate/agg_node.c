@@ -518,7 +518,10 @@ answer_values(AggScanState *s)
 		if (!sorted)
 			s->nranges = sort_points(lo, s->nranges);
 		ok = gbt_value_groups(heap, index, lo, sorted ? hi : lo, s->nranges, preds,
-							  s->group_column, s->null_keys, estate->es_snapshot,
+							  s->group_column,
+							  (int64) Min(node->css.ss.ps.plan->plan_rows * 2,
+										  (double) GBT_MAX_COLUMN_GROUPS),
+							  s->null_keys, estate->es_snapshot,
 							  (int64) Min(buys, (double) GBT_MAX_UNSURE), &node->answer,
 							  &vg, &node->why);
 		ok = ok && columns_as_planned(s);

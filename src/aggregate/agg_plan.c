@@ -199,9 +199,12 @@ note(PlannerInfo *root, RelOptInfo *rel, const char *reason)
 	gbt_plan_note("GpubtreeAggregate", planner_rt_fetch(rel->relid, root)->relid, reason);
 }
 
-/* The index column (not the key) of an integer type that node is, or -1. */
+/*
+ * The index column of an integer type that node is, from column first on
+ * (1: not the key), or -1.
+ */
 static int
-value_column(Node *node, Index relid, IndexOptInfo *index)
+value_column(Node *node, Index relid, IndexOptInfo *index, int first)
 {
 	Var		   *var = gbt_column_of(node, relid);
 	Oid			type;
@@ -212,7 +215,7 @@ value_column(Node *node, Index relid, IndexOptInfo *index)
 	type = getBaseType(var->vartype);
 	if (type != INT2OID && type != INT4OID && type != INT8OID && type != DATEOID)
 		return -1;
-	for (c = 1; c < Min(index->ncolumns, GBT_MAX_COLS); c++)
+	for (c = first; c < Min(index->ncolumns, GBT_MAX_COLS); c++)
 		if (index->indexkeys[c] == var->varattno)
 			return c;
 	return -1;
@@ -392,8 +395,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 							 &group->why))
 	{
 		/* or an integer column the index holds, with few values */
-		value_col = value_column((Node *) group->expr, relid, index);
-		if (value_col < 0 || group->ngroups > GBT_MAX_VALUE_GROUPS)
+		value_col = value_column((Node *) group->expr, relid, index, 1);
+		if (value_col < 0 || group->ngroups > GBT_MAX_COLUMN_GROUPS)
 		{
 			note(root, input_rel, psprintf("GROUP BY %s: %s", group->label,
 										   value_col < 0 ? group->why :
@@ -496,6 +499,15 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		filter_exprs = lappend(filter_exprs, lfirst_node(Aggref, lc)->aggfilter);
 		any_filter |= lfirst_node(Aggref, lc)->aggfilter != NULL;
 	}
+
+	/*
+	 * GROUP BY the key itself under conditions beyond its ranges or
+	 * FILTERs: every range's entries are read anyway, so they are grouped
+	 * by value in one pass rather than read a range a group.
+	 */
+	if (group != NULL && value_col < 0 && (where_prog != NIL || any_filter) &&
+		group->ngroups <= GBT_MAX_COLUMN_GROUPS)
+		value_col = value_column((Node *) group->expr, relid, index, 0) == 0 ? 0 : -1;
 
 	/*
 	 * FILTER clauses: a program each (equal ones once), the first none at

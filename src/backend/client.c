@@ -398,7 +398,7 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 			 const uint64 *lo, const uint64 *hi, int64 nranges, bool sorted,
 			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
 			 bool stamps, int ncols, int64 unsure_cap, bool rows, bool map, bool grouped,
-			 const gbt_pred_set *preds)
+			 const gbt_pred_set *preds, int group_col, int64 group_cap)
 {
 	bool		points = lo == hi;	/* one key a range: sent once */
 	GbtRequest *req;
@@ -410,13 +410,18 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	map = map && points && !sorted;
 	grouped = grouped && sorted && !rows;
 	nfilters = preds != NULL ? preds->nfilters : 0;
+	if (group_col < 0 || preds == NULL || !sorted || rows || grouped)
+		group_col = -1;
+	group_cap = group_col >= 0 ? Max(group_cap, 1) : 0;
 	req = call_begin(call, GBT_REQ_AGG, index, current_generation(index),
 					 gbt_agg_request_data_size(nranges, points, nvisible,
 											   snapshot->xcnt, snapshot->subxcnt) +
 					 (preds != NULL ?
 					  gbt_agg_preds_size(preds->where != NULL, nfilters, preds->nlist) : 0),
 					 gbt_agg_reply_size(ncols, unsure_cap, rows, map ? nranges : 0,
-										gbt_agg_reply_slots(grouped, nranges, nfilters)));
+										gbt_agg_reply_slots(grouped, nranges, nfilters,
+															group_cap),
+										group_cap));
 	if (req == NULL)
 		return false;
 	agg = &req->body.agg;
@@ -442,6 +447,8 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	agg->nfilters = nfilters;
 	agg->nlist = preds != NULL ? preds->nlist : 0;
 	agg->ncols = ncols;
+	agg->group_col = group_col;
+	agg->group_cap = group_cap;
 	data = GBT_REQUEST_DATA(req);
 	memcpy(data, lo, sizeof(uint64) * nranges);
 	data += sizeof(uint64) * nranges;

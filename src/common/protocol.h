@@ -209,6 +209,12 @@ typedef struct GbtAggPrepareRequest
  * FILTER program, of each range when grouped:
  * gbt_agg_reply_groups()[r * nfilters + f]; the unsure ones come back once
  * (those WHERE keeps), agg.nunsure counting them.
+ * With group_col (>= 0; programs, sorted ranges, not grouped), the entries
+ * are grouped by their value of that column (groupby.h): ngroups groups,
+ * group_null when the last is the NULL group, each group's value in
+ * gbt_agg_reply_group_values() and its results in gbt_agg_reply_groups()
+ * [g * nfilters + f], room for group_cap groups; when ngroups exceeds it,
+ * nothing else of the reply is meaningful.
  * Unsorted points are sorted and freed of repeats in place: lo[0..nkeys)
  * holds them after the answer, and with map, gbt_agg_reply_map()[i] is the
  * place in them of the key that came as lo[i].
@@ -242,10 +248,14 @@ typedef struct GbtAggRequest
 								 * each (a range's each, grouped) */
 	int64		nlist;			/* their IN lists' constants */
 	int			ncols;			/* columns of the entries that come back */
+	int			group_col;		/* -1, or group by this column's values */
+	int64		group_cap;		/* room for so many groups */
 	/* the reply */
 	GbtAggResult agg;
 	GbtColumns	columns;
 	int64		nkeys;			/* the ranges looked up (unsorted: distinct) */
+	int64		ngroups;		/* group_col: the groups (may exceed group_cap) */
+	bool		group_null;		/* and the last one is the NULL group */
 } GbtAggRequest;
 
 /*
@@ -331,10 +341,15 @@ gbt_agg_request_preds(GbtRequest *req)
 												   req->body.agg.subxcnt));
 }
 
-/* Aggregates of an AGG's reply in gbt_agg_reply_groups(): a range's, a filter's. */
+/*
+ * Aggregates of an AGG's reply in gbt_agg_reply_groups(): a range's, a
+ * filter's, a group's (group_cap groups of its column's values, if > 0).
+ */
 static inline int64
-gbt_agg_reply_slots(bool grouped, int64 nranges, int nfilters)
+gbt_agg_reply_slots(bool grouped, int64 nranges, int nfilters, int64 group_cap)
 {
+	if (group_cap > 0)
+		return group_cap * Max(nfilters, 1);
 	if (!grouped && nfilters == 0)
 		return 0;
 	return (grouped ? nranges : 1) * Max(nfilters, 1);
@@ -357,15 +372,16 @@ gbt_agg_reply_verdicts(GbtRequest *req)
 }
 
 /*
- * Bytes of an AGG's reply: its entries, their verdicts, its map and its
- * groups' aggregates.
+ * Bytes of an AGG's reply: its entries, their verdicts, its map, its
+ * groups' aggregates (nslots) and its groups' values (group_cap).
  */
 static inline Size
-gbt_agg_reply_size(int ncols, int64 unsure_cap, bool rows, int64 nmap, int64 ngroups)
+gbt_agg_reply_size(int ncols, int64 unsure_cap, bool rows, int64 nmap, int64 nslots,
+				   int64 group_cap)
 {
 	return gbt_entries_flat_size(ncols, unsure_cap) +
 		MAXALIGN(rows ? unsure_cap : 0) + MAXALIGN(sizeof(uint32) * nmap) +
-		sizeof(GbtAggResult) * ngroups;
+		sizeof(GbtAggResult) * nslots + sizeof(int64) * Max(group_cap, 0);
 }
 
 /* Where an AGG's map starts: after its verdicts. */
@@ -374,7 +390,7 @@ gbt_agg_reply_map(GbtRequest *req)
 {
 	return (uint32 *) (gbt_agg_reply_unsure(req) +
 					   gbt_agg_reply_size(req->body.agg.ncols, req->body.agg.unsure_cap,
-										  req->body.agg.rows, 0, 0));
+										  req->body.agg.rows, 0, 0, 0));
 }
 
 /* Where a grouped or filtered AGG's aggregates start: after its map. */
@@ -386,7 +402,16 @@ gbt_agg_reply_groups(GbtRequest *req)
 												req->body.agg.unsure_cap,
 												req->body.agg.rows,
 												req->body.agg.map ?
-												req->body.agg.nranges : 0, 0));
+												req->body.agg.nranges : 0, 0, 0));
+}
+
+/* Where a group_col AGG's group values start: after its aggregates. */
+static inline int64 *
+gbt_agg_reply_group_values(GbtRequest *req)
+{
+	return (int64 *) (gbt_agg_reply_groups(req) +
+					  gbt_agg_reply_slots(false, 0, req->body.agg.nfilters,
+										  req->body.agg.group_cap));
 }
 
 #endif							/* GPUBTREE_PROTOCOL_H */

@@ -99,18 +99,51 @@ range_of(const GbtAggSlots *slots, uint64 key)
 	return lo;
 }
 
-/*
- * A visible entry into the results of its range (grouped) and of each
- * filter whose program is TRUE for it (the service sent it back only if
- * WHERE's is).
- */
-static void
-add_to_slots(const GbtAggSlots *slots, const GbtColumns *columns, uint64 key,
-			 const int64 *vals, uint8 nulls)
+/* By value: the group of an entry's value, or -1. */
+static int64
+value_group_of(const GbtAggSlots *slots, const int64 *vals, uint8 nulls)
+{
+	bool		has_null = slots->ngroups > 0 && slots->group_nulls[slots->ngroups - 1];
+	int64		nvalues = slots->ngroups - (has_null ? 1 : 0);
+	int64		value = vals[slots->group_col];
+	int64		lo = 0,
+				hi = nvalues;
+
+	if ((nulls >> slots->group_col) & 1)
+		return has_null ? slots->ngroups - 1 : -1;
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (slots->group_values[mid] < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nvalues && slots->group_values[lo] == value ? lo : -1;
+}
+
+void
+gbt_slots_add(GbtAggSlots *slots, const GbtColumns *columns, uint64 key,
+			  const int64 *vals, uint8 nulls)
 {
 	int			nf = slots->preds != NULL ? slots->preds->nfilters : 1;
-	GbtAggResult *into = &slots->results[(slots->grouped ? range_of(slots, key) : 0) * nf];
+	int64		slot = slots->grouped ? range_of(slots, key) : 0;
+	GbtAggResult *into;
 	int			f;
+
+	if (slots->by_value && (slot = value_group_of(slots, vals, nulls)) < 0)
+	{
+		GbtEntries *p = &slots->pending;
+
+		if (p->n == p->cap)
+			gbt_entries_grow(p, p->cap * 2);
+		for (f = 0; f < GBT_MAX_COLS; f++)
+			p->vals[f][p->n] = vals[f];
+		p->nulls[p->n++] = nulls;
+		return;
+	}
+	into = &slots->results[slot * nf];
 
 	for (f = 0; f < nf; f++)
 		if (slots->preds == NULL || slots->preds->filter[f] == NULL ||
@@ -126,7 +159,7 @@ add_to_slots(const GbtAggSlots *slots, const GbtColumns *columns, uint64 key,
  */
 static void
 check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
-			 GbtEntries *rows, GbtAggAnswer *answer, const GbtAggSlots *slots)
+			 GbtEntries *rows, GbtAggAnswer *answer, GbtAggSlots *slots)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(heap);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
@@ -157,7 +190,7 @@ check_unsure(Relation heap, Snapshot snapshot, const GbtEntries *e,
 			vals[c] = c < e->ncols ? e->vals[c][i] : 0;
 		gbt_agg_add_entry(&answer->r, &answer->columns, vals, e->nulls[i]);
 		if (slots != NULL)
-			add_to_slots(slots, &answer->columns, e->keys[i], vals, e->nulls[i]);
+			gbt_slots_add(slots, &answer->columns, e->keys[i], vals, e->nulls[i]);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);
@@ -259,7 +292,9 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 								sorted, visible, nblocks, snapshot,
 								gbt_capture_current(heap, index), answer->columns.ncols,
 								cap, rows, map, slots != NULL && slots->grouped,
-								slots != NULL ? slots->preds : NULL);
+								slots != NULL ? slots->preds : NULL,
+								slots != NULL && slots->by_value ? slots->group_col : -1,
+								slots != NULL ? slots->group_cap : 0);
 		pfree(visible);
 		if (call->req == NULL)
 		{
@@ -294,6 +329,20 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		{
 			cap = reply->agg.nunsure;	/* before the reply goes */
 			gbt_call_end(call);
+			attempt--;			/* not a failure: only room */
+			continue;
+		}
+		if (slots != NULL && slots->by_value && reply->ngroups > reply->group_cap)
+		{
+			int64		need = reply->ngroups;
+
+			gbt_call_end(call);
+			if (need > GBT_MAX_COLUMN_GROUPS || slots->group_cap >= need)
+			{
+				*why = psprintf("more than %lld groups", (long long) GBT_MAX_COLUMN_GROUPS);
+				return false;
+			}
+			slots->group_cap = need;
 			attempt--;			/* not a failure: only room */
 			continue;
 		}
@@ -382,8 +431,25 @@ gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
 					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
 					 slots))
 		return false;
-	nslots = gbt_agg_reply_slots(call.req->body.agg.grouped, slots->nranges,
-								 call.req->body.agg.nfilters);
+	if (slots->by_value)
+	{
+		int64		g;
+
+		slots->ngroups = call.req->body.agg.ngroups;
+		nslots = slots->ngroups * call.req->body.agg.nfilters;
+		slots->group_values = palloc_extended(sizeof(int64) * Max(slots->ngroups, 1),
+											  MCXT_ALLOC_HUGE);
+		slots->group_nulls = palloc_extended(sizeof(bool) * Max(slots->ngroups, 1),
+											 MCXT_ALLOC_HUGE);
+		memcpy(slots->group_values, gbt_agg_reply_group_values(call.req),
+			   sizeof(int64) * slots->ngroups);
+		for (g = 0; g < slots->ngroups; g++)
+			slots->group_nulls[g] = call.req->body.agg.group_null && g == slots->ngroups - 1;
+		gbt_entries_init(&slots->pending, GBT_MAX_COLS, 64);
+	}
+	else
+		nslots = gbt_agg_reply_slots(call.req->body.agg.grouped, slots->nranges,
+									 call.req->body.agg.nfilters, 0);
 	slots->results = palloc_extended(sizeof(GbtAggResult) * Max(nslots, 1), MCXT_ALLOC_HUGE);
 	memcpy(slots->results, gbt_agg_reply_groups(call.req), sizeof(GbtAggResult) * nslots);
 	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
@@ -393,6 +459,106 @@ gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
 	gbt_call_end(&call);
 	answer->entries = answer->r.count;
 	answer->total_ms = gbt_ms_since(t0);
+	return true;
+}
+
+/* The pending entries' order: their group's value ascending, NULL last. */
+static const GbtAggSlots *pending_of;
+
+static int
+pending_cmp(const void *a, const void *b)
+{
+	const GbtEntries *p = &pending_of->pending;
+	int			c = pending_of->group_col;
+	int64		x = *(const int64 *) a,
+				y = *(const int64 *) b;
+	bool		xn = (p->nulls[x] >> c) & 1,
+				yn = (p->nulls[y] >> c) & 1;
+
+	if (xn || yn)
+		return (int) xn - (int) yn;
+	return p->vals[c][x] < p->vals[c][y] ? -1 : p->vals[c][x] > p->vals[c][y];
+}
+
+bool
+gbt_slots_finish(GbtAggSlots *slots, const GbtColumns *columns, const char **why)
+{
+	GbtEntries *p = &slots->pending;
+	int			nf = slots->preds->nfilters;
+	int			c = slots->group_col;
+	int64		nold = slots->ngroups;
+	int64		nall = nold;
+	int64	   *order;
+	int64	   *values;
+	bool	   *nulls;
+	GbtAggResult *results;
+	int64		i,
+				a,
+				g;
+
+	if (!slots->by_value || p->n == 0)
+		return true;
+	order = palloc_extended(sizeof(int64) * p->n, MCXT_ALLOC_HUGE);
+	for (i = 0; i < p->n; i++)
+		order[i] = i;
+	pending_of = slots;
+	qsort(order, p->n, sizeof(int64), pending_cmp);
+	for (i = 0; i < p->n; i++)
+		if (i == 0 || pending_cmp(&order[i - 1], &order[i]) != 0)
+			nall++;
+	if (nall > GBT_MAX_COLUMN_GROUPS)
+	{
+		*why = psprintf("more than %lld groups", (long long) GBT_MAX_COLUMN_GROUPS);
+		return false;
+	}
+
+	/* Old and new groups merged in order, each new one made of its entries. */
+	values = palloc_extended(sizeof(int64) * nall, MCXT_ALLOC_HUGE);
+	nulls = palloc_extended(sizeof(bool) * nall, MCXT_ALLOC_HUGE);
+	results = palloc_extended(sizeof(GbtAggResult) * nall * nf,
+							  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	a = 0;
+	i = 0;
+	for (g = 0; g < nall; g++)
+	{
+		int64		x = i < p->n ? order[i] : -1;
+		bool		xnull = x >= 0 && ((p->nulls[x] >> c) & 1);
+		int64		xval = x >= 0 && !xnull ? p->vals[c][x] : 0;
+		bool		take_old = a < nold &&
+			(x < 0 || (!slots->group_nulls[a] &&
+					   (xnull || slots->group_values[a] < xval)));
+
+		if (take_old)
+		{
+			values[g] = slots->group_values[a];
+			nulls[g] = slots->group_nulls[a];
+			memcpy(&results[g * nf], &slots->results[a * nf], sizeof(GbtAggResult) * nf);
+			a++;
+			continue;
+		}
+		values[g] = xval;
+		nulls[g] = xnull;
+		for (; i < p->n && pending_cmp(&order[i], &x) == 0; i++)
+		{
+			int64		vals[GBT_MAX_COLS];
+			int			f;
+
+			for (f = 0; f < GBT_MAX_COLS; f++)
+				vals[f] = p->vals[f][order[i]];
+			for (f = 0; f < nf; f++)
+				if (slots->preds->filter[f] == NULL ||
+					gbt_pred_run(slots->preds->filter[f], slots->preds->list,
+								 (const uint64 *) vals, p->nulls[order[i]]) == GBT_TV_TRUE)
+					gbt_agg_add_entry(&results[g * nf + f], columns, vals,
+									  p->nulls[order[i]]);
+		}
+	}
+	slots->group_values = values;
+	slots->group_nulls = nulls;
+	slots->results = results;
+	slots->ngroups = nall;
+	p->n = 0;
+	pfree(order);
 	return true;
 }
 

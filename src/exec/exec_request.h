@@ -76,15 +76,47 @@ typedef struct GbtAggSlots
 	bool		grouped;
 	const gbt_pred_set *preds;	/* NULL: none (then one result a range) */
 	GbtAggResult *results;
+	/*
+	 * Or, by_value (with preds), one group per value of mirror column
+	 * group_col (groupby.h): ngroups of them, ascending, the NULL one last,
+	 * results[g * nfilters + f]; group_cap the groups to make room for
+	 * first (more are asked for again, up to GBT_MAX_COLUMN_GROUPS).
+	 */
+	bool		by_value;
+	int			group_col;
+	int64		group_cap;
+	int64		ngroups;
+	int64	   *group_values;
+	bool	   *group_nulls;
+	/* entries of groups the service did not send, until gbt_slots_finish() */
+	GbtEntries	pending;
 } GbtAggSlots;
 
+/* The most groups of a column's values one request makes. */
+#define GBT_MAX_COLUMN_GROUPS ((int64) 1 << 20)
+
 /*
- * gbt_aggregate() of slots' ranges (sorted), each range's or filter's
- * aggregate apart in slots->results (answer->r: the entries of filter 0).
+ * gbt_aggregate() of slots' ranges (sorted), each range's or filter's or
+ * group's aggregate apart in slots->results (answer->r: the entries of
+ * filter 0).  With by_value, gbt_slots_finish() must follow.
  */
 extern bool gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
 								Snapshot snapshot, int64 max_unsure,
 								GbtAggAnswer *answer, const char **why);
+
+/*
+ * A visible entry into slots (WHERE already TRUE for it): into its range's
+ * or value's group, each filter's result whose program is TRUE for it.
+ */
+extern void gbt_slots_add(GbtAggSlots *slots, const GbtColumns *columns, uint64 key,
+						  const int64 *vals, uint8 nulls);
+
+/*
+ * By value: make the groups of the entries no group held yet, in order;
+ * false, with *why, when they are more than GBT_MAX_COLUMN_GROUPS.
+ */
+extern bool gbt_slots_finish(GbtAggSlots *slots, const GbtColumns *columns,
+							 const char **why);
 
 /* Most rows one lookup takes from the service. */
 #define GBT_MAX_LOOKUP_ROWS ((int64) 1 << 24)

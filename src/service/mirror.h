@@ -173,6 +173,20 @@ extern bool gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const 
 										  int64 *nunsure, GbtAggSteps *steps, char *err,
 										  Size errlen);
 
+/*
+ * The grouped aggregate (groupby.h) of the entries in the key ranges that
+ * the query's snapshot sees: g's outputs as its contract says, over the
+ * tree's entries, the stamped ones and the delta's; the unsure ones WHERE
+ * keeps go to unsure (*nunsure counts them all) (mirror_group.c).
+ */
+struct gbt_groups;
+extern bool gbt_mirror_aggregate_grouped(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+										 int64 nranges, GbtSnapView *view,
+										 uint64 log_bound, const gbt_pred_set *preds,
+										 struct gbt_groups *g, GbtEntries *unsure,
+										 int64 unsure_cap, int64 *nunsure,
+										 GbtAggSteps *steps, char *err, Size errlen);
+
 /* The smallest and largest key of its entries (dead ones too); false: none. */
 extern bool gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max);
 

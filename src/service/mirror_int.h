@@ -352,6 +352,19 @@ gbt_base_block(const GbtMirror *m, int64 p)
 	return ItemPointerGetBlockNumberNoCheck(&m->base.tids[p]);
 }
 
+/*
+ * mirror_search.c: the stamped tree entries and the delta's in sorted
+ * ranges, decided; those WHERE keeps and the snapshot sees, decoded, to a
+ * GbtEntryTake.
+ */
+typedef void (*GbtEntryTake) (void *arg, const uint64 *vals, uint8 nulls);
+extern void gbt_mirror_host_entries(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+									const int64 *start, const int64 *end, int64 nranges,
+									GbtSnapView *view, uint64 log_bound,
+									const gbt_pred_set *preds, GbtEntryTake take,
+									void *arg, GbtEntries *unsure, int64 unsure_cap,
+									int64 *nunsure, GbtAggSteps *steps);
+
 /* The engines' view of the tree's first n entries (its host arrays). */
 extern void gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n);
 

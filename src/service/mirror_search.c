@@ -86,6 +86,9 @@ typedef struct EntrySink
 	/* filtered (predicate.h): agg counts the unsure, outs[f] filter f's */
 	const gbt_pred_set *preds;
 	gbt_agg_result *outs;
+	/* or, with take, the seen ones WHERE keeps go there instead of outs */
+	GbtEntryTake take;
+	void	   *take_arg;
 } EntrySink;
 
 /*
@@ -105,6 +108,11 @@ sink_filtered(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
 	if (s->preds->where != NULL &&
 		gbt_pred_run(s->preds->where, s->preds->list, vals, nulls) != GBT_TV_TRUE)
 		return;
+	if (verdict == GBT_TAKE && s->take != NULL)
+	{
+		s->take(s->take_arg, vals, nulls);
+		return;
+	}
 	if (verdict == GBT_TAKE)
 	{
 		for (f = 0; f < s->preds->nfilters; f++)
@@ -1038,4 +1046,33 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	pfree(start);
 	pfree(end);
 	return true;
+}
+
+/*
+ * The stamped tree entries and the delta's in the ranges (positions
+ * start/end of keys lo/hi, sorted), decided under view: those WHERE keeps
+ * and the snapshot sees to take(), the unsure ones to unsure (*nunsure
+ * counts them all).  For the callers that aggregate them their own way
+ * (mirror_group.c).
+ */
+void
+gbt_mirror_host_entries(GbtMirror *m, const uint64 *lo, const uint64 *hi,
+						const int64 *start, const int64 *end, int64 nranges,
+						GbtSnapView *view, uint64 log_bound, const gbt_pred_set *preds,
+						GbtEntryTake take, void *arg, GbtEntries *unsure,
+						int64 unsure_cap, int64 *nunsure, GbtAggSteps *steps)
+{
+	gbt_agg_result counted;
+	EntrySink	sink = {&counted, &m->columns, unsure, NULL, unsure_cap, preds, NULL,
+	take, arg};
+	int			d;
+
+	memset(&counted, 0, sizeof(counted));
+	steps->nstamped +=
+		stamped_in_ranges(m, &m->stamped, start, end, nranges, view, &sink) +
+		stamped_in_ranges(m, &m->recent, start, end, nranges, view, &sink);
+	for (d = 0; d < GBT_RUNS; d++)
+		steps->ndelta += delta_in_ranges(m, &m->runs[d], lo, hi, nranges, log_bound,
+										 view, &sink);
+	*nunsure += counted.nunsure;
 }

@@ -14,6 +14,7 @@
 #include "utils/timestamp.h"
 
 #include "agg_state.h"
+#include "groupby.h"
 #include "service.h"
 
 static void
@@ -281,6 +282,14 @@ agg_slice(TakenRequest *t, int64 max)
 		reply(req, GBT_REPLY_ERROR, "bad program count");
 		return true;
 	}
+	if (agg->group_col >= 0 &&
+		(agg->nfilters == 0 || agg->grouped || agg->group_col >= agg->ncols ||
+		 gbt_mirror_columns(sm->mirror)->type[agg->group_col] != GBT_COL_INT64 ||
+		 agg->group_cap < 1 || agg->group_cap > REQUEST_COUNT_MAX))
+	{
+		reply(req, GBT_REPLY_ERROR, "bad grouping column");
+		return true;
+	}
 	/* Counts past 2^40 would make the sizes below overflow. */
 	if (agg->nranges < 0 || agg->nvisible < 0 || agg->unsure_cap < 0 ||
 		agg->xcnt < 0 || agg->subxcnt < 0 ||
@@ -293,7 +302,9 @@ agg_slice(TakenRequest *t, int64 max)
 		gbt_agg_reply_size(agg->ncols, agg->unsure_cap, agg->rows,
 						   agg->map ? agg->nranges : 0,
 						   gbt_agg_reply_slots(agg->grouped, agg->nranges,
-											   agg->nfilters)) > req->hdr.capacity)
+											   agg->nfilters,
+											   Max(agg->group_cap, 0)),
+						   Max(agg->group_cap, 0)) > req->hdr.capacity)
 	{
 		reply(req, GBT_REPLY_ERROR, "request larger than its segment");
 		return true;
@@ -327,6 +338,8 @@ agg_slice(TakenRequest *t, int64 max)
 	unsure.n = req->hdr.nresults;
 	memset(&part, 0, sizeof(part));
 	n = Min(max, agg->nkeys - t->next);
+	if (agg->group_col >= 0)
+		n = agg->nkeys;			/* groups span the ranges: one step */
 
 	snap.snapshot_type = SNAPSHOT_MVCC;
 	snap.xmin = agg->xmin;
@@ -362,7 +375,24 @@ agg_slice(TakenRequest *t, int64 max)
 			valtypes[f] = gbt_mirror_columns(sm->mirror)->type[f] == GBT_COL_FLOAT8 ?
 				GBT_VAL_FLOAT8 : GBT_VAL_INT64;
 		ok = gbt_pred_set_check(&preds, agg->ncols, valtypes, err, sizeof(err)) == 0;
-		if (ok && !agg->grouped && t->next > 0)
+		if (ok && agg->group_col >= 0)
+		{
+			gbt_groups	g;
+
+			memset(&g, 0, sizeof(g));
+			g.gcol = agg->group_col;
+			g.cap = agg->group_cap;
+			g.values = (int64_t *) gbt_agg_reply_group_values(req);
+			g.out = outs;
+			ok = gbt_mirror_aggregate_grouped(sm->mirror, lo, hi, n, &view,
+											  agg->log_bound, &preds, &g, &unsure,
+											  agg->unsure_cap, &part.nunsure, &steps,
+											  err, sizeof(err));
+			agg->ngroups = g.ngroups;
+			agg->group_null = g.has_null;
+			slots = g.ngroups <= g.cap ? g.ngroups * agg->nfilters : 0;
+		}
+		else if (ok && !agg->grouped && t->next > 0)
 		{
 			/* a slice after the first: into the results so far */
 			GbtAggResult *fresh = palloc0(sizeof(GbtAggResult) * agg->nfilters);
