@@ -208,6 +208,28 @@ SELECT fcheck('d no key condition, GROUP BY', format(
 	'SELECT k / 1000 AS b, %s FROM ft WHERE %s GROUP BY 1', g.aggs, p.pred))
 FROM fpred p JOIN fagg g USING (grp) WHERE p.n % 3 = 0;
 
+-- (g) GROUP BY a column the index holds (integers and dates: up to
+-- thousands of groups, NULL among them), or the key itself, under a key
+-- range and the predicate, with a FILTER; and with no key condition (the
+-- rows with NULL keys go into their groups too).  Each predicate with one
+-- of its group's columns.
+CREATE TABLE fgroup (grp text, n int, col text);
+INSERT INTO fgroup VALUES ('int', 0, 'i2'), ('int', 1, 'i4'), ('int', 2, 'i8'), ('int', 3, 'k'),
+	('flt', 0, 'i4'), ('flt', 1, 'k'), ('time', 0, 'd'), ('time', 1, 'k');
+CREATE VIEW fpred_group AS
+SELECT p.grp, p.n, p.pred, c.col AS gcol, g.aggs,
+	   (SELECT q.pred FROM fpred q WHERE q.grp = p.grp AND q.n =
+			(SELECT min(n) FROM fpred x WHERE x.grp = p.grp AND x.n > (p.n * 29) % 1100)) AS filter
+FROM fpred p JOIN fagg g USING (grp)
+JOIN fgroup c ON c.grp = p.grp AND c.n = p.n % (SELECT count(*) FROM fgroup y WHERE y.grp = p.grp);
+SELECT fcheck('g GROUP BY a column', format(
+	'SELECT %s AS b, %s, count(*) FILTER (WHERE %s) FROM ft WHERE k BETWEEN -9000 AND 9000 AND (%s) GROUP BY 1',
+	gcol, aggs, filter, pred))
+FROM fpred_group;
+SELECT fcheck('g GROUP BY a column, no key condition', format(
+	'SELECT %s AS b, %s FROM ft WHERE %s GROUP BY 1 HAVING count(*) > 1', gcol, aggs, pred))
+FROM fpred_group WHERE n % 3 = 0;
+
 -- (e) PREPAREd with parameters, a generic plan: the key range, the
 -- predicate's constant and a FILTER's IN list as parameters.
 SET plan_cache_mode = force_generic_plan;
@@ -259,6 +281,10 @@ SELECT fcheck('f own changes, FILTER, GROUP BY', format(
 FROM fpred p JOIN fagg g USING (grp) WHERE p.n % 2 = 1;
 SELECT fcheck('f own changes, no key condition', format('SELECT %s, count(*) FILTER (WHERE %s) FROM ft', g.aggs, p.pred))
 FROM fpred p JOIN fagg g USING (grp) WHERE p.n % 3 = 0;
+SELECT fcheck('f own changes, GROUP BY a column', format(
+	'SELECT %s AS b, %s, count(*) FILTER (WHERE %s) FROM ft WHERE k > -9000 AND (%s) GROUP BY 1',
+	gcol, aggs, filter, pred))
+FROM fpred_group WHERE n % 2 = 0;
 -- Float min and max among the transaction's own rows fall back (-0 and 0,
 -- NaNs); the same predicates without them.
 SELECT fcheck('f own changes, no float min/max', format(
@@ -277,8 +303,8 @@ WHERE how NOT LIKE 'GPU service%' AND how NOT LIKE '%float sum that could overfl
 GROUP BY shape, how ORDER BY shape, how;
 
 RESET ALL;
-DROP VIEW fsummary;
-DROP TABLE ft, fcol, fatom, fpred, fagg, fresult;
+DROP VIEW fsummary, fpred_group;
+DROP TABLE ft, fcol, fatom, fpred, fagg, fresult, fgroup;
 DROP FUNCTION fcheck(text, text, text);
 DROP FUNCTION rows_of(text);
 DROP FUNCTION check_prepared();
