@@ -11,6 +11,7 @@
 
 #include "chunksums.h"
 #include "engine.h"
+#include "groupby.h"
 #include "harmonia.h"
 #include "keysort.h"
 #include "predicate.h"
@@ -199,6 +200,21 @@ cpu_aggregate_filtered(gbt_engine *e, const uint8_t *removed, uint64_t removed_v
 }
 
 static int
+cpu_aggregate_grouped(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
+					  const int64_t *start, const int64_t *end, int64_t nranges,
+					  const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
+					  gbt_groups *g, int64_t *unsure, int64_t unsure_cap,
+					  char *err, size_t errlen)
+{
+	gbt_agg_input in = e->agg;
+
+	(void) removed_version;
+	in.removed = removed;
+	return gbt_vagg_grouped_cpu(&in, start, end, nranges, visible, nvisible, preds, g,
+								unsure, unsure_cap, err, errlen);
+}
+
+static int
 cpu_tidy(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 		 int64_t max_chunks)
 {
@@ -249,7 +265,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_aggregate,
 	cpu_aggregate_each,
 	cpu_aggregate_filtered,
-	NULL,					/* aggregate_grouped: being built */
+	cpu_aggregate_grouped,
 	cpu_tidy,
 	cpu_bytes,
 	cpu_host_bytes,

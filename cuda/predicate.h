@@ -332,6 +332,26 @@ extern int	gbt_pred_set_check(const gbt_pred_set *s, int ncols,
 extern int	gbt_pred_eval_entry(const gbt_pred *p, const gbt_agg_input *in, int64_t i,
 								const gbt_pred_value *list);
 
+/*
+ * The filtered aggregate's steps on one entry i of in (host arrays), which
+ * the grouped aggregate (groupby_cpu.c) takes too.  gbt_pred_entry_class():
+ * GBT_ENTRY_SKIP (removed, or WHERE not TRUE), _UNSURE (block not
+ * visible) or _TAKE, with the entry's decoded values and NULL bits in
+ * vals and *nulls unless it is removed.  gbt_pred_entry_add(): those
+ * values added to acc[f] (count and columns) for each filter f TRUE for
+ * them.  preds valid (gbt_pred_set_check()).
+ */
+#define GBT_ENTRY_SKIP 0
+#define GBT_ENTRY_UNSURE 1
+#define GBT_ENTRY_TAKE 2
+
+extern int	gbt_pred_entry_class(const gbt_agg_input *in, const gbt_pred_set *preds,
+								 int64_t i, const uint8_t *visible, int64_t nvisible,
+								 uint64_t vals[GBT_MAX_COLS], unsigned *nulls);
+extern void gbt_pred_entry_add(const gbt_agg_input *in, const gbt_pred_set *preds,
+							   const uint64_t vals[GBT_MAX_COLS], unsigned nulls,
+							   gbt_agg_result *acc);
+
 /* The contract above over host arrays: out has preds->nfilters results. */
 extern int	gbt_vagg_filtered_cpu(const gbt_agg_input *in, const int64_t *start,
 								  const int64_t *end, int64_t nranges,

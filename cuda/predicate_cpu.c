@@ -157,6 +157,46 @@ gbt_pred_eval_entry(const gbt_pred *p, const gbt_agg_input *in, int64_t i,
 	return gbt_pred_run(p, list, vals, nulls);
 }
 
+/* predicate.h: how the filtered (and grouped) aggregate treats entry i */
+int
+gbt_pred_entry_class(const gbt_agg_input *in, const gbt_pred_set *preds, int64_t i,
+					 const uint8_t *visible, int64_t nvisible,
+					 uint64_t vals[GBT_MAX_COLS], unsigned *nulls)
+{
+	uint32_t	b;
+
+	if (in->removed && ((in->removed[i >> 3] >> (i & 7)) & 1))
+		return GBT_ENTRY_SKIP;
+	*nulls = entry_values(in, i, vals);
+	if (preds->where &&
+		gbt_pred_run(preds->where, preds->list, vals, *nulls) != GBT_TV_TRUE)
+		return GBT_ENTRY_SKIP;
+	b = gbt_agg_block(in, i);
+	if (!((int64_t) b < nvisible && ((visible[b >> 3] >> (b & 7)) & 1)))
+		return GBT_ENTRY_UNSURE;
+	return GBT_ENTRY_TAKE;
+}
+
+/* predicate.h: an entry's values into acc[f] for each filter f passing */
+void
+gbt_pred_entry_add(const gbt_agg_input *in, const gbt_pred_set *preds,
+				   const uint64_t vals[GBT_MAX_COLS], unsigned nulls, gbt_agg_result *acc)
+{
+	int			c,
+				f;
+
+	for (f = 0; f < preds->nfilters; f++)
+	{
+		if (preds->filter[f] &&
+			gbt_pred_run(preds->filter[f], preds->list, vals, nulls) != GBT_TV_TRUE)
+			continue;
+		acc[f].count++;
+		for (c = 0; c < in->ncols; c++)
+			if (!((nulls >> c) & 1))
+				gbt_agg_col_add(&acc[f].col[c], in->coltype[c], vals[c]);
+	}
+}
+
 /* predicate.h: the filtered aggregate's contract, on the CPU */
 int
 gbt_vagg_filtered_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
@@ -167,8 +207,7 @@ gbt_vagg_filtered_cpu(const gbt_agg_input *in, const int64_t *start, const int64
 	int64_t		r,
 				i,
 				nuns = 0;
-	int			c,
-				f,
+	int			f,
 				nf;
 	gbt_agg_result acc[GBT_PRED_MAX_FILTERS];	/* local: no store can alias
 												 * the inputs */
@@ -183,33 +222,18 @@ gbt_vagg_filtered_cpu(const gbt_agg_input *in, const int64_t *start, const int64
 		for (i = start[r]; i < end[r]; i++)
 		{
 			uint64_t	vals[GBT_MAX_COLS];
-			unsigned	nulls;
-			uint32_t	b;
+			unsigned	nulls = 0;
+			int			cls = gbt_pred_entry_class(in, preds, i, visible, nvisible,
+												   vals, &nulls);
 
-			if (in->removed && ((in->removed[i >> 3] >> (i & 7)) & 1))
-				continue;
-			nulls = entry_values(in, i, vals);
-			if (preds->where &&
-				gbt_pred_run(preds->where, preds->list, vals, nulls) != GBT_TV_TRUE)
-				continue;
-			b = gbt_agg_block(in, i);
-			if (!((int64_t) b < nvisible && ((visible[b >> 3] >> (b & 7)) & 1)))
+			if (cls == GBT_ENTRY_UNSURE)
 			{
 				if (nuns < unsure_cap)
 					unsure[nuns] = i;
 				nuns++;
-				continue;
 			}
-			for (f = 0; f < nf; f++)
-			{
-				if (preds->filter[f] &&
-					gbt_pred_run(preds->filter[f], preds->list, vals, nulls) != GBT_TV_TRUE)
-					continue;
-				acc[f].count++;
-				for (c = 0; c < in->ncols; c++)
-					if (!((nulls >> c) & 1))
-						gbt_agg_col_add(&acc[f].col[c], in->coltype[c], vals[c]);
-			}
+			else if (cls == GBT_ENTRY_TAKE)
+				gbt_pred_entry_add(in, preds, vals, nulls, acc);
 		}
 	for (f = 0; f < nf; f++)
 	{
