@@ -100,6 +100,12 @@ static create_upper_paths_hook_type prev_create_upper_paths = NULL;
  */
 #define GBT_FILTER_ENTRY_COST 0.0001
 
+/*
+ * A group of a column's values (agg_values.c): made by the engine in its
+ * one pass, sent back and finished here, about two rows' worth of CPU.
+ */
+#define GBT_VALUE_GROUP_COST (2 * cpu_tuple_cost)
+
 static CustomPathMethods agg_path_methods;
 
 static bool
@@ -580,7 +586,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		unsure_rows * gbt_agg_unsure_cost() + null_cost +
 		(filters != NIL ? input_rel->tuples * GBT_FILTER_ENTRY_COST : 0) *
 		(value_col >= 0 ? 2 : 1) +
-		(group ? Min(group->ngroups, GBT_MAX_GROUP_RANGES) * GBT_GROUP_RANGE_COST : 0);
+		(value_col >= 0 ? group->ngroups * GBT_VALUE_GROUP_COST :
+		 group ? Min(group->ngroups, GBT_MAX_GROUP_RANGES) * GBT_GROUP_RANGE_COST : 0);
 	cpath->path.total_cost = cpath->path.startup_cost;
 	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs,
 												   group));

@@ -98,13 +98,15 @@ SELECT q, same(q) FROM unnest(ARRAY[
 	'SELECT k / 1000, count(*), sum(v) FILTER (WHERE c = 4), min(f) FILTER (WHERE v > 10) FROM an_i WHERE k > 5 AND c IN (4, 5, 6) GROUP BY 1',
 	'SELECT c, count(*), sum(v), min(f) FROM an_i WHERE k BETWEEN 100 AND 20000 GROUP BY c',
 	'SELECT c, count(*) FILTER (WHERE v > 500), max(v) FROM an_i GROUP BY c',
-	'SELECT c, count(*) FROM an_i WHERE k > 0 GROUP BY c HAVING count(*) > 2400'
+	'SELECT c, count(*) FROM an_i WHERE k > 0 GROUP BY c HAVING count(*) > 2400',
+	'SELECT v, count(*) FROM an_i GROUP BY v',
+	'SELECT k, count(*), sum(v) FROM an_i WHERE c = 3 GROUP BY k'
 ]) q;
 -- not offered: the ordinary plan, and gpubtree_why_not() says why
 SELECT q, same(q) FROM unnest(ARRAY[
 	'SELECT k % 10 b, count(*) FROM an_i GROUP BY 1',
 	'SELECT count(*) FROM an_i WHERE k < 20000 AND k % 2 = 0',
-	'SELECT v, count(*) FROM an_i GROUP BY v'
+	'SELECT f, count(*) FROM an_i GROUP BY f'
 ]) q;
 SELECT plan_node, relation, reason FROM gpubtree_why_not('SELECT k % 10 b, count(*) FROM an_i GROUP BY 1')
 WHERE plan_node = 'GpubtreeAggregate';

@@ -123,12 +123,13 @@ CREATE TABLE fresult (shape text, q text, same bool, how text, detail text);
 CREATE FUNCTION rows_of(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
 	r record;
-	acc jsonb := '[]';
+	acc jsonb[] := '{}';
 BEGIN
+	-- a loop, not a subquery: q may be an EXECUTE of a prepared statement
 	FOR r IN EXECUTE q LOOP
-		acc := acc || jsonb_build_array(to_jsonb(r));
+		acc := acc || to_jsonb(r);
 	END LOOP;
-	RETURN (SELECT coalesce(jsonb_agg(e ORDER BY e -> 'b'), '[]') FROM jsonb_array_elements(acc) e);
+	RETURN (SELECT coalesce(jsonb_agg(e ORDER BY e -> 'b'), '[]') FROM unnest(acc) e);
 END $$;
 CREATE FUNCTION fcheck(shape text, q text, ref text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -137,8 +138,6 @@ DECLARE
 	plain jsonb;
 	plan jsonb;
 	how text;
-	k text;
-	i int;
 	ok bool;
 BEGIN
 	SET LOCAL enable_seqscan = off;
@@ -155,18 +154,18 @@ BEGIN
 	SET LOCAL gpubtree.device = off;
 	plain := rows_of(coalesce(ref, q));
 	RESET gpubtree.device;
-	ok := jsonb_array_length(node) = jsonb_array_length(plain);
-	FOR i IN 0 .. jsonb_array_length(plain) - 1 LOOP
-		EXIT WHEN NOT ok;
-		FOR k IN SELECT jsonb_object_keys(plain -> i) LOOP
-			IF jsonb_typeof(plain -> i -> k) = 'number' AND jsonb_typeof(node -> i -> k) = 'number' THEN
-				ok := ok AND abs((node -> i ->> k)::numeric - (plain -> i ->> k)::numeric)
-					<= 1e-12 * abs((plain -> i ->> k)::numeric);
-			ELSE
-				ok := ok AND (node -> i -> k) IS NOT DISTINCT FROM (plain -> i -> k);
-			END IF;
-		END LOOP;
-	END LOOP;
+	-- row by row, value by value: numbers within 1e-12 relative
+	SELECT jsonb_array_length(node) = jsonb_array_length(plain) AND
+		   coalesce(bool_and(CASE WHEN jsonb_typeof(y.value) = 'number' AND
+										jsonb_typeof(x.value) = 'number'
+							 THEN abs((x.value #>> '{}')::numeric - (y.value #>> '{}')::numeric)
+								  <= 1e-12 * abs((y.value #>> '{}')::numeric)
+							 ELSE x.value IS NOT DISTINCT FROM y.value END), true)
+	INTO ok
+	FROM jsonb_array_elements(plain) WITH ORDINALITY p(e, i)
+	LEFT JOIN jsonb_array_elements(node) WITH ORDINALITY n(e, i) USING (i)
+	CROSS JOIN LATERAL jsonb_each(p.e) y
+	LEFT JOIN LATERAL jsonb_each(n.e) x ON x.key = y.key;
 	INSERT INTO fresult VALUES (shape, q, ok, how,
 		CASE WHEN NOT ok THEN node::text || ' vs ' || plain::text END);
 END $$;
@@ -218,8 +217,9 @@ INSERT INTO fgroup VALUES ('int', 0, 'i2'), ('int', 1, 'i4'), ('int', 2, 'i8'), 
 	('flt', 0, 'i4'), ('flt', 1, 'k'), ('time', 0, 'd'), ('time', 1, 'k');
 CREATE VIEW fpred_group AS
 SELECT p.grp, p.n, p.pred, c.col AS gcol, g.aggs,
-	   (SELECT q.pred FROM fpred q WHERE q.grp = p.grp AND q.n =
-			(SELECT min(n) FROM fpred x WHERE x.grp = p.grp AND x.n > (p.n * 29) % 1100)) AS filter
+	   coalesce((SELECT q.pred FROM fpred q WHERE q.grp = p.grp AND q.n =
+				 (SELECT min(n) FROM fpred x WHERE x.grp = p.grp AND x.n > (p.n * 29) % 1100)),
+				p.pred) AS filter
 FROM fpred p JOIN fagg g USING (grp)
 JOIN fgroup c ON c.grp = p.grp AND c.n = p.n % (SELECT count(*) FROM fgroup y WHERE y.grp = p.grp);
 SELECT fcheck('g GROUP BY a column', format(
