@@ -23,6 +23,7 @@
 #include "chunksums.h"
 #include "predicate.h"
 #include "engine.h"
+#include "groupby.h"
 #include "gbt_device.h"
 #include "harmonia.h"
 #include "vagg.h"
@@ -517,13 +518,13 @@ upload_column(gbt_engine *g, int c)
 	return upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes);
 }
 
-/* The aggregate on the device. */
+/* The aggregate on the device: plain, filtered (preds) or grouped (groups too). */
 static int
 device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 				 const int64_t *start, const int64_t *end, int64_t nranges,
 				 const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
-				 gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
-				 char *err, size_t errlen)
+				 gbt_groups *groups, gbt_agg_result *out, int64_t *unsure,
+				 int64_t unsure_cap, char *err, size_t errlen)
 {
 	const gbt_agg_input *h = &g->host;
 	gbt_agg_input in = *h;
@@ -582,6 +583,9 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 	/* The positions ranges() just found are on the device already. */
 	if (start == g->pos_start && end == g->pos_end && nranges == g->pos_n)
 		gbt_vagg_gpu_ranges_on_device(g->vagg, g->d_pos, g->d_pos + g->cap);
+	if (groups != NULL)
+		return gbt_vagg_grouped_gpu(g->vagg, &in, start, end, nranges, visible, nvisible,
+									preds, groups, unsure, unsure_cap, err, errlen);
 	if (preds != NULL)
 		return gbt_vagg_filtered_gpu(g->vagg, &in, start, end, nranges, visible, nvisible,
 									 preds, out, unsure, unsure_cap, err, errlen);
@@ -606,14 +610,15 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 		return gbt_engine_fail("aggregate", "out of host memory", err, errlen);
 	if (rc > 0)
 		return device_aggregate(g, removed, removed_version, start, end, nranges,
-								visible, nvisible, NULL, out, unsure, unsure_cap, err, errlen);
+								visible, nvisible, NULL, NULL, out, unsure, unsure_cap, err,
+								errlen);
 	if (split.entries <= GBT_HOST_SCAN_MAX)
 		rc = gbt_vagg_cpu(&hin, split.start, split.end, split.n, visible, nvisible,
 						  out, unsure, unsure_cap, err, errlen);
 	else
 		rc = device_aggregate(g, removed, removed_version, split.start, split.end,
-							  split.n, visible, nvisible, NULL, out, unsure, unsure_cap,
-							  err, errlen);
+							  split.n, visible, nvisible, NULL, NULL, out, unsure,
+							  unsure_cap, err, errlen);
 	if (rc == 0)
 		gbt_agg_result_combine(out, &split.part, hin.coltype, hin.ncols);
 	gbt_chunk_split_free(&split);
@@ -642,7 +647,21 @@ gpu_aggregate_filtered(gbt_engine *g, const uint8_t *removed, uint64_t removed_v
 					   char *err, size_t errlen)
 {
 	return device_aggregate(g, removed, removed_version, start, end, nranges, visible,
-							nvisible, preds, out, unsure, unsure_cap, err, errlen);
+							nvisible, preds, NULL, out, unsure, unsure_cap, err, errlen);
+}
+
+/* Every entry of the ranges is read on the device (no chunk sums by group). */
+static int
+gpu_aggregate_grouped(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+					  const int64_t *start, const int64_t *end, int64_t nranges,
+					  const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
+					  gbt_groups *groups, int64_t *unsure, int64_t unsure_cap,
+					  char *err, size_t errlen)
+{
+	if (groups == NULL)
+		return gbt_engine_fail("grouped aggregate", "no groups", err, errlen);
+	return device_aggregate(g, removed, removed_version, start, end, nranges, visible,
+							nvisible, preds, groups, NULL, unsure, unsure_cap, err, errlen);
 }
 
 static int
@@ -708,7 +727,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_aggregate,
 	gpu_aggregate_each,
 	gpu_aggregate_filtered,
-	NULL,					/* aggregate_grouped: being built */
+	gpu_aggregate_grouped,
 	gpu_tidy,
 	gpu_bytes,
 	gpu_host_bytes,

@@ -74,6 +74,13 @@ extern int	gbt_vagg_grouped_cpu(const gbt_agg_input *in, const int64_t *start,
 								 char *err, size_t errlen);
 
 /*
+ * groupby_cpu.c: the checks of g both implementations make (g not NULL,
+ * gcol an INT64 column of in, cap and the arrays): 0, or 1 with a message.
+ */
+extern int	gbt_groups_check(const gbt_agg_input *in, const gbt_groups *g, char *err,
+							 size_t errlen);
+
+/*
  * Linked only in CUDA builds.  The contract on the GPU: in's arrays are
  * DEVICE memory, the rest HOST memory, as gbt_vagg_filtered_gpu() takes
  * them; ctx is the engine's vagg context.

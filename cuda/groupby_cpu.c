@@ -48,9 +48,9 @@ sort_entries(group_entry *e, int64_t n)
 		}
 }
 
-/* groupby.h's argument checks beyond the filtered aggregate's */
-static int
-check_groups(const gbt_agg_input *in, const gbt_groups *g, char *err, size_t errlen)
+/* groupby.h: g's arguments, beyond the filtered aggregate's */
+int
+gbt_groups_check(const gbt_agg_input *in, const gbt_groups *g, char *err, size_t errlen)
 {
 	if (!g)
 		return gbt_vagg_fail(err, errlen, "group by: no groups");
@@ -117,7 +117,7 @@ gbt_vagg_grouped_cpu(const gbt_agg_input *in, const int64_t *start, const int64_
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, &dummy,
 							unsure, unsure_cap, 1, err, errlen) ||
 		gbt_pred_set_check(preds, in->ncols, in->coltype, err, errlen) ||
-		check_groups(in, g, err, errlen))
+		gbt_groups_check(in, g, err, errlen))
 		return 1;
 	nf = preds->nfilters;
 	for (r = 0; r < nranges; r++)

@@ -58,6 +58,10 @@ struct gbt_vagg_gpu_ctx
 	size_t		d_parts_sz;		/* blocks */
 	DevRes	   *d_res;
 	DevRes	   *h_res;			/* pinned */
+	void	   *d_extra[VAGG_SCRATCH_SLOTS];	/* vagg_gpu_scratch(): device */
+	size_t		d_extra_sz[VAGG_SCRATCH_SLOTS];
+	void	   *h_extra[VAGG_SCRATCH_SLOTS];	/* and pinned host */
+	size_t		h_extra_sz[VAGG_SCRATCH_SLOTS];
 };
 
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
@@ -110,9 +114,14 @@ gbt_vagg_gpu_ctx_create(void)
 extern "C" size_t
 gbt_vagg_gpu_ctx_bytes(const gbt_vagg_gpu_ctx *x)
 {
+	size_t		extra = 0;
+	int			k;
+
+	for (k = 0; k < VAGG_SCRATCH_SLOTS; k++)
+		extra += x->d_extra_sz[k] + x->h_extra_sz[k];
 	return x->h_stage_sz + x->d_stage_sz + 4 * sizeof(long long) * x->d_ranges_sz +
 		x->d_ws_sz + x->d_unsure_sz + x->d_parts_sz * vagg_partial_bytes() +
-		2 * sizeof(DevRes);
+		2 * sizeof(DevRes) + extra;
 }
 
 extern "C" void
@@ -141,6 +150,11 @@ gbt_vagg_gpu_ctx_free(gbt_vagg_gpu_ctx *x)
 		cudaFree(x->d_unsure);
 		cudaFree(x->d_parts);
 		cudaFree(x->d_res);
+		for (i = 0; i < VAGG_SCRATCH_SLOTS; i++)
+		{
+			cudaFree(x->d_extra[i]);
+			cudaFreeHost(x->h_extra[i]);
+		}
 		for (i = 0; i < 4; i++)
 			cudaEventDestroy(x->ev[i]);
 		cudaStreamDestroy(x->stream);
@@ -232,25 +246,22 @@ gbt_vagg_gpu(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 						  unsure, unsure_cap, err, errlen);
 }
 
-/* vagg_kernels.cuh: a query, filtered or not */
+/*
+ * vagg_kernels.cuh: a call's arguments checked (against out, unsure and
+ * unsure_cap), its context ready and its device current, and its inputs
+ * on the device.
+ */
 int
-vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
+vagg_gpu_begin(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 			   const int64_t *start, const int64_t *end, int64_t nranges,
 			   const uint8_t *visible, int64_t nvisible, const VaggFilter *filt,
 			   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
-			   char *err, size_t errlen)
+			   VaggCall *call, char *err, size_t errlen)
 {
 	int			rc = 0,
-				cur = -1,
-				c,
-				switched = 0,
 				small = nranges <= VAGG_HOST_RANGES,
 				rows = filt ? filt->nfilters : 1;
-	double		t0 = now_ms();
-	int64_t		tbound,			/* T, or a bound on it */
-				r,
-				nunsure,
-				nget;
+	int64_t		r;
 	size_t		visbytes,
 				stage,
 				off_vis,
@@ -258,12 +269,12 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 				off_list = 0;
 	long long  *h_offs,
 			   *h_start;
-	KArgs		a;
-	unsigned	grid;
-	int64_t		nchunks;
 	const long long *given_start = x ? x->given_start : NULL;
 	const long long *given_end = x ? x->given_end : NULL;
 
+	memset(call, 0, sizeof(*call));
+	call->t0 = now_ms();
+	call->cur = -1;
 	if (!x)
 		return gbt_vagg_fail(err, errlen, "vagg: no GPU context");
 	x->given_start = x->given_end = NULL;
@@ -280,15 +291,15 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		if (ctx_init(x, err, errlen))
 			return 1;
 	}
-	if (cudaGetDevice(&cur) != cudaSuccess)
+	if (cudaGetDevice(&call->cur) != cudaSuccess)
 	{
 		(void) cudaGetLastError();
-		cur = -1;
+		call->cur = -1;
 	}
-	if (cur != x->dev)
+	if (call->cur != x->dev)
 	{
 		CK(cudaSetDevice(x->dev));
-		switched = 1;
+		call->switched = 1;
 	}
 
 	/*
@@ -307,29 +318,23 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	}
 	CK(grow((void **) &x->h_stage, &x->h_stage_sz, stage, true));
 	CK(grow((void **) &x->d_stage, &x->d_stage_sz, stage, false));
-	tbound = in->n;
+	call->tbound = in->n;
 	if (small)
 	{
 		h_offs = (long long *) x->h_stage;
 		h_start = h_offs + nranges + 1;
-		tbound = 0;
+		call->tbound = 0;
 		for (r = 0; r < nranges; r++)
 		{
-			h_offs[r] = tbound;
+			h_offs[r] = call->tbound;
 			h_start[r] = start[r];
-			tbound += end[r] - start[r];
+			call->tbound += end[r] - start[r];
 		}
-		h_offs[nranges] = tbound;
-		if (tbound == 0)
+		h_offs[nranges] = call->tbound;
+		if (call->tbound == 0)
 		{
 			/* nothing to read: no GPU work */
-			memset(out, 0, rows * sizeof(*out));
-			if (x->timing)
-			{
-				memset(&x->times, 0, sizeof(x->times));
-				x->times.total_ms = now_ms() - t0;
-				x->have_times = 1;
-			}
+			call->empty = true;
 			goto out;
 		}
 	}
@@ -388,8 +393,90 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		CK(grow(&x->d_ws, &x->d_ws_sz, ws, false));
 		CK(cub::DeviceScan::ExclusiveSum(x->d_ws, ws, x->d_len, x->d_offs, nranges + 1, x->stream));
 	}
+	call->stream = x->stream;
+	call->R = nranges;
+	if (small)
 	{
-		int64_t		ucap = unsure_cap < tbound ? unsure_cap : tbound;
+		call->offs = (const long long *) x->d_stage;
+		call->start = call->offs + nranges + 1;
+	}
+	else
+	{
+		call->offs = x->d_offs;
+		call->start = given_start;
+	}
+	call->vis = (const uint8_t *) x->d_stage + off_vis;
+	call->nvis = nvisible;
+	if (filt)
+	{
+		call->progs = (const gbt_pred *) (x->d_stage + off_prog);
+		call->list = (const gbt_pred_value *) (x->d_stage + off_list);
+	}
+	call->d_res = x->d_res;
+	call->h_res = x->h_res;
+out:
+	if (rc)
+		vagg_gpu_end(x, call);
+	return rc;
+}
+
+/* vagg_kernels.cuh: the device that was current before vagg_gpu_begin() */
+void
+vagg_gpu_end(gbt_vagg_gpu_ctx *x, VaggCall *call)
+{
+	(void) x;
+	if (call->switched && call->cur >= 0)
+		(void) cudaSetDevice(call->cur);
+	call->switched = 0;
+}
+
+/* vagg_kernels.cuh: scratch slot k of x, grown to bytes */
+cudaError_t
+vagg_gpu_scratch(gbt_vagg_gpu_ctx *x, int k, size_t bytes, bool host, void **p)
+{
+	cudaError_t e = host ?
+		grow(&x->h_extra[k], &x->h_extra_sz[k], bytes, true) :
+		grow(&x->d_extra[k], &x->d_extra_sz[k], bytes, false);
+
+	*p = host ? x->h_extra[k] : x->d_extra[k];
+	return e;
+}
+
+/* vagg_kernels.cuh: a query, filtered or not */
+int
+vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
+			   const int64_t *start, const int64_t *end, int64_t nranges,
+			   const uint8_t *visible, int64_t nvisible, const VaggFilter *filt,
+			   gbt_agg_result *out, int64_t *unsure, int64_t unsure_cap,
+			   char *err, size_t errlen)
+{
+	int			rc,
+				c,
+				rows = filt ? filt->nfilters : 1;
+	int64_t		nunsure,
+				nget;
+	KArgs		a;
+	unsigned	grid;
+	int64_t		nchunks;
+	VaggCall	call;
+
+	rc = vagg_gpu_begin(x, in, start, end, nranges, visible, nvisible, filt, out, unsure,
+						unsure_cap, &call, err, errlen);
+	if (rc)
+		return rc;
+	if (call.empty)
+	{
+		memset(out, 0, rows * sizeof(*out));
+		if (x->timing)
+		{
+			memset(&x->times, 0, sizeof(x->times));
+			x->times.total_ms = now_ms() - call.t0;
+			x->have_times = 1;
+		}
+		goto out;
+	}
+	{
+		int64_t		ucap = unsure_cap < call.tbound ? unsure_cap : call.tbound;
 
 		CK(grow((void **) &x->d_unsure, &x->d_unsure_sz,
 			   (size_t) (ucap > 0 ? ucap : 1) * 8, false));
@@ -411,26 +498,15 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	}
 	a.n = in->n;
 	a.R = nranges;
-	if (small)
-	{
-		a.offs = (const long long *) x->d_stage;
-		a.start = a.offs + nranges + 1;
-	}
-	else
-	{
-		a.offs = x->d_offs;
-		a.start = given_start;
-	}
-	a.vis = (const uint8_t *) x->d_stage + off_vis;
-	if (filt)
-	{
-		a.progs = (const gbt_pred *) (x->d_stage + off_prog);
-		a.list = (const gbt_pred_value *) (x->d_stage + off_list);
-	}
+	a.offs = call.offs;
+	a.start = call.start;
+	a.vis = call.vis;
+	a.progs = call.progs;
+	a.list = call.list;
 	a.nvis = nvisible;
 	a.unsure = x->d_unsure;
 	a.res = x->d_res;
-	nchunks = (tbound + VCH - 1) / VCH;
+	nchunks = (call.tbound + VCH - 1) / VCH;
 	{
 		/* one wave of resident blocks, over all rows */
 		int64_t		g = (nchunks + WPB - 1) / WPB,
@@ -494,11 +570,10 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		x->times.h2d_ms = h2d;
 		x->times.kernel_ms = k;
 		x->times.d2h_ms = d2h;
-		x->times.total_ms = now_ms() - t0;
+		x->times.total_ms = now_ms() - call.t0;
 		x->have_times = 1;
 	}
 out:
-	if (switched && cur >= 0)
-		(void) cudaSetDevice(cur);
+	vagg_gpu_end(x, &call);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * vagg_kernels.cu
  *	  The GPU kernels of vagg_gpu.cu: range lengths, and the aggregate of
- *	  visible entries over flattened ranges, with their accumulators.
+ *	  visible entries over flattened ranges (accumulators: vagg_acc.cuh).
  *
  * Ranges are flattened (vagg_gpu.cu): offs[] is the exclusive prefix sum of
  * the range lengths, so flattened index t in [0, T) is position
@@ -13,9 +13,9 @@
  * (most often the same one or the next), so 10^6 tiny ranges cost a few
  * cached loads per entry.  The loads of a chunk are issued together, then
  * entries are classified: removed ones are skipped, visible ones are folded
- * into per-thread accumulators (128-bit int sums with carry, double-double
- * float sums with TwoSum, PostgreSQL-ordered min/max with their ties),
- * unsure ones are appended to a per-warp shared-memory buffer (ballot +
+ * into per-thread accumulators (vagg_acc.cuh: 128-bit int sums with carry,
+ * double-double float sums with TwoSum, PostgreSQL-ordered min/max with
+ * their ties), unsure ones are appended to a per-warp shared-memory buffer (ballot +
  * popc) that is flushed to the output with one global atomicAdd per VCH
  * entries.
  * Per-thread accumulators are combined with cub::BlockReduce, block
@@ -31,174 +31,13 @@
 #include <stdint.h>
 
 #include "vagg.h"
+#include "vagg_acc.cuh"
 #include "vagg_kernels.cuh"
 
 #ifndef VMINB
 #define VMINB 1					/* __launch_bounds__ min blocks per SM */
 #endif
 #define FULL 0xffffffffu
-
-/* ---------------- accumulators ---------------- */
-
-/*
- * One column's partial aggregate.  The column type is known at run time
- * only, so the 16 bytes of sum and the min/max hold either int64 or double
- * bits: INT64 s0 = low, s1 = high word of the 128-bit sum; FLOAT8 s0/s1 =
- * double-double hi/lo.  INT64 min/max start at the identity (INT64_MAX,
- * INT64_MIN), so empty partials combine freely; FLOAT8 ones are taken from
- * the first value or partial (nonnull == 0 before), because a tie with an
- * identity NaN would set ties (engine.h), which the combine keeps: the
- * reduction's order is not the entries', so the value of a tie is any of
- * them, as the contract allows.  It is not engine.h's gbt_agg_col, which
- * holds both types' fields apart (104 bytes, zero when empty): this one is
- * 72 bytes, because NC of them sit in every thread's registers and are
- * shuffled through shared memory in the block reduction.
- */
-struct ColAcc
-{
-	unsigned long long s0,
-				s1,
-				mn,
-				mx;
-	long long	nonnull,
-				nnan,
-				npinf,
-				nninf,
-				ties;			/* FLOAT8: engine.h's GBT_TIE_MIN/MAX */
-};
-
-template <int NC>
-struct Acc
-{
-	long long	count;
-	ColAcc		c[NC > 0 ? NC : 1];
-};
-
-static __device__ __forceinline__ double
-dbl(unsigned long long b)
-{
-	return __longlong_as_double((long long) b);
-}
-
-static __device__ __forceinline__ unsigned long long
-bits(double d)
-{
-	return (unsigned long long) __double_as_longlong(d);
-}
-
-/* error-free sum: s + e == a + b exactly */
-static __device__ __forceinline__ void
-two_sum(double a, double b, double &s, double &e)
-{
-	double		x = __dadd_rn(a, b),
-				bb = __dsub_rn(x, a);
-
-	e = __dadd_rn(__dsub_rn(a, __dsub_rn(x, bb)), __dsub_rn(b, bb));
-	s = x;
-}
-
-/* accurate double-double addition */
-static __device__ __forceinline__ void
-dd_add(double ah, double al, double bh, double bl, double &rh, double &rl)
-{
-	double		s,
-				e,
-				t,
-				f;
-
-	two_sum(ah, bh, s, e);
-	two_sum(al, bl, t, f);
-	e = __dadd_rn(e, t);
-	two_sum(s, e, s, e);
-	e = __dadd_rn(e, f);
-	two_sum(s, e, rh, rl);
-}
-
-/* a FLOAT8 partial's min/max (bits) and ties folded into non-empty a's */
-static __device__ __forceinline__ void
-fold_minmax(ColAcc &a, unsigned long long mn, unsigned long long mx,
-			long long ties)
-{
-	double		m = dbl(a.mn),
-				x = dbl(a.mx);
-	int64_t		t = a.ties;
-
-	gbt_flt_extreme(&m, &t, dbl(mn), ties, GBT_TIE_MIN);
-	gbt_flt_extreme(&x, &t, dbl(mx), ties, GBT_TIE_MAX);
-	a.mn = bits(m);
-	a.mx = bits(x);
-	a.ties = t;
-}
-
-template <int NC>
-static __device__ __forceinline__ void
-acc_init(Acc<NC> &a, unsigned fmask)
-{
-	a.count = 0;
-#pragma unroll
-	for (int c = 0; c < NC; c++)
-	{
-		bool		f = (fmask >> c) & 1;
-
-		a.c[c].s0 = a.c[c].s1 = 0;	/* 0.0 is all-zero bits too */
-		a.c[c].mn = f ? bits(__longlong_as_double(0x7ff8000000000000LL)) : (unsigned long long) INT64_MAX;
-		a.c[c].mx = f ? bits(-INFINITY) : (unsigned long long) INT64_MIN;
-		a.c[c].nonnull = a.c[c].nnan = a.c[c].npinf = a.c[c].nninf = a.c[c].ties = 0;
-	}
-}
-
-template <int NC>
-struct AccOp
-{
-	unsigned	fmask;
-
-	__device__ __forceinline__ Acc<NC> operator() (const Acc<NC> &a, const Acc<NC> &b) const
-	{
-		Acc<NC>		r;
-
-		r.count = a.count + b.count;
-#pragma unroll
-		for (int c = 0; c < NC; c++)
-		{
-			const ColAcc &x = a.c[c],
-					   &y = b.c[c];
-			ColAcc	   &z = r.c[c];
-
-			z.nonnull = x.nonnull + y.nonnull;
-			z.ties = x.ties;
-			z.nnan = x.nnan + y.nnan;
-			z.npinf = x.npinf + y.npinf;
-			z.nninf = x.nninf + y.nninf;
-			if ((fmask >> c) & 1)
-			{
-				double		h,
-							l;
-
-				dd_add(dbl(x.s0), dbl(x.s1), dbl(y.s0), dbl(y.s1), h, l);
-				z.s0 = bits(h);
-				z.s1 = bits(l);
-				z.mn = x.mn;
-				z.mx = x.mx;
-				if (x.nonnull == 0)
-				{
-					z.mn = y.mn;
-					z.mx = y.mx;
-					z.ties = y.ties;
-				}
-				else if (y.nonnull > 0)
-					fold_minmax(z, y.mn, y.mx, y.ties);
-			}
-			else
-			{
-				z.s0 = x.s0 + y.s0;
-				z.s1 = x.s1 + y.s1 + (z.s0 < x.s0);
-				z.mn = (long long) y.mn < (long long) x.mn ? y.mn : x.mn;
-				z.mx = (long long) y.mx > (long long) x.mx ? y.mx : x.mx;
-			}
-		}
-		return r;
-	}
-};
 
 /* ---------------- kernels ---------------- */
 
@@ -224,46 +63,6 @@ k_len(const long long *start, const long long *end, int64_t R, int64_t n,
 	}
 	else if (i == R)
 		len[R] = 0;
-}
-
-/*
- * The range of flattened index t: the r with offs[r] <= t < offs[r+1],
- * given a hint r with offs[r] <= t (offs[R] = T > t).  Gallop, then bisect.
- */
-static __device__ __forceinline__ int64_t
-seek(const long long *offs, int64_t R, long long t, int64_t r)
-{
-	int64_t		lo,
-				hi,
-				step;
-
-	if (__ldg(offs + r + 1) > t)
-		return r;
-	lo = r + 1;					/* offs[lo] <= t */
-	step = 1;
-	for (;;)
-	{
-		hi = lo + step;
-		if (hi >= R)
-		{
-			hi = R;
-			break;
-		}
-		if (__ldg(offs + hi) > t)
-			break;
-		lo = hi;
-		step <<= 1;
-	}
-	while (hi - lo > 1)			/* offs[lo] <= t < offs[hi] */
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (__ldg(offs + mid) <= t)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /*
@@ -400,28 +199,17 @@ k_vagg(const __grid_constant__ KArgs A)
 			if (pos[k] >= 0)
 			{
 				long long	p = pos[k];
+				unsigned long long v1[NC > 0 ? NC : 1];
+				unsigned	n1[NC > 0 ? NC : 1];
 
 				blk[k] = __ldg(A.blocks + p);
 				rm[k] = A.removed ? (__ldg(A.removed + (p >> 3)) >> (p & 7)) & 1 : 0;
+				acc_load_entry<NC>(A, p, v1, n1);
 #pragma unroll
 				for (int c = 0; c < NC; c++)
 				{
-					if (A.cols[c] == NULL)
-					{
-						nb[c][k] = 1;
-						continue;
-					}
-					if ((A.nmask >> c) & 1)
-					{
-						unsigned	w = __ldg((const unsigned *) A.cols[c] + p);
-
-						val[c][k] = ((A.fmask >> c) & 1) ?
-							(unsigned long long) __double_as_longlong((double) __uint_as_float(w)) :
-							A.base[c] + w;
-					}
-					else
-						val[c][k] = __ldg(A.cols[c] + p) ^ A.decode[c];
-					nb[c][k] = A.nulls[c] ? (__ldg(A.nulls[c] + (p >> 3)) >> (p & 7)) & 1 : 0;
+					val[c][k] = v1[c];
+					nb[c][k] = n1[c];
 				}
 			}
 		}
@@ -449,58 +237,16 @@ k_vagg(const __grid_constant__ KArgs A)
 			}
 			if (FILT ? fpass[k] : vis[k])
 			{
-				acc.count++;
+				unsigned long long v1[NC > 0 ? NC : 1];
+				unsigned	n1[NC > 0 ? NC : 1];
+
 #pragma unroll
 				for (int c = 0; c < NC; c++)
 				{
-					ColAcc	   &a = acc.c[c];
-					unsigned long long vb = val[c][k];
-
-					if (nb[c][k])
-						continue;
-					if ((A.fmask >> c) & 1)
-					{
-						double		v = dbl(vb);
-
-						if (isnan(v))
-							a.nnan++;
-						else if (isinf(v))
-						{
-							if (v > 0)
-								a.npinf++;
-							else
-								a.nninf++;
-						}
-						else
-						{
-							double		s,
-										e;
-
-							two_sum(dbl(a.s0), v, s, e);
-							e = __dadd_rn(e, dbl(a.s1));
-							two_sum(s, e, s, e);
-							a.s0 = bits(s);
-							a.s1 = bits(e);
-						}
-						if (a.nonnull == 0)
-							a.mn = a.mx = vb;
-						else
-							fold_minmax(a, vb, vb, 0);
-					}
-					else
-					{
-						long long	v = (long long) vb;
-						unsigned long long lo = a.s0 + vb;
-
-						a.s1 += (v < 0 ? ~0ULL : 0ULL) + (lo < vb);
-						a.s0 = lo;
-						if (v < (long long) a.mn)
-							a.mn = vb;
-						if (v > (long long) a.mx)
-							a.mx = vb;
-					}
-					a.nonnull++;
+					v1[c] = val[c][k];
+					n1[c] = nb[c][k];
 				}
+				acc_add_entry<NC>(acc, A.fmask, v1, n1);
 			}
 		}
 		/* flush the warp's unsure buffer before it can overflow */
@@ -543,43 +289,7 @@ k_vagg(const __grid_constant__ KArgs A)
 		__syncthreads();		/* tmp is reused */
 		agg = BR(tmp).Reduce(acc, op);
 		if (threadIdx.x == 0)
-		{
-			gbt_agg_result *o = &A.res->r[row];
-
-			o->count = agg.count;
-#pragma unroll
-			for (int c = 0; c < NC; c++)
-			{
-				const ColAcc &x = agg.c[c];
-				gbt_agg_col *oc = &o->col[c];
-
-				oc->nonnull = x.nonnull;
-				if ((A.fmask >> c) & 1)
-				{
-					oc->fsum_hi = dbl(x.s0);
-					oc->fsum_lo = dbl(x.s1);
-					oc->nnan = x.nnan;
-					oc->npinf = x.npinf;
-					oc->nninf = x.nninf;
-					if (x.nonnull > 0)
-					{
-						oc->min_f = dbl(x.mn);
-						oc->max_f = dbl(x.mx);
-						oc->ties = x.ties;
-					}
-				}
-				else
-				{
-					oc->sum_lo = x.s0;
-					oc->sum_hi = (int64_t) x.s1;
-					if (x.nonnull > 0)
-					{
-						oc->min_i = (int64_t) x.mn;
-						oc->max_i = (int64_t) x.mx;
-					}
-				}
-			}
-		}
+			acc_store<NC>(agg, A.fmask, &A.res->r[row]);
 	}
 }
 

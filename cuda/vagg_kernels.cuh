@@ -3,7 +3,8 @@
  *	  What the aggregate kernels (vagg_kernels.cu) and their host side
  *	  (vagg_gpu.cu, predicate_gpu.cu) share: the launch geometry, the
  *	  kernels' arguments and their device-side result, and the calls that
- *	  launch them.  C++ (nvcc) only.
+ *	  launch them; and a call's staged inputs, which the grouped aggregate
+ *	  (groupby_gpu.cu) takes too.  C++ (nvcc) only.
  *
  * A filtered aggregate (predicate.h) is the same kernel with its programs
  * evaluated per entry, over a grid of nfilters rows: row y aggregates the
@@ -75,6 +76,12 @@ struct VaggFilter
 	int64_t		nlist;
 };
 
+/*
+ * predicate_gpu.cu: filt for a valid set preds, its programs in progs[1 +
+ * nfilters] (WHERE, then each filter; a missing one is the program TRUE).
+ */
+extern void vagg_filter_make(const gbt_pred_set *preds, gbt_pred *progs, VaggFilter *filt);
+
 /* Blocks of the kernel for ncols columns (filtered or not) that fit on one SM at once. */
 extern cudaError_t vagg_occupancy(int ncols, bool filtered, int *blocks);
 
@@ -95,6 +102,55 @@ extern cudaError_t vagg_launch_lengths(const long long *start, const long long *
  */
 extern cudaError_t vagg_launch_aggregate(int ncols, unsigned grid, unsigned rows,
 										 bool filtered, cudaStream_t stream, const KArgs &A);
+
+/*
+ * One call's inputs on the device (vagg_gpu_begin()): the flattened
+ * ranges (offs[R + 1], start[R]; offs[R] = T), the visibility map, a
+ * filtered call's programs ([0] WHERE, [1 + f] filter f) and their list,
+ * and the zeroed device result (its ucount and bad) with its pinned copy.
+ */
+struct VaggCall
+{
+	cudaStream_t stream;		/* the context's */
+	int64_t		tbound;			/* T, or a bound on it (prefix on the device) */
+	bool		empty;			/* T == 0 known on the host: nothing staged */
+	const long long *offs,
+			   *start;
+	int64_t		R;
+	const uint8_t *vis;
+	int64_t		nvis;
+	const gbt_pred *progs;
+	const gbt_pred_value *list;
+	DevRes	   *d_res,
+			   *h_res;
+	/* for vagg_gpu_end() and the timing */
+	int			cur,
+				switched;
+	double		t0;
+};
+
+/*
+ * vagg_gpu.cu.  vagg_gpu_begin(): a call's arguments checked as
+ * gbt_vagg_gpu() checks them (out, unsure and unsure_cap too), the context
+ * made ready on its device, made current, and the call's inputs staged:
+ * 0, or nonzero with a message (the device as it was).  Unless it returns
+ * nonzero, vagg_gpu_end() must follow, which makes the device that was
+ * current before current again.  vagg_gpu_scratch(): slot k (<
+ * VAGG_SCRATCH_SLOTS) of the context's spare buffers, device or pinned
+ * host memory, grown to at least bytes (contents dropped when it grows),
+ * kept until the context is freed.
+ */
+#define VAGG_SCRATCH_SLOTS 16
+
+extern int	vagg_gpu_begin(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
+						   const int64_t *start, const int64_t *end, int64_t nranges,
+						   const uint8_t *visible, int64_t nvisible,
+						   const VaggFilter *filt, gbt_agg_result *out,
+						   int64_t *unsure, int64_t unsure_cap, VaggCall *call,
+						   char *err, size_t errlen);
+extern void vagg_gpu_end(gbt_vagg_gpu_ctx *x, VaggCall *call);
+extern cudaError_t vagg_gpu_scratch(gbt_vagg_gpu_ctx *x, int k, size_t bytes, bool host,
+									void **p);
 
 /*
  * vagg_gpu.cu: gbt_vagg_gpu(), or with filt (programs valid, none NULL) the
