@@ -260,7 +260,7 @@ gbt_vagg_grouped_gpu(gbt_vagg_gpu_ctx *ctx, const gbt_agg_input *in,
 		goto done;
 	A.max_medium = (unsigned) (nitems / (GK_SMALL + 1) + 1);
 	A.max_large = (unsigned) (nitems / (GK_MEDIUM + 1) + 1);
-	A.max_chunks = (unsigned) (nitems / GK_CHUNK + A.max_large);
+	A.max_chunks = (unsigned) (nitems / GK_CHUNK + A.max_large + 1);
 	{
 		/* values, chunks, then the 32-bit arrays */
 		size_t		vb = (size_t) A.ngroups * 8,

@@ -223,6 +223,32 @@ gt_oracle_run(const vt_data *d, const vt_query *q, const gbt_pred_set *s, int gc
 				(!s->filter[f] || pt_eval(s->filter[f], s->list, d, i) == PT_T);
 }
 
+static void gt_oracle_free(gt_oracle *o);
+
+/*
+ * A random set for (d, q) and its oracle; remade while its WHERE keeps no
+ * entry of the query (random WHEREs often keep none of large data), at
+ * last without one.
+ */
+static void
+gt_set_oracle(pt_set *ps, const vt_data *d, const vt_query *q, int maxf, int gcol,
+			  gt_oracle *o)
+{
+	int			tries;
+
+	for (tries = 0;; tries++)
+	{
+		pt_make_set(ps, d, maxf);
+		if (tries == 5)
+			ps->s.where = NULL;
+		gt_oracle_run(d, q, &ps->s, gcol, o);
+		if (o->ngroups + o->ow.nuns > 0 || tries == 5)
+			return;
+		gt_oracle_free(o);
+		pt_set_free(ps);
+	}
+}
+
 static void
 gt_oracle_free(gt_oracle *o)
 {

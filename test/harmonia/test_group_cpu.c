@@ -186,9 +186,8 @@ test_grouped_big(void)
 					m = it < 3 ? GT_G_FEW : GT_G_HALF;
 
 		gt_data(&d, (1 << 17) + vt_below(1000), it, m, NULL, &gcol);
-		pt_make_set(&ps, &d, 3);
 		pt_query(&q, &d, rmode, rmode == VT_R_FEW ? 100 : 0);
-		gt_oracle_run(&d, &q, &ps.s, gcol, &o);
+		gt_set_oracle(&ps, &d, &q, 3, gcol, &o);
 		checks += gt_run("cpu big", gt_call_cpu, NULL, &d, &q, &ps.s, gcol, &o,
 						 gt_pick_cap(o.ngroups, 2 + it % 2));
 		gt_alloc(&g, gcol, o.ngroups, ps.s.nfilters);

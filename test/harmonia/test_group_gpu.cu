@@ -93,9 +93,8 @@ gg_case(gbt_vagg_gpu_ctx *ctx, int64_t n, int m, int it, int rmode, int64_t want
 	long		checks = 0;
 
 	gt_data(&d, n, it, m, NULL, &gcol);
-	pt_make_set(&ps, &d, maxf);
 	pt_query(&q, &d, rmode, want);
-	gt_oracle_run(&d, &q, &ps.s, gcol, &o);
+	gt_set_oracle(&ps, &d, &q, maxf, gcol, &o);
 	c.ctx = ctx;
 	if (vt_to_dev(&d, &c.dev) != 0)
 		VT_CHECK(0, "device copy");
@@ -181,9 +180,8 @@ gg_big(gbt_vagg_gpu_ctx *ctx)
 				for (i = 0; i < n; i++)
 					d.keyed[gcol][i] = hm_encode_int64(v[i]);
 		}
-		pt_make_set(&ps, &d, 3);
 		pt_query(&q, &d, it % 2 ? VT_R_FULL : VT_R_FEW, 5);
-		gt_oracle_run(&d, &q, &ps.s, gcol, &o);
+		gt_set_oracle(&ps, &d, &q, 3, gcol, &o);
 		c.ctx = ctx;
 		if (vt_to_dev(&d, &c.dev) != 0)
 			VT_CHECK(0, "device copy");
