@@ -144,6 +144,8 @@ gbt_vagg_grouped_gpu(gbt_vagg_gpu_ctx *ctx, const gbt_agg_input *in,
 
 	/* 1-2: pass 1 and the tiles' offsets, the totals back */
 	ntiles = (call.tbound + GK_TILE - 1) / GK_TILE;
+	if (ntiles < 1)
+		ntiles = 1;				/* (a grid of none is an error) */
 	ucap = unsure_cap < call.tbound ? unsure_cap : call.tbound;
 	A.cap = ucap;
 	SCRATCH(S_UNSURE, ucap * 8, false, &A.unsure);

@@ -121,7 +121,7 @@ k_gpass(const __grid_constant__ GkArgs A)
 	if (A.where)
 		gk_copy_prog(&where, A.progs);
 
-	/* classify: loads of every item first, then the programs */
+	/* classify each item: removed, WHERE, visible, its group value */
 #pragma unroll
 	for (int k = 0; k < GK_ITEMS; k++)
 	{
@@ -157,7 +157,13 @@ k_gpass(const __grid_constant__ GkArgs A)
 				}
 		}
 		else
-			acc_load_col(A, A.gcol, p, gv, gnull);
+		{
+			/* the group column alone (constant indexes: no local copy of A) */
+#pragma unroll
+			for (int c = 0; c < NC; c++)
+				if (c == A.gcol)
+					acc_load_col(A, c, p, gv, gnull);
+		}
 		b = __ldg(A.blocks + p);
 		if (!((int64_t) b < A.nvis && ((__ldg(A.vis + (b >> 3)) >> (b & 7)) & 1)))
 			kind[k] = GK_UNSURE;

@@ -12,7 +12,9 @@
  * (vagg_kernels.cu), so a query is one memset, at most two kernels (+ the
  * scan), one copy each way plus the unsure positions.  A filtered
  * aggregate (predicate_gpu.cu) is one such query whose staging carries its
- * programs and constant list too.
+ * programs and constant list too.  The staging is vagg_gpu_begin(), which
+ * the grouped aggregate (groupby_gpu.cu) takes too, with the context's
+ * scratch slots (vagg_gpu_scratch()) for its own buffers.
  */
 #include <cub/device/device_scan.cuh>
 #include <stdio.h>
