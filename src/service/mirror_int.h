@@ -335,6 +335,7 @@ typedef struct GbtStampCursor
 
 /* stamps.c: the stamped base entries, by position */
 extern int64 gbt_stamps_lower(const GbtStampList *l, int64 pos);
+extern int64 gbt_stamps_lower_from(const GbtStampList *l, int64 pos, int64 x);
 extern bool gbt_stamps_at(const GbtMirror *m, int64 pos, GbtStampCursor *c,
 						  TransactionId *xmin, TransactionId *xmax);
 extern void gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos,

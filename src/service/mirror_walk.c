@@ -177,10 +177,18 @@ plan_stamped(GbtWalk *w, int source, const GbtStampList *l, int64 target, int64 
 		return;
 	if (l->n >= r1 - r0)
 	{
+		/* the ranges ascend: each search gallops from the last one's end */
+		x = 0;
 		for (r = r0; r < r1; r++)
-			if (start[r] < end[r])
-				add_stretch(w, source, target, gbt_stamps_lower(l, start[r]),
-							gbt_stamps_lower(l, end[r]));
+		{
+			int64		x0;
+
+			if (start[r] >= end[r])
+				continue;
+			x0 = gbt_stamps_lower_from(l, start[r], x);
+			x = gbt_stamps_lower_from(l, end[r], x0);
+			add_stretch(w, source, target, x0, x);
+		}
 		return;
 	}
 	r = r0;
@@ -196,7 +204,7 @@ plan_stamped(GbtWalk *w, int source, const GbtStampList *l, int64 target, int64 
 			x++;				/* between two ranges */
 			continue;
 		}
-		x1 = gbt_stamps_lower(l, end[r]);
+		x1 = gbt_stamps_lower_from(l, end[r], x);
 		add_stretch(w, source, target, x, x1);
 		x = x1;
 	}
