@@ -65,6 +65,11 @@ typedef struct WalkRef
 	int64		at;
 } WalkRef;
 
+/*
+ * A thread's piece.  The walk writes npending (and pending[]) at each
+ * entry it keeps: padded to cache lines of its own, so that threads do not
+ * share them (WalkSlot).
+ */
 typedef struct WalkPiece
 {
 	GbtWalk    *w;
@@ -77,6 +82,12 @@ typedef struct WalkPiece
 	int64		npending;
 	int64		cap;
 } WalkPiece;
+
+typedef union WalkSlot
+{
+	WalkPiece	p;
+	char		pad[CACHELINEALIGN(sizeof(WalkPiece)) + PG_CACHE_LINE_SIZE];
+} WalkSlot;
 
 /* ---- the plan ---------------------------------------------------------- */
 
@@ -505,7 +516,7 @@ decide_kept(WalkPiece *p)
 void
 gbt_walk_run(GbtWalk *w, void *states, Size state_size, GbtAggSteps *steps)
 {
-	WalkPiece	pieces[GBT_THREADS_MAX];
+	WalkSlot	pieces[GBT_THREADS_MAX];
 	instr_time	t0,
 				t1,
 				t2;
@@ -514,7 +525,7 @@ gbt_walk_run(GbtWalk *w, void *states, Size state_size, GbtAggSteps *steps)
 	INSTR_TIME_SET_CURRENT(t0);
 	for (k = 0; k < w->npieces; k++)
 	{
-		WalkPiece  *p = &pieces[k];
+		WalkPiece  *p = &pieces[k].p;
 		int64		entries = 0;
 		int64		c;
 
@@ -534,18 +545,18 @@ gbt_walk_run(GbtWalk *w, void *states, Size state_size, GbtAggSteps *steps)
 		}
 	}
 	if (w->npieces == 1)
-		walk_piece(&pieces[0]);
+		walk_piece(&pieces[0].p);
 	else
-		gbt_run_pieces(walk_piece, pieces, sizeof(WalkPiece), w->npieces);
+		gbt_run_pieces(walk_piece, pieces, sizeof(WalkSlot), w->npieces);
 	INSTR_TIME_SET_CURRENT(t1);
 
 	/* Then, in order, what each left undecided, and where it stopped on. */
 	for (k = 0; k < w->npieces && w->npieces > 1; k++)
 	{
-		steps->nlater += pieces[k].npending;
-		decide_kept(&pieces[k]);
-		walk_piece(&pieces[k]);
-		pfree(pieces[k].pending);
+		steps->nlater += pieces[k].p.npending;
+		decide_kept(&pieces[k].p);
+		walk_piece(&pieces[k].p);
+		pfree(pieces[k].p.pending);
 	}
 	INSTR_TIME_SET_CURRENT(t2);
 	steps->walk_ms += INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t0);
@@ -660,13 +671,20 @@ gbt_walk_aggregate(GbtWalk *w, GbtAggResult *outs, int64 nslots, GbtAggSteps *st
 	GbtEntrySink *s = (GbtEntrySink *) w->sink;
 	int			per_target = (int) (nslots / (w->each ? Max(w->nranges, 1) : 1));
 	AggPiece	pieces[GBT_THREADS_MAX];
+	Size		bytes[GBT_THREADS_MAX];
+	Size		total = PG_CACHE_LINE_SIZE;
+	char	   *block = NULL;
+	char	   *at;
 	int			npieces;
 	int			k;
 
 	w->ops = s->preds != NULL ? &filtered_ops : s->verdicts != NULL ? &listing_ops : &plain_ops;
 	npieces = gbt_walk_plan(w);
 
-	/* One piece adds into outs; several each into its targets' own. */
+	/*
+	 * One piece adds into outs; several each into its own targets' results,
+	 * written at every entry: on cache lines of their own.
+	 */
 	for (k = 0; k < npieces; k++)
 	{
 		int64		first;
@@ -675,27 +693,40 @@ gbt_walk_aggregate(GbtWalk *w, GbtAggResult *outs, int64 nslots, GbtAggSteps *st
 		pieces[k].per_target = per_target;
 		pieces[k].first = 0;
 		pieces[k].res = outs;
+		bytes[k] = 0;
 		if (npieces > 1 && gbt_walk_targets(w, k, &first, &last))
 		{
 			pieces[k].first = first;
-			pieces[k].res = palloc_extended(sizeof(GbtAggResult) * per_target * (last - first + 1),
-											MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			bytes[k] = CACHELINEALIGN(sizeof(GbtAggResult) * per_target * (last - first + 1));
+			total += bytes[k];
 		}
+	}
+	if (npieces > 1)
+	{
+		block = palloc_extended(total, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		at = (char *) CACHELINEALIGN(block);
+		for (k = 0; k < npieces; k++)
+			if (bytes[k] > 0)
+			{
+				pieces[k].res = (GbtAggResult *) at;
+				at += bytes[k];
+			}
 	}
 	gbt_walk_run(w, pieces, sizeof(AggPiece), steps);
 
 	/* Merged in piece order. */
-	for (k = 0; k < npieces; k++)
+	for (k = 0; k < npieces && npieces > 1; k++)
 	{
 		int64		first;
 		int64		last;
 		int64		j;
 
-		if (npieces == 1 || !gbt_walk_targets(w, k, &first, &last))
+		if (!gbt_walk_targets(w, k, &first, &last))
 			continue;
 		for (j = 0; j < (last - first + 1) * per_target; j++)
 			gbt_agg_combine(&outs[first * per_target + j], &pieces[k].res[j], &w->m->columns);
-		pfree(pieces[k].res);
 	}
+	if (block != NULL)
+		pfree(block);
 	gbt_walk_end(w);
 }

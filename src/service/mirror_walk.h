@@ -117,7 +117,9 @@ extern bool gbt_walk_targets(const GbtWalk *w, int k, int64 *first, int64 *last)
 
 /*
  * Walk: piece k into states + k * state_size, and the entries left
- * undecided then (the timings and counts added to steps).
+ * undecided then (the timings and counts added to steps).  What take
+ * writes at every entry should sit on cache lines of its own per piece
+ * (PG_CACHE_LINE_SIZE), or the threads slow each other down.
  */
 extern void gbt_walk_run(GbtWalk *w, void *states, Size state_size, GbtAggSteps *steps);
 extern void gbt_walk_end(GbtWalk *w);
