@@ -12,7 +12,20 @@
  * snapshot may see (GBT_UNSURE) reach the sink (ops->put) in the calling
  * thread, in the walk's order: each target's stamped list, its recent
  * list, then runs 0 to 3, by position.  The caller then merges the pieces'
- * states, in piece order.
+ * states, in piece order.  A new kind of aggregate brings its GbtWalkOps
+ * and a state per piece:
+ *
+ *		GbtWalk		w = {.m = m, .start = start, ..., .ops = &ops, .sink = &sink};
+ *		int			n = gbt_walk_plan(&w);
+ *
+ *		for (k = 0; k < n; k++)		(gbt_walk_targets(): piece k's targets)
+ *			make state k;
+ *		gbt_walk_run(&w, states, sizeof(state), steps);
+ *		for (k = 0; k < n; k++)
+ *			merge state k;
+ *		gbt_walk_end(&w);
+ *
+ * as gbt_walk_aggregate() does for the range aggregates.
  */
 #ifndef GPUBTREE_MIRROR_WALK_H
 #define GPUBTREE_MIRROR_WALK_H
