@@ -3,8 +3,9 @@
  *	  A mirror's insides, shared by the files that work on them: building
  *	  (mirror_build.c), the delta's runs (mirror_delta.c), changes applied
  *	  (mirror_apply.c), a new tree (mirror_rebuild.c), searches and
- *	  aggregates (mirror_search.c), reads in order (mirror_read.c), sizes
- *	  (mirror_utils.c) and the visibility stamps (stamps.c).
+ *	  aggregates (mirror_search.c, mirror_walk.c), reads in order
+ *	  (mirror_read.c), sizes (mirror_utils.c) and the visibility stamps
+ *	  (stamps.c).
  *
  * A mirror is one engine (cuda/engine.h) over the index's keys: a Harmonia
  * tree on the CUDA device the mirror was built for, searched in batches

@@ -3,8 +3,9 @@
  *	  Searches of a mirror: the tree positions of key ranges (on the host
  *	  for a few, else by the engine), and aggregates over them, or the
  *	  listing of their entries for a lookup: the engine's part over the
- *	  tree's plain entries, the stamped entries and the delta's decided here
- *	  entry by entry against the query's snapshot.
+ *	  tree's plain entries, then the stamped entries and the delta's,
+ *	  decided entry by entry against the query's snapshot by the walk of
+ *	  mirror_walk.c.
  */
 #include "postgres.h"
 
