@@ -129,15 +129,20 @@ extern int64 gbt_mirror_range_tids(const GbtMirror *m, uint64 lo, uint64 hi,
 extern int64 gbt_mirror_read(const GbtMirror *m, const GbtDumpCursor *after, int64 max,
 							 GbtEntries *out, GbtSnapView *view, uint8 *verdicts);
 
-/* Where an aggregate's time went: the engine, the stamped tree entries, the delta. */
+/*
+ * Where an aggregate's time went: the engine, then the walk over the stamped
+ * tree entries and the delta's (mirror_walk.h).
+ */
 typedef struct GbtAggSteps
 {
 	double		tree_ms;
 	double		positions_ms;	/* of tree_ms: finding the ranges' positions */
-	double		stamped_ms;
-	double		delta_ms;
+	double		walk_ms;		/* the stamped and delta entries */
+	double		later_ms;		/* of walk_ms: after the threads */
 	int64		nstamped;		/* stamped entries in the ranges */
 	int64		ndelta;			/* delta entries in the ranges */
+	int64		nlater;			/* entries the threads left undecided */
+	int			nthreads;		/* the walk's, at most */
 } GbtAggSteps;
 
 /*

@@ -1,10 +1,11 @@
 /*
  * mirror_group.c
  *	  A mirror's grouped aggregate (groupby.h): the engine groups the tree's
- *	  plain entries; the stamped entries and the delta's are decided here
- *	  (mirror_search.c) and each goes into its group, or, when no tree entry
- *	  made it, into a group of its own made at the end, merged into the
- *	  contract's order.
+ *	  plain entries; the stamped entries and the delta's are decided here,
+ *	  in several threads (mirror_walk.h), each piece keeping the values of
+ *	  the entries its snapshot sees and WHERE keeps; then, in this thread,
+ *	  each goes into its group, or, when no tree entry made it, into a
+ *	  group of its own made at the end, merged into the contract's order.
  */
 #include "postgres.h"
 
@@ -13,7 +14,7 @@
 
 #include "agg_state.h"
 #include "groupby.h"
-#include "mirror_int.h"
+#include "mirror_walk.h"
 
 /* The groups so far, and the decided entries of groups not among them. */
 typedef struct HostGroups
@@ -72,11 +73,10 @@ add_to_group(const HostGroups *h, GbtAggResult *results, const uint64 *vals, uin
 			gbt_agg_add_entry(&results[f], h->columns, (const int64 *) vals, nulls);
 }
 
-/* GbtEntryTake: a decided entry the snapshot sees. */
+/* A decided entry the snapshot sees into its group, or kept for a new one. */
 static void
-take_entry(void *arg, const uint64 *vals, uint8 nulls)
+take_entry(HostGroups *h, const uint64 *vals, uint8 nulls)
 {
-	HostGroups *h = arg;
 	int			gcol = h->g->gcol;
 	int64		k = plain_group(h, (int64) vals[gcol], (nulls >> gcol) & 1);
 
@@ -94,6 +94,120 @@ take_entry(void *arg, const uint64 *vals, uint8 nulls)
 	}
 	memcpy(&h->extra_vals[h->nextra * GBT_MAX_COLS], vals, sizeof(uint64) * GBT_MAX_COLS);
 	h->extra_nulls[h->nextra++] = nulls;
+}
+
+/*
+ * A piece of the walk: the values of the entries it took (WHERE TRUE, the
+ * snapshot sees them), room made for all of its entries before the walk.
+ */
+typedef struct GroupPiece
+{
+	int64		n;
+	uint64	   *vals;			/* GBT_MAX_COLS each */
+	uint8	   *nulls;
+	char		pad[PG_CACHE_LINE_SIZE];
+} GroupPiece;
+
+/* The walk's sink: WHERE, and the entries the heap decides. */
+typedef struct GroupSink
+{
+	const gbt_pred_set *preds;
+	GbtEntries *unsure;
+	int64		cap;
+	int64		nunsure;
+} GroupSink;
+
+/* Entry i of src's values, and whether WHERE keeps it. */
+static bool
+entry_kept(const GroupSink *s, const GbtEntries *src, int64 i, uint64 *vals, uint8 *nulls)
+{
+	int			c;
+
+	memset(vals, 0, sizeof(uint64) * GBT_MAX_COLS);
+	for (c = 0; c < src->ncols; c++)
+		vals[c] = (uint64) gbt_entry_val(src, c, i);
+	*nulls = gbt_entry_nulls(src, i);
+	return s->preds->where == NULL ||
+		gbt_pred_run(s->preds->where, s->preds->list, vals, *nulls) == GBT_TV_TRUE;
+}
+
+/* GbtWalkOps.take, in the piece's thread. */
+static void
+walk_take(const GbtWalk *w, void *state, int64 target, const GbtEntries *src, int64 i)
+{
+	GroupPiece *p = state;
+	uint8		nulls;
+
+	if (entry_kept(w->sink, src, i, &p->vals[p->n * GBT_MAX_COLS], &nulls))
+		p->nulls[p->n++] = nulls;
+}
+
+/* GbtWalkOps.put, in this thread: an entry the heap decides. */
+static void
+walk_put(const GbtWalk *w, int64 target, const GbtEntries *src, int64 i, int verdict)
+{
+	GroupSink  *s = w->sink;
+	uint64		vals[GBT_MAX_COLS];
+	uint8		nulls;
+
+	if (!entry_kept(s, src, i, vals, &nulls))
+		return;
+	if (s->unsure->n < s->cap)
+		gbt_copy_entry(s->unsure, s->unsure->n++, src, i);
+	s->nunsure++;
+}
+
+static const GbtWalkOps group_walk_ops = {walk_take, NULL, walk_put};
+
+/*
+ * The stamped entries and the delta's of the ranges, decided, into h's
+ * groups; the unsure ones WHERE keeps to unsure, counted in *nunsure.
+ */
+static void
+walk_host_entries(HostGroups *h, GbtMirror *m, const uint64 *lo, const uint64 *hi,
+				  const int64 *start, const int64 *end, int64 nranges, GbtSnapView *view,
+				  uint64 log_bound, GbtEntries *unsure, int64 unsure_cap, int64 *nunsure,
+				  GbtAggSteps *steps)
+{
+	GroupSink	sink = {h->preds, unsure, unsure_cap, 0};
+	GbtWalk		w;
+	GroupPiece *pieces;
+	int			npieces;
+	int			k;
+	int64		i;
+
+	memset(&w, 0, sizeof(w));
+	w.m = m;
+	w.start = start;
+	w.end = end;
+	w.lo = lo;
+	w.hi = hi;
+	w.nranges = nranges;
+	w.log_bound = log_bound;
+	w.view = view;
+	w.ops = &group_walk_ops;
+	w.sink = &sink;
+	npieces = gbt_walk_plan(&w);
+	pieces = palloc0(sizeof(GroupPiece) * npieces);
+	for (k = 0; k < npieces; k++)
+	{
+		int64		room = Max(gbt_walk_piece_entries(&w, k), 1);
+
+		pieces[k].vals = palloc_extended(sizeof(uint64) * GBT_MAX_COLS * room,
+										 MCXT_ALLOC_HUGE);
+		pieces[k].nulls = palloc_extended(room, MCXT_ALLOC_HUGE);
+	}
+	gbt_walk_run(&w, pieces, sizeof(GroupPiece), steps);
+	for (k = 0; k < npieces; k++)
+	{
+		for (i = 0; i < pieces[k].n; i++)
+			take_entry(h, &pieces[k].vals[i * GBT_MAX_COLS], pieces[k].nulls[i]);
+		pfree(pieces[k].vals);
+		pfree(pieces[k].nulls);
+	}
+	pfree(pieces);
+	gbt_walk_end(&w);
+	*nunsure += sink.nunsure;
 }
 
 static HostGroups *sort_groups;
@@ -246,7 +360,6 @@ gbt_mirror_aggregate_grouped(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	pfree(upos);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
-	t0 = t1;
 	if (g->ngroups > g->cap)
 		return true;			/* the caller asks again with more room */
 
@@ -259,13 +372,11 @@ gbt_mirror_aggregate_grouped(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	h.extra_vals = palloc(sizeof(uint64) * GBT_MAX_COLS);
 	h.extra_nulls = palloc(1);
 	view->stamps = trusted;
-	gbt_mirror_host_entries(m, lo, hi, start, end, nranges, view, log_bound, preds,
-							take_entry, &h, unsure, unsure_cap, nunsure, steps);
+	walk_host_entries(&h, m, lo, hi, start, end, nranges, view, log_bound, unsure,
+					  unsure_cap, nunsure, steps);
 	merge_extra(&h);
 	pfree(h.extra_vals);
 	pfree(h.extra_nulls);
-	INSTR_TIME_SET_CURRENT(t1);
-	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	pfree(start);
 	pfree(end);
 	return true;

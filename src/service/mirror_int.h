@@ -3,8 +3,9 @@
  *	  A mirror's insides, shared by the files that work on them: building
  *	  (mirror_build.c), the delta's runs (mirror_delta.c), changes applied
  *	  (mirror_apply.c), a new tree (mirror_rebuild.c), searches and
- *	  aggregates (mirror_search.c), reads in order (mirror_read.c), sizes
- *	  (mirror_utils.c) and the visibility stamps (stamps.c).
+ *	  aggregates (mirror_search.c, mirror_walk.c), reads in order
+ *	  (mirror_read.c), sizes (mirror_utils.c) and the visibility stamps
+ *	  (stamps.c).
  *
  * A mirror is one engine (cuda/engine.h) over the index's keys: a Harmonia
  * tree on the CUDA device the mirror was built for, searched in batches
@@ -335,6 +336,7 @@ typedef struct GbtStampCursor
 
 /* stamps.c: the stamped base entries, by position */
 extern int64 gbt_stamps_lower(const GbtStampList *l, int64 pos);
+extern int64 gbt_stamps_lower_from(const GbtStampList *l, int64 pos, int64 x);
 extern bool gbt_stamps_at(const GbtMirror *m, int64 pos, GbtStampCursor *c,
 						  TransactionId *xmin, TransactionId *xmax);
 extern void gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos,
@@ -351,19 +353,6 @@ gbt_base_block(const GbtMirror *m, int64 p)
 {
 	return ItemPointerGetBlockNumberNoCheck(&m->base.tids[p]);
 }
-
-/*
- * mirror_search.c: the stamped tree entries and the delta's in sorted
- * ranges, decided; those WHERE keeps and the snapshot sees, decoded, to a
- * GbtEntryTake.
- */
-typedef void (*GbtEntryTake) (void *arg, const uint64 *vals, uint8 nulls);
-extern void gbt_mirror_host_entries(GbtMirror *m, const uint64 *lo, const uint64 *hi,
-									const int64 *start, const int64 *end, int64 nranges,
-									GbtSnapView *view, uint64 log_bound,
-									const gbt_pred_set *preds, GbtEntryTake take,
-									void *arg, GbtEntries *unsure, int64 unsure_cap,
-									int64 *nunsure, GbtAggSteps *steps);
 
 /* The engines' view of the tree's first n entries (its host arrays). */
 extern void gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n);

@@ -3,8 +3,9 @@
  *	  Searches of a mirror: the tree positions of key ranges (on the host
  *	  for a few, else by the engine), and aggregates over them, or the
  *	  listing of their entries for a lookup: the engine's part over the
- *	  tree's plain entries, the stamped entries and the delta's decided here
- *	  entry by entry against the query's snapshot.
+ *	  tree's plain entries, then the stamped entries and the delta's,
+ *	  decided entry by entry against the query's snapshot by the walk of
+ *	  mirror_walk.c.
  */
 #include "postgres.h"
 
@@ -13,10 +14,7 @@
 #include "utils/memutils.h"
 
 #include "agg_state.h"
-#include "mirror_int.h"
-#include "runsums.h"
-#include "snapview.h"
-#include "threads.h"
+#include "mirror_walk.h"
 
 /* Batches of at most this many ranges are searched on the host. */
 #define GBT_HOST_SEARCH_MAX 8
@@ -58,160 +56,6 @@ gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 						  (int64_t *) end, err, errlen) == 0;
 }
 
-/* The values of entry i of e, as gbt_agg_add_entry() takes them. */
-static const int64 *
-entry_vals(const GbtEntries *e, int64 i, int64 *vals)
-{
-	int			c;
-
-	for (c = 0; c < e->ncols; c++)
-		vals[c] = gbt_entry_val(e, c, i);
-	return vals;
-}
-
-/*
- * Where an aggregate's decided entries go.  Aggregating (verdicts NULL):
- * those the snapshot sees into agg, the unsure ones into list.  Listing
- * (the rows of a lookup): both into list, each with its verdict.  Past cap,
- * entries are only counted (agg->nunsure), so that the caller can ask again
- * with room for them all.
- */
-typedef struct EntrySink
-{
-	gbt_agg_result *agg;
-	const GbtColumns *columns;
-	GbtEntries *list;
-	uint8	   *verdicts;
-	int64		cap;
-	/* filtered (predicate.h): agg counts the unsure, outs[f] filter f's */
-	const gbt_pred_set *preds;
-	gbt_agg_result *outs;
-	/* or, with take, the seen ones WHERE keeps go there instead of outs */
-	GbtEntryTake take;
-	void	   *take_arg;
-} EntrySink;
-
-/*
- * A filtered aggregate's entry: skipped unless WHERE is TRUE for it, added
- * to each filter's result whose program is TRUE for it, or listed once.
- */
-static void
-sink_filtered(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
-{
-	uint64		vals[GBT_MAX_COLS] = {0};
-	uint8		nulls = gbt_entry_nulls(src, i);
-	int			c;
-	int			f;
-
-	for (c = 0; c < src->ncols; c++)
-		vals[c] = (uint64) gbt_entry_val(src, c, i);
-	if (s->preds->where != NULL &&
-		gbt_pred_run(s->preds->where, s->preds->list, vals, nulls) != GBT_TV_TRUE)
-		return;
-	if (verdict == GBT_TAKE && s->take != NULL)
-	{
-		s->take(s->take_arg, vals, nulls);
-		return;
-	}
-	if (verdict == GBT_TAKE)
-	{
-		for (f = 0; f < s->preds->nfilters; f++)
-			if (s->preds->filter[f] == NULL ||
-				gbt_pred_run(s->preds->filter[f], s->preds->list, vals, nulls) == GBT_TV_TRUE)
-				gbt_agg_add_entry(&s->outs[f], s->columns, (const int64 *) vals, nulls);
-		return;
-	}
-	if (s->list->n < s->cap)
-		gbt_copy_entry(s->list, s->list->n++, src, i);
-	s->agg->nunsure++;
-}
-
-static inline void
-sink_entry(EntrySink *s, const GbtEntries *src, int64 i, int verdict)
-{
-	int64		vals[GBT_MAX_COLS];
-
-	if (verdict == GBT_SKIP)
-		return;
-	if (s->preds != NULL)
-	{
-		sink_filtered(s, src, i, verdict);
-		return;
-	}
-	if (verdict == GBT_TAKE && s->verdicts == NULL)
-	{
-		gbt_agg_add_entry(s->agg, s->columns, entry_vals(src, i, vals),
-						  gbt_entry_nulls(src, i));
-		return;
-	}
-	if (s->list->n < s->cap)
-	{
-		if (s->verdicts != NULL)
-			s->verdicts[s->list->n] = verdict;
-		gbt_copy_entry(s->list, s->list->n++, src, i);
-	}
-	s->agg->nunsure++;
-}
-
-/* How many stamped entries ahead aggregate_stamped() asks the caches for. */
-#define STAMPED_PREFETCH 16
-
-/*
- * Ask the caches for what deciding and adding tree entry p reads.  Always
- * inlined: a function whose only effect is prefetches counts as having none,
- * and gcc drops the calls.
- */
-static pg_attribute_always_inline void
-prefetch_entry(const GbtMirror *m, int64 p)
-{
-	int			c;
-
-	if (m->removed != NULL)
-		__builtin_prefetch(&m->removed[p >> 3]);
-	if (m->hidden != NULL)
-		__builtin_prefetch(&m->hidden[p >> 3]);
-	__builtin_prefetch(&m->base.keys[p]);
-	__builtin_prefetch(&m->base.tids[p]);
-	if (m->base.nulls != NULL)
-		__builtin_prefetch(&m->base.nulls[p]);
-	for (c = 0; c < m->base.ncols; c++)
-		if (m->base.vals[c] != NULL)
-			__builtin_prefetch(&m->base.vals[c][p]);
-		else if (m->base.narrow[c] != NULL)
-			__builtin_prefetch(&m->base.narrow[c][p]);
-}
-
-/*
- * Decide the entries of l at base positions [start, end) into the sink;
- * returns how many were looked at.  They lie scattered over the tree's
- * arrays: prefetched a few entries ahead, the loads overlap.
- */
-static int64
-aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 end,
-				  GbtSnapView *view, EntrySink *sink)
-{
-	int64		x0 = gbt_stamps_lower(l, start);
-	int64		x;
-
-	for (x = x0; x < Min(x0 + STAMPED_PREFETCH, l->n) && l->pos[x] < end; x++)
-		prefetch_entry(m, l->pos[x]);
-	for (x = x0; x < l->n && l->pos[x] < end; x++)
-	{
-		int64		p = l->pos[x];
-		int			v;
-
-		if (x + STAMPED_PREFETCH < l->n && l->pos[x + STAMPED_PREFETCH] < end)
-			prefetch_entry(m, l->pos[x + STAMPED_PREFETCH]);
-		if (IS_REMOVED(m, p))
-			continue;
-		v = gbt_snapview_quick(view, l->xmin[x], l->xmax[x]);
-		if (v == GBT_UNDECIDED)
-			v = gbt_snapview_decide_stamps(view, l->xmin[x], l->xmax[x], gbt_base_block(m, p));
-		sink_entry(sink, &m->base, p, v);
-	}
-	return x - x0;
-}
-
 /*
  * The tree's plain entries at positions [start, end), listed: those on a
  * block the bits say is visible are seen, the others unsure.  What the
@@ -219,7 +63,7 @@ aggregate_stamped(const GbtMirror *m, const GbtStampList *l, int64 start, int64 
  */
 static void
 list_plain(const GbtMirror *m, int64 start, int64 end, const uint8 *visible,
-		   int64 nvisible, EntrySink *sink)
+		   int64 nvisible, GbtEntrySink *sink)
 {
 	int64		p;
 
@@ -227,31 +71,31 @@ list_plain(const GbtMirror *m, int64 start, int64 end, const uint8 *visible,
 	{
 		uint32		b;
 
-		if (p + STAMPED_PREFETCH < end)
-			prefetch_entry(m, p + STAMPED_PREFETCH);
+		if (p + GBT_PREFETCH_AHEAD < end)
+			gbt_prefetch_entry(m, p + GBT_PREFETCH_AHEAD);
 		b = gbt_base_block(m, p);
 
 		if (m->hidden != NULL && (m->hidden[p >> 3] & (1 << (p & 7))) != 0)
 			continue;			/* removed, or stamped: decided apart */
-		sink_entry(sink, &m->base, p,
-				   b < nvisible && (visible[b >> 3] & (1 << (b & 7))) != 0 ?
-				   GBT_TAKE : GBT_UNSURE);
+		gbt_sink_list(sink, sink->agg, &m->base, p,
+					  b < nvisible && (visible[b >> 3] & (1 << (b & 7))) != 0 ?
+					  GBT_TAKE : GBT_UNSURE);
 	}
 }
 
 /* The plain entries of ranges [r0, r1), listed (list_plain()). */
 static void
 list_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 r0, int64 r1,
-			const uint8 *visible, int64 nvisible, EntrySink *sink)
+			const uint8 *visible, int64 nvisible, GbtEntrySink *sink)
 {
 	int64		r;
 
 	/* A range or two per key, scattered: ask for the next ones early. */
 	for (r = r0; r < r1; r++)
 	{
-		if (r + STAMPED_PREFETCH < r1 &&
-			start[r + STAMPED_PREFETCH] < end[r + STAMPED_PREFETCH])
-			prefetch_entry(m, start[r + STAMPED_PREFETCH]);
+		if (r + GBT_PREFETCH_AHEAD < r1 &&
+			start[r + GBT_PREFETCH_AHEAD] < end[r + GBT_PREFETCH_AHEAD])
+			gbt_prefetch_entry(m, start[r + GBT_PREFETCH_AHEAD]);
 		list_plain(m, start[r], end[r], visible, nvisible, sink);
 	}
 }
@@ -276,7 +120,7 @@ static void
 list_piece(void *arg)
 {
 	ListPiece  *p = (ListPiece *) arg;
-	EntrySink	sink = {&p->agg, &p->m->columns, &p->list, p->verdicts, p->list.cap};
+	GbtEntrySink sink = {&p->agg, &p->list, p->verdicts, p->list.cap, NULL};
 
 	list_ranges(p->m, p->start, p->end, p->r0, p->r1, p->visible, p->nvisible, &sink);
 }
@@ -294,7 +138,7 @@ list_piece(void *arg)
  */
 static void
 list_all_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 nranges,
-				const uint8 *visible, int64 nvisible, EntrySink *sink)
+				const uint8 *visible, int64 nvisible, GbtEntrySink *sink)
 {
 	ListPiece	pieces[GBT_THREADS_MAX];
 	GbtEntries *list = sink->list;
@@ -373,157 +217,6 @@ list_all_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 
 	list->n = to;
 }
 
-/* Decide entry i of a delta run, if logged before log_bound, into the sink. */
-static inline void
-aggregate_run_entry(const GbtRun *run, int64 i, uint64 log_bound, GbtSnapView *view,
-					EntrySink *sink)
-{
-	int			v;
-
-	if (run->pos[i] >= log_bound)
-		return;
-	v = gbt_snapview_quick(view, run->xmin[i], run->xmax[i]);
-	if (v == GBT_UNDECIDED)
-		v = gbt_snapview_decide_stamps(view, run->xmin[i], run->xmax[i],
-									   ItemPointerGetBlockNumberNoCheck(&run->e.tids[i]));
-	sink_entry(sink, &run->e, i, v);
-}
-
-/*
- * Decide the entries [from, to) of a delta run, those logged before
- * log_bound, into the sink: when aggregating, whole summed blocks by their
- * sums and the entries their masks leave out, the rest one by one.
- */
-static void
-aggregate_run(const GbtMirror *m, const GbtRun *run, int64 from, int64 to,
-			  uint64 log_bound, GbtSnapView *view, EntrySink *sink)
-{
-	int64		i;
-
-	for (i = from; i < to; i++)
-	{
-		const gbt_agg_result *sum;
-		const uint64 *walk;
-		int			w;
-
-		if (i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= to && view->stamps &&
-			sink->verdicts == NULL && sink->preds == NULL &&
-			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, log_bound, &walk)) != NULL)
-		{
-			gbt_agg_combine(sink->agg, sum, &m->columns);
-			for (w = 0; w < (GBT_SUM_BLOCK + 63) / 64; w++)
-			{
-				uint64		bits = walk[w];
-
-				while (bits != 0)
-				{
-					aggregate_run_entry(run, i + w * 64 + pg_rightmost_one_pos64(bits),
-										log_bound, view, sink);
-					bits &= bits - 1;
-				}
-			}
-			i += GBT_SUM_BLOCK - 1;
-			continue;
-		}
-		aggregate_run_entry(run, i, log_bound, view, sink);
-	}
-}
-
-/*
- * Decide the entries of l in the position ranges (ascending, disjoint) into
- * the sink; returns how many were looked at.  Few stamped entries among
- * many ranges (a long key list): each entry finds its range by binary
- * search, rather than each range its entries.
- */
-static int64
-stamped_in_ranges(const GbtMirror *m, const GbtStampList *l, const int64 *start,
-				  const int64 *end, int64 nranges, GbtSnapView *view, EntrySink *sink)
-{
-	int64		seen = 0;
-	int64		r;
-	int64		x;
-
-	if (l->n == 0 || nranges == 0)
-		return 0;
-	if (l->n >= nranges)
-	{
-		for (r = 0; r < nranges; r++)
-			if (start[r] < end[r])
-				seen += aggregate_stamped(m, l, start[r], end[r], view, sink);
-		return seen;
-	}
-	r = 0;
-	x = gbt_stamps_lower(l, start[0]);
-	while (x < l->n)
-	{
-		int64		n;
-
-		/* the last range that starts at or before the entry */
-		r = gbt_pos_bound(start, r + 1, nranges, l->pos[x], true) - 1;
-		if (l->pos[x] >= end[r])
-		{
-			x++;				/* between two ranges */
-			continue;
-		}
-		n = aggregate_stamped(m, l, start[r], end[r], view, sink);
-		seen += n;
-		x += n;
-	}
-	return seen;
-}
-
-/*
- * Decide the entries of a delta run in the key ranges [lo[r], hi[r]]
- * (sorted, disjoint) into the sink; returns how many were looked at.  A run
- * shorter than the list of ranges is walked entry by entry, each finding
- * its range.
- */
-static int64
-delta_in_ranges(const GbtMirror *m, const GbtRun *run, const uint64 *lo,
-				const uint64 *hi, int64 nranges, uint64 log_bound,
-				GbtSnapView *view, EntrySink *sink)
-{
-	const uint64 *keys = run->e.keys;
-	int64		n = run->e.n;
-	int64		seen = 0;
-	int64		r;
-	int64		i;
-
-	if (n == 0 || nranges == 0)
-		return 0;
-	if (n >= nranges)
-	{
-		for (r = 0; r < nranges; r++)
-		{
-			int64		from = gbt_key_bound(keys, 0, n, lo[r], false);
-			int64		to = gbt_key_bound(keys, 0, n, hi[r], true);
-
-			seen += Max(to - from, 0);
-			aggregate_run(m, run, from, to, log_bound, view, sink);
-		}
-		return seen;
-	}
-	r = 0;
-	i = gbt_key_bound(keys, 0, n, lo[0], false);
-	while (i < n)
-	{
-		int64		to;
-
-		/* the last range whose lower end is at or below the key */
-		r = gbt_key_bound(lo, r + 1, nranges, keys[i], true) - 1;
-		if (keys[i] > hi[r])
-		{
-			i++;				/* between two ranges */
-			continue;
-		}
-		to = gbt_key_bound(keys, 0, n, hi[r], true);
-		aggregate_run(m, run, i, to, log_bound, view, sink);
-		seen += to - i;
-		i = to;
-	}
-	return seen;
-}
-
 /*
  * Aggregate the entries in the key ranges [lo[i], hi[i]] (sorted,
  * disjoint) that the query's snapshot sees (view), among those applied
@@ -549,9 +242,8 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
 	const uint8 *visible = trusted ? m->allvis : view->visible;
 	int64		nvisible = trusted ? m->nallvis : view->nvisible;
-	EntrySink	sink = {out, &m->columns, unsure, verdicts, unsure_cap, NULL, NULL};
+	GbtEntrySink sink = {out, unsure, verdicts, unsure_cap, NULL};
 	int64		i;
-	int			d;
 	instr_time	t0,
 				t1;
 
@@ -583,25 +275,18 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
-	t0 = t1;
 
-	/* Stamps of a mirror that may have missed deletes decide nothing alone. */
+	/*
+	 * The stamped entries and the delta's, logged before log_bound (stamps of
+	 * a mirror that may have missed deletes decide nothing alone).
+	 */
 	view->stamps = trusted;
+	{
+		GbtWalk		walk = {.m = m,.start = start,.end = end,.lo = lo,.hi = hi,
+		.nranges = nranges,.log_bound = log_bound,.view = view,.sink = &sink};
 
-	/* The tree's stamped entries. */
-	steps->nstamped =
-		stamped_in_ranges(m, &m->stamped, start, end, nranges, view, &sink) +
-		stamped_in_ranges(m, &m->recent, start, end, nranges, view, &sink);
-	INSTR_TIME_SET_CURRENT(t1);
-	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
-	t0 = t1;
-
-	/* The delta's, logged before log_bound. */
-	for (d = 0; d < GBT_RUNS; d++)
-		steps->ndelta += delta_in_ranges(m, &m->runs[d], lo, hi, nranges, log_bound,
-										 view, &sink);
-	INSTR_TIME_SET_CURRENT(t1);
-	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+		gbt_walk_aggregate(&walk, out, 1, steps);
+	}
 	pfree(start);
 	pfree(end);
 	return true;
@@ -627,7 +312,6 @@ gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi, int6
 	int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1), MCXT_ALLOC_HUGE);
 	int64		listed = 0;
 	int64		r;
-	int			d;
 	instr_time	t0,
 				t1;
 
@@ -651,31 +335,16 @@ gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi, int6
 	pfree(upos);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
-	t0 = t1;
 
 	/* Then the stamped entries and the delta's, as gbt_mirror_aggregate(). */
 	view->stamps = trusted;
-	for (r = 0; r < nranges; r++)
 	{
-		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap, NULL, NULL};
+		GbtEntrySink sink = {outs, unsure, NULL, unsure_cap, NULL};
+		GbtWalk		walk = {.m = m,.start = start,.end = end,.lo = lo,.hi = hi,
+		.nranges = nranges,.each = true,.log_bound = log_bound,.view = view,.sink = &sink};
 
-		steps->nstamped +=
-			stamped_in_ranges(m, &m->stamped, &start[r], &end[r], 1, view, &sink) +
-			stamped_in_ranges(m, &m->recent, &start[r], &end[r], 1, view, &sink);
+		gbt_walk_aggregate(&walk, outs, nranges, steps);
 	}
-	INSTR_TIME_SET_CURRENT(t1);
-	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
-	t0 = t1;
-	for (r = 0; r < nranges; r++)
-	{
-		EntrySink	sink = {&outs[r], &m->columns, unsure, NULL, unsure_cap, NULL, NULL};
-
-		for (d = 0; d < GBT_RUNS; d++)
-			steps->ndelta += delta_in_ranges(m, &m->runs[d], &lo[r], &hi[r], 1, log_bound,
-											 view, &sink);
-	}
-	INSTR_TIME_SET_CURRENT(t1);
-	steps->delta_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	pfree(start);
 	pfree(end);
 	return true;
@@ -964,7 +633,6 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	int64		entries = 0;
 	int64		r;
 	int64		k;
-	int			d;
 	instr_time	t0,
 				t1;
 
@@ -1019,60 +687,18 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	pfree(upos);
 	INSTR_TIME_SET_CURRENT(t1);
 	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
-	t0 = t1;
 
 	/* The stamped entries and the delta's, through the programs too. */
 	view->stamps = trusted;
-	calls = grouped ? nranges : 1;
-	for (r = 0; r < calls; r++)
 	{
-		EntrySink	sink = {&counted, &m->columns, unsure, NULL, unsure_cap, preds,
-		&outs[r * nf]};
-		const int64 *s0 = grouped ? &start[r] : start;
-		const int64 *e0 = grouped ? &end[r] : end;
-		int64		nr = grouped ? 1 : nranges;
+		GbtEntrySink sink = {&counted, unsure, NULL, unsure_cap, preds};
+		GbtWalk		walk = {.m = m,.start = start,.end = end,.lo = lo,.hi = hi,
+		.nranges = nranges,.each = grouped,.log_bound = log_bound,.view = view,.sink = &sink};
 
-		steps->nstamped +=
-			stamped_in_ranges(m, &m->stamped, s0, e0, nr, view, &sink) +
-			stamped_in_ranges(m, &m->recent, s0, e0, nr, view, &sink);
-		for (d = 0; d < GBT_RUNS; d++)
-			steps->ndelta += delta_in_ranges(m, &m->runs[d], grouped ? &lo[r] : lo,
-											 grouped ? &hi[r] : hi, nr, log_bound,
-											 view, &sink);
+		gbt_walk_aggregate(&walk, outs, (grouped ? nranges : 1) * nf, steps);
 	}
 	*nunsure += counted.nunsure;
-	INSTR_TIME_SET_CURRENT(t1);
-	steps->stamped_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	pfree(start);
 	pfree(end);
 	return true;
-}
-
-/*
- * The stamped tree entries and the delta's in the ranges (positions
- * start/end of keys lo/hi, sorted), decided under view: those WHERE keeps
- * and the snapshot sees to take(), the unsure ones to unsure (*nunsure
- * counts them all).  For the callers that aggregate them their own way
- * (mirror_group.c).
- */
-void
-gbt_mirror_host_entries(GbtMirror *m, const uint64 *lo, const uint64 *hi,
-						const int64 *start, const int64 *end, int64 nranges,
-						GbtSnapView *view, uint64 log_bound, const gbt_pred_set *preds,
-						GbtEntryTake take, void *arg, GbtEntries *unsure,
-						int64 unsure_cap, int64 *nunsure, GbtAggSteps *steps)
-{
-	gbt_agg_result counted;
-	EntrySink	sink = {&counted, &m->columns, unsure, NULL, unsure_cap, preds, NULL,
-	take, arg};
-	int			d;
-
-	memset(&counted, 0, sizeof(counted));
-	steps->nstamped +=
-		stamped_in_ranges(m, &m->stamped, start, end, nranges, view, &sink) +
-		stamped_in_ranges(m, &m->recent, start, end, nranges, view, &sink);
-	for (d = 0; d < GBT_RUNS; d++)
-		steps->ndelta += delta_in_ranges(m, &m->runs[d], lo, hi, nranges, log_bound,
-										 view, &sink);
-	*nunsure += counted.nunsure;
 }

@@ -447,14 +447,15 @@ agg_slice(TakenRequest *t, int64 max)
 	{
 		/* CPU time against wall time: is the service short of a core? */
 		getrusage(RUSAGE_SELF, &ru1);
-		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms (CPU %.1f ms, %ld times preempted): tree %.1f ms (positions %.1f ms), %lld stamped entries %.1f ms, %lld delta entries %.1f ms",
+		elog(DEBUG1, "gpubtree service: aggregate (index %u, %lld ranges, %lld stamped and delta entries): %.1f ms (CPU %.1f ms, %ld times preempted): tree %.1f ms (positions %.1f ms), %lld stamped and %lld delta entries %.1f ms in %d threads (%lld decided after them, %.1f ms)",
 			 sm->key.indexrelid, (long long) n,
 			 (long long) gbt_mirror_stamped(sm->mirror), INSTR_TIME_GET_MILLISEC(t1),
 			 (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000.0 +
 			 (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1000.0,
 			 ru1.ru_nivcsw - ru0.ru_nivcsw,
-			 steps.tree_ms, steps.positions_ms, (long long) steps.nstamped, steps.stamped_ms,
-			 (long long) steps.ndelta, steps.delta_ms);
+			 steps.tree_ms, steps.positions_ms, (long long) steps.nstamped,
+			 (long long) steps.ndelta, steps.walk_ms, steps.nthreads,
+			 (long long) steps.nlater, steps.later_ms);
 	}
 	sm->last_used = GetCurrentTimestamp();
 	if (t->next < agg->nkeys)

@@ -78,6 +78,13 @@ gbt_stamps_lower(const GbtStampList *l, int64 pos)
 	return stamps_lower_from(l, pos, 0);
 }
 
+/* The same at or after entry x (every entry before x is before pos). */
+int64
+gbt_stamps_lower_from(const GbtStampList *l, int64 pos, int64 x)
+{
+	return stamps_lower_from(l, pos, x);
+}
+
 /*
  * The stamps of base position pos, if it is stamped; lookups in ascending
  * order of pos, through the cursor c.
