@@ -97,20 +97,29 @@ take_entry(HostGroups *h, const uint64 *vals, uint8 nulls)
 }
 
 /*
- * A piece of the walk: the values of the entries it took (WHERE TRUE, the
- * snapshot sees them), room made for all of its entries before the walk.
+ * Groups' results a piece keeps of its own (else it keeps the values of
+ * every entry it takes, for this thread to add): a few groups' worth.
+ */
+#define GROUP_PIECE_SLOTS 4096
+
+/*
+ * A piece of the walk: the results of the engine's groups (res, or NULL)
+ * and the values of the other entries it took (WHERE TRUE, the snapshot
+ * sees them), room made for all of its entries before the walk.
  */
 typedef struct GroupPiece
 {
+	GbtAggResult *res;			/* [nplain * nfilters] */
 	int64		n;
 	uint64	   *vals;			/* GBT_MAX_COLS each */
 	uint8	   *nulls;
 	char		pad[PG_CACHE_LINE_SIZE];
 } GroupPiece;
 
-/* The walk's sink: WHERE, and the entries the heap decides. */
+/* The walk's sink: the groups, WHERE, and the entries the heap decides. */
 typedef struct GroupSink
 {
+	const HostGroups *h;
 	const gbt_pred_set *preds;
 	GbtEntries *unsure;
 	int64		cap;
@@ -135,10 +144,18 @@ entry_kept(const GroupSink *s, const GbtEntries *src, int64 i, uint64 *vals, uin
 static void
 walk_take(const GbtWalk *w, void *state, int64 target, const GbtEntries *src, int64 i)
 {
+	const GroupSink *s = w->sink;
 	GroupPiece *p = state;
+	uint64	   *vals = &p->vals[p->n * GBT_MAX_COLS];
 	uint8		nulls;
+	int64		k;
 
-	if (entry_kept(w->sink, src, i, &p->vals[p->n * GBT_MAX_COLS], &nulls))
+	if (!entry_kept(s, src, i, vals, &nulls))
+		return;
+	if (p->res != NULL &&
+		(k = plain_group(s->h, (int64) vals[s->h->g->gcol], (nulls >> s->h->g->gcol) & 1)) >= 0)
+		add_to_group(s->h, &p->res[k * s->preds->nfilters], vals, nulls);
+	else
 		p->nulls[p->n++] = nulls;
 }
 
@@ -169,7 +186,8 @@ walk_host_entries(HostGroups *h, GbtMirror *m, const uint64 *lo, const uint64 *h
 				  uint64 log_bound, GbtEntries *unsure, int64 unsure_cap, int64 *nunsure,
 				  GbtAggSteps *steps)
 {
-	GroupSink	sink = {h->preds, unsure, unsure_cap, 0};
+	GroupSink	sink = {h, h->preds, unsure, unsure_cap, 0};
+	int64		nslots = h->nplain * h->preds->nfilters;
 	GbtWalk		w;
 	GroupPiece *pieces;
 	int			npieces;
@@ -196,12 +214,18 @@ walk_host_entries(HostGroups *h, GbtMirror *m, const uint64 *lo, const uint64 *h
 		pieces[k].vals = palloc_extended(sizeof(uint64) * GBT_MAX_COLS * room,
 										 MCXT_ALLOC_HUGE);
 		pieces[k].nulls = palloc_extended(room, MCXT_ALLOC_HUGE);
+		if (nslots > 0 && nslots <= GROUP_PIECE_SLOTS)
+			pieces[k].res = palloc0(sizeof(GbtAggResult) * nslots);
 	}
 	gbt_walk_run(&w, pieces, sizeof(GroupPiece), steps);
 	for (k = 0; k < npieces; k++)
 	{
+		for (i = 0; pieces[k].res != NULL && i < nslots; i++)
+			gbt_agg_combine(&h->g->out[i], &pieces[k].res[i], h->columns);
 		for (i = 0; i < pieces[k].n; i++)
 			take_entry(h, &pieces[k].vals[i * GBT_MAX_COLS], pieces[k].nulls[i]);
+		if (pieces[k].res != NULL)
+			pfree(pieces[k].res);
 		pfree(pieces[k].vals);
 		pfree(pieces[k].nulls);
 	}
