@@ -214,8 +214,11 @@ walk_host_entries(HostGroups *h, GbtMirror *m, const uint64 *lo, const uint64 *h
 		pieces[k].vals = palloc_extended(sizeof(uint64) * GBT_MAX_COLS * room,
 										 MCXT_ALLOC_HUGE);
 		pieces[k].nulls = palloc_extended(room, MCXT_ALLOC_HUGE);
+		/* a line of its own before and after: the threads write there */
 		if (nslots > 0 && nslots <= GROUP_PIECE_SLOTS)
-			pieces[k].res = palloc0(sizeof(GbtAggResult) * nslots);
+			pieces[k].res = (GbtAggResult *)
+				((char *) palloc0(sizeof(GbtAggResult) * nslots + 2 * PG_CACHE_LINE_SIZE) +
+				 PG_CACHE_LINE_SIZE);
 	}
 	gbt_walk_run(&w, pieces, sizeof(GroupPiece), steps);
 	for (k = 0; k < npieces; k++)
@@ -225,7 +228,7 @@ walk_host_entries(HostGroups *h, GbtMirror *m, const uint64 *lo, const uint64 *h
 		for (i = 0; i < pieces[k].n; i++)
 			take_entry(h, &pieces[k].vals[i * GBT_MAX_COLS], pieces[k].nulls[i]);
 		if (pieces[k].res != NULL)
-			pfree(pieces[k].res);
+			pfree((char *) pieces[k].res - PG_CACHE_LINE_SIZE);
 		pfree(pieces[k].vals);
 		pfree(pieces[k].nulls);
 	}
