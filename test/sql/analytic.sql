@@ -199,19 +199,6 @@ SELECT (SELECT count(*) FROM an_mg) AS groups,
 	(SELECT count(*) FROM (TABLE an_mc EXCEPT TABLE an_mg) d) AS differences;
 EXECUTE an_m(0);
 RESET plan_cache_mode;
--- under a parallel plan below, where no subtransaction can be started:
--- the node evaluates the expression itself, and raises its error
-SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0;
-SET min_parallel_table_scan_size = 0;
-SET max_parallel_workers_per_gather = 2;
-EXPLAIN (COSTS OFF) SELECT v % 10 b, count(*), sum(k) FROM an_i WHERE k BETWEEN 100 AND 20000 GROUP BY 1;
-SELECT same('SELECT v % 10 b, count(*), sum(k) FROM an_i WHERE k BETWEEN 100 AND 20000 GROUP BY 1');
-SELECT 100 / c b, count(*) FROM an_i WHERE k BETWEEN 100 AND 20000 GROUP BY 1;
-RESET parallel_setup_cost;
-RESET parallel_tuple_cost;
-RESET min_parallel_table_scan_size;
-RESET max_parallel_workers_per_gather;
 
 -- a (tenant, ts) index: a tenant's window, per-tenant totals
 CREATE TABLE an_t (tenant int4, ts timestamptz, amount int8);
