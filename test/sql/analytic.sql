@@ -134,13 +134,12 @@ SELECT q, w.reason FROM unnest(ARRAY[
 	'SELECT v + (random() * 2)::int b, count(*) FROM an_i GROUP BY 1',
 	'SELECT v + (SELECT max(c) FROM an_i) b, count(*) FROM an_i GROUP BY 1'
 ]) q, gpubtree_why_not(q) w
-WHERE w.plan_node = 'GpubtreeAggregate' AND w.reason LIKE 'GROUP BY%';
+WHERE w.plan_node = 'GpubtreeAggregate' AND w.relation = 'an_i';
 -- errors of the bucket function: PostgreSQL's, when a row has the key
 SELECT same('SELECT k / 0 b, count(*) FROM an_i GROUP BY 1');
 SELECT same('SELECT k / 0 b, count(*) FROM an_i WHERE k > 100000 GROUP BY 1');
 -- and of a GROUP BY expression: PostgreSQL's when a visible row has the
--- value (division by zero at c = 0), none when no row the WHERE keeps has
--- it (v = 500 only on rows with NULL keys)
+-- value (division by zero at c = 0), none when no row the WHERE keeps has it
 SELECT same('SELECT 100 / c b, count(*) FROM an_i WHERE k BETWEEN 100 AND 20000 GROUP BY 1');
 SELECT same('SELECT 100 / c b, count(*) FROM an_i WHERE k BETWEEN 100 AND 20000 AND v > 0 AND c <> 0 GROUP BY 1');
 SELECT same('SELECT 1000 / (v - 500) b, count(*) FROM an_i WHERE k < 25000 GROUP BY 1');
