@@ -6,9 +6,8 @@
  * create_upper_paths_hook offers it for a query on one table with only
  * aggregates in its target list (no DISTINCT or FILTER inside them), or
  * with GROUP BY one bucket of the key (agg_group.c: the key itself,
- * width_bucket(), date_trunc(), k / c, ...), or an integer column the
- * index holds or an immutable expression of one (agg_values.c), and the
- * aggregates and that bucket in its target list and HAVING, when every WHERE condition is a range, equality or = ANY on
+ * width_bucket(), date_trunc(), k / c, ...) and the aggregates and that
+ * bucket in its target list and HAVING, when every WHERE condition is a range, equality or = ANY on
  * the leading column of a gpubtree index (constants or parameters), and each
  * aggregate is count(*), or count, sum, avg, min or max of a column the
  * index holds among its first GBT_MAX_COLS (key or INCLUDE columns) whose
