@@ -249,8 +249,9 @@ typedef struct gbt_engine_ops
 
 	/*
 	 * One aggregate per range: out[r] as aggregate() would answer range r
-	 * alone (gbt_chunk_sums_each(), on the host, for both engines); the
-	 * unsure positions of every range in unsure[], in range order.
+	 * alone (the CPU engine: gbt_chunk_sums_each(); the GPU engine: a long
+	 * range as aggregate() takes it, a short one on the host); the unsure
+	 * positions of every range in unsure[], in range order.
 	 */
 	int			(*aggregate_each) (gbt_engine *e, const uint8_t *removed,
 								   uint64_t removed_version, const int64_t *start,

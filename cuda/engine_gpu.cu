@@ -625,7 +625,12 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 	return rc;
 }
 
-/* Per range on the host: the ends of a few long ranges are not worth a launch each. */
+/*
+ * A range at a time: a short one scanned on the host, a long one as
+ * gpu_aggregate() takes it (its chunk sums, or a launch when its blocks are
+ * not all known visible: a whole table's buckets scanned on the host took
+ * 761 ms at 2^26 entries).
+ */
 static int
 gpu_aggregate_each(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 				   const int64_t *start, const int64_t *end, int64_t nranges,
@@ -633,10 +638,27 @@ gpu_aggregate_each(gbt_engine *g, const uint8_t *removed, uint64_t removed_versi
 				   int64_t *unsure, int64_t unsure_cap, char *err, size_t errlen)
 {
 	gbt_agg_input hin = g->host;
+	int64_t		listed = 0;		/* unsure positions written so far */
+	int64_t		r;
 
 	hin.removed = removed;
-	return gbt_chunk_sums_each(g->sums, &hin, removed_version, start, end, nranges,
-							   visible, nvisible, out, unsure, unsure_cap, err, errlen);
+	for (r = 0; r < nranges; r++)
+	{
+		int64_t		room = unsure == NULL ? 0 : unsure_cap - listed;
+		int64_t    *into = unsure == NULL ? NULL : unsure + listed;
+		int			rc;
+
+		if (end[r] - start[r] <= GBT_HOST_SCAN_MAX)
+			rc = gbt_vagg_cpu(&hin, &start[r], &end[r], 1, visible, nvisible, &out[r],
+							  into, room, err, errlen);
+		else
+			rc = gpu_aggregate(g, removed, removed_version, &start[r], &end[r], 1,
+							   visible, nvisible, &out[r], into, room, err, errlen);
+		if (rc != 0)
+			return rc;
+		listed += out[r].nunsure < room ? out[r].nunsure : room;
+	}
+	return 0;
 }
 
 static int
