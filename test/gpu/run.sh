@@ -14,6 +14,9 @@
 #   analytic [LOG2_ROWS]     test/bench/analytic.sh, issue 36's analytic queries
 #                            (default 26; RUNS, QUERY_S, ONLY, PLAN_CACHE_MODE
 #                            pass through)
+#   clients [LOG2_ROWS]      test/bench/clients.sh, many clients at once (issue
+#                            37; default 26; CLIENTS, DURATION, WRITERS, ONLY
+#                            pass through)
 #   citus [LOG2_ROWS]        Citus built from .gpu/citus-src.tar.gz (a release's
 #                            source, git-ignored, carried; CITUS_MINIMAL build),
 #                            then test/citus/run.sh on the GPU engine and
@@ -38,7 +41,7 @@
 #
 #   run(command="test/gpu/run.sh agg 26", carry=[".gpu"], timeout_s=600)
 #
-# bench, agg, defaults, arrays, mvcc, analytic, citus and commit-latency build and install gpubtree against
+# bench, agg, defaults, arrays, mvcc, analytic, clients, citus and commit-latency build and install gpubtree against
 # the bundle first (test/gpu/setup_pg_bundle.sh), from GBT_BENCH_SRC when set
 # (a source folder, e.g. a `git archive` of a commit with the commit id in
 # its .commit file, so that a run measures a known commit) or else the
@@ -47,7 +50,7 @@
 # Results go to $OUT (the device tool's output folder; /tmp/gbt-gpu-out when
 # unset), three files, within what the device tool brings back:
 #   $OUT/NAME-console.log  everything printed (device, machine, tree, output)
-#   $OUT/NAME-report.md    the report (bench, commit-latency, analytic) or the
+#   $OUT/NAME-report.md    the report (bench, commit-latency, analytic, clients) or the
 #                          table (agg, defaults); NAME-report.log: the tests' log
 #                          (harmonia: test_gpu and compute-sanitizer; suite)
 #   $OUT/NAME.tar.gz       the whole results folder NAME/ (CSV, logs, plans)
@@ -61,9 +64,9 @@ START=$SECONDS
 ROOT=$PWD
 NAME=${1:-}
 case "$NAME" in
-bench | agg | defaults | arrays | mvcc | analytic | citus | commit-latency | harmonia | suite) shift ;;
+bench | agg | defaults | arrays | mvcc | analytic | clients | citus | commit-latency | harmonia | suite) shift ;;
 *)
-	sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac
@@ -157,6 +160,11 @@ analytic)
 	RESULTS=$R BUDGET_S=$(left) timeout "$(left)" test/bench/analytic.sh "${1:-26}"
 	rc=$?
 	REPORT=$R/analytic-report.md
+	;;
+clients)
+	RESULTS=$R BUDGET_S=$(($(left) - 30)) timeout "$(left)" test/bench/clients.sh "${1:-26}"
+	rc=$?
+	REPORT=$R/clients-report.md
 	;;
 citus)
 	mkdir -p "$WORK/citus-src" && tar xzf .gpu/citus-src.tar.gz -C "$WORK/citus-src" ||

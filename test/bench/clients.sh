@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# test/bench/clients.sh: many clients at once (issue 37), gpubtree against
+# btree in one run on one cluster with shipped defaults (test/lib.sh's
+# throwaway cluster, shared_preload_libraries, and max_connections raised
+# for the clients; nothing else set).  Two tables of 2^N rows (k int8, v
+# int8), keys 0 .. 2^N - 1, index (k) INCLUDE (v): t_g with gpubtree, t_b
+# with btree.  Each workload runs with pgbench (-M prepared: bound
+# parameters, as applications send them) at each client count, first on
+# btree, then on gpubtree, every transaction logged (-l): throughput, and
+# latency percentiles from the logs.
+#
+# Workloads (ONLY picks by id):
+#   sum_0.01 sum_1 sum_10   SELECT count(*), sum(v) over a random range of
+#                           that percent of the keys
+#   any_1000 any_100000     SELECT count(*), sum(v) WHERE k = ANY($1): a
+#                           bound array of that many random keys (one of 32
+#                           sets, read from a small table first: \gset)
+#   lookup                  SELECT v WHERE k = $1 (nbtree on both)
+#   mix                     sum_1 while WRITERS more clients update one
+#                           random row a transaction (v = v + 1): the
+#                           readers' numbers, the writers' rate beside them
+#
+# For gpubtree, the service's request and fall-back counters
+# (gpubtree_status()) before and after each run: "fell back" is how many
+# scans tried the service and got nbtree; EXPLAIN ANALYZE of one query of
+# each workload says what answered (plans in clients-plans.txt).
+#
+#   test/bench/clients.sh [LOG2_ROWS=26]
+#   CLIENTS ["1 16 64 256"]  DURATION [10] seconds a run  WRITERS [8]
+#   ONLY (workload ids)  RESULTS [test/bench/out/<UTC time>-clients]
+#   PORT [54426]  BUDGET_S: seconds the runs may take (0: no limit); runs
+#   that would not fit are left out and said so
+#
+# Writes clients-report.md (rewritten after every run), clients.csv,
+# clients-plans.txt, clients.log, server.log into RESULTS.  On the GPU
+# machine: test/gpu/run.sh clients 26.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+GBT_BUILD_WAIT=   # the shipped default
+. test/lib.sh
+export LC_ALL=C
+
+LOG2=${1:-26}
+ROWS=$((1 << LOG2))
+CLIENTS=${CLIENTS:-1 16 64 256}
+DURATION=${DURATION:-10}
+WRITERS=${WRITERS:-8}
+BUDGET_S=${BUDGET_S:-0}
+RESULTS=${RESULTS:-test/bench/out/$(date -u +%Y%m%dT%H%M%SZ)-clients}
+mkdir -p "$RESULTS" && RESULTS=$(cd "$RESULTS" && pwd) || exit 1
+REPORT=$RESULTS/clients-report.md
+CSV=$RESULTS/clients.csv
+PLANS=$RESULTS/clients-plans.txt
+LOG=$RESULTS/clients.log
+: >"$PLANS"
+: >"$LOG"
+NCPU=$(nproc)
+MAXC=$(tr ' ' '\n' <<<"$CLIENTS" | sort -n | tail -1)
+
+cluster_throwaway "bench-clients" "${PORT:-54426}" || exit 1
+cluster_stop "$DIR"
+echo "max_connections = $((MAXC + WRITERS + 20))" >>"$DIR/data/postgresql.conf"
+cluster_start "$DIR" || exit 1
+W=$(mktemp -d /tmp/gbt-clients.XXXXXX)
+trap 'cluster_stop "$DIR" immediate; cp "$DIR/server.log" "$RESULTS/" 2>/dev/null; rm -rf "$DIR" "$W"' EXIT
+trap 'echo "clients.sh: stopped (signal)" | tee -a "$LOG"; exit 124' TERM INT
+START=$SECONDS
+
+say() { echo "$*" | tee -a "$LOG"; }
+
+if command -v nvidia-smi >/dev/null 2>&1 && GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) && [ -n "$GPU" ]; then
+	DEVNAME=$GPU
+else
+	DEVNAME="cpu: $(awk -F': *' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+fi
+COMMIT=${GBT_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+PGVER=$($PSQL -c "SHOW server_version")
+
+# ---- data --------------------------------------------------------------------
+say "loading 2 x 2^$LOG2 rows"
+t0=$SECONDS
+$PSQL -c "CREATE EXTENSION gpubtree" || exit 1
+for t in t_g t_b; do
+	$PSQL -c "CREATE TABLE $t (k int8 NOT NULL, v int8 NOT NULL)" || exit 1
+done
+pids=""
+for t in t_g t_b; do
+	for ((s = 0; s < NCPU / 2 + 1; s++)); do
+		lo=$((ROWS * s / (NCPU / 2 + 1)))
+		hi=$((ROWS * (s + 1) / (NCPU / 2 + 1) - 1))
+		$PSQL -c "INSERT INTO $t SELECT i, (i * 7919) % 1000003 FROM generate_series(${lo}::int8, $hi) i" &
+		pids="$pids $!"
+	done
+done
+wait $pids || exit 1
+$PSQL -c "VACUUM (ANALYZE) t_g" & $PSQL -c "VACUUM (ANALYZE) t_b" & wait
+$PSQL -c "CREATE INDEX t_g_k ON t_g USING gpubtree (k) INCLUDE (v)" &
+$PSQL -c "CREATE INDEX t_b_k ON t_b (k) INCLUDE (v)" & wait
+# the key sets of the = ANY workloads: 32 of each size, random keys
+$PSQL -c "CREATE TABLE keysets (size int, id int, keys text, PRIMARY KEY (size, id))" || exit 1
+for size in 1000 100000; do
+	$PSQL -c "INSERT INTO keysets SELECT $size, s, (SELECT array_agg((random() * ($ROWS - 1))::int8)::text
+		FROM generate_series(1, $size) WHERE s > 0) FROM generate_series(1, 32) s" || exit 1
+done
+say "loaded, vacuumed, indexed in $((SECONDS - t0)) s"
+# the mirror, asked for and waited for (gpubtree_count() asks, never waits)
+t0=$SECONDS
+while [ $((SECONDS - t0)) -lt 600 ]; do
+	[ "$($PSQL -c "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 't_g_k'::regclass AND current")" = 1 ] && break
+	$PSQL -c "SELECT gpubtree_count('t_g_k', 0::int8, 0::int8)" >/dev/null
+	sleep 0.2
+done
+say "mirror current after $((SECONDS - t0)) s: $($PSQL -F' ' -c "SELECT engine, entries, pg_size_pretty(bytes) FROM gpubtree_mirrors() WHERE index = 't_g_k'::regclass")"
+# warm both heaps and indexes alike
+$PSQL -c "SELECT count(*) FROM t_g" >/dev/null
+$PSQL -c "SELECT count(*) FROM t_b" >/dev/null
+
+# ---- workloads ---------------------------------------------------------------
+# script ID TABLE FILE: the pgbench script of workload ID on TABLE
+script() {
+	local id=$1 t=$2 w
+	case $id in
+		sum_*)
+			w=$(awk -v n=$ROWS -v p="${id#sum_}" 'BEGIN {printf "%d", n * p / 100}')
+			printf '\\set a random(0, %d)\nSELECT count(*), sum(v) FROM %s WHERE k BETWEEN :a AND :a + %d;\n' \
+				$((ROWS - w)) "$t" $((w - 1)) ;;
+		any_*)
+			printf '\\set s random(1, 32)\nSELECT keys FROM keysets WHERE size = %d AND id = :s \\gset\nSELECT count(*), sum(v) FROM %s WHERE k = ANY (:keys::int8[]);\n' \
+				"${id#any_}" "$t" ;;
+		lookup)
+			printf '\\set id random(0, %d)\nSELECT v FROM %s WHERE k = :id;\n' $((ROWS - 1)) "$t" ;;
+		mix) script sum_1 "$t" ;;
+		writer)
+			printf '\\set id random(0, %d)\nUPDATE %s SET v = v + 1 WHERE k = :id;\n' $((ROWS - 1)) "$t" ;;
+	esac
+}
+WORKLOADS="sum_0.01 sum_1 sum_10 any_1000 any_100000 lookup mix"
+selected() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
+status() { $PSQL -F' ' -c "SELECT requests, fallbacks FROM gpubtree_status()"; }
+
+echo "workload,am,clients,tps,p50_ms,p95_ms,p99_ms,max_ms,transactions,failed,requests,fell_back,writer_tps" >"$CSV"
+ROWS_MD=""
+report() {
+	{
+		echo "# Many clients at once: gpubtree against btree"
+		echo
+		echo "- device: $DEVNAME; PostgreSQL $PGVER; tree $COMMIT; $STAMP"
+		echo "- 2^$LOG2 rows (k int8, v int8), index (k) INCLUDE (v); shipped defaults but max_connections"
+		echo "- pgbench -n -M prepared -c C -j min(C, $NCPU) -T $DURATION -l, per workload and client count, btree first"
+		echo "- latency: pgbench's per-transaction log (ms); fell back: scans that tried the service and got nbtree"
+		echo "- command: test/bench/clients.sh $LOG2 (CLIENTS=\"$CLIENTS\" DURATION=$DURATION WRITERS=$WRITERS${ONLY:+ ONLY=\"$ONLY\"})"
+		echo
+		echo "| workload | AM | clients | tps | p50 ms | p95 ms | p99 ms | max ms | failed | service requests / xact | fell back | writers' tps |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+		printf '%s' "$ROWS_MD"
+		echo
+		echo "Plans: clients-plans.txt; every number also in clients.csv."
+	} >"$REPORT"
+}
+
+# run ID AM C: one pgbench run; a line of the report and the CSV
+run() {
+	local id=$1 am=$2 c=$3 t=t_$2 j=$3 out rc wpid="" wout="" wtps="" before after
+	[ "$j" -gt "$NCPU" ] && j=$NCPU
+	script "$id" "$t" >"$W/$id-$am.sql"
+	rm -f "$W"/pgbench_log.*
+	if [ "$id" = mix ]; then
+		script writer "$t" >"$W/writer-$am.sql"
+		wout=$(mktemp)
+		(cd /tmp && "$PGBIN"/pgbench -n -M prepared -c "$WRITERS" -j "$WRITERS" -T $((DURATION + 2)) \
+			-f "$W/writer-$am.sql" >"$wout" 2>&1) &
+		wpid=$!
+		sleep 1
+	fi
+	before=$(status)
+	out=$(cd "$W" && "$PGBIN"/pgbench -n -M prepared -c "$c" -j "$j" -T "$DURATION" -l -f "$W/$id-$am.sql" 2>&1)
+	rc=$?
+	after=$(status)
+	if [ -n "$wpid" ]; then
+		wait "$wpid"
+		wtps=$(sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p' "$wout" | awk '{printf "%.0f", $1}')
+		rm -f "$wout"
+	fi
+	{ echo "--- $id $am $c clients (rc $rc)"; grep -E "tps|latency|failed|ERROR|error|transactions" <<<"$out"; } >>"$LOG"
+	local tps xacts failed req fb stats
+	tps=$(sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p' <<<"$out" | awk '{printf "%.0f", $1}')
+	xacts=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
+	[ "$rc" != 0 ] && [ -z "$failed" ] && failed="rc $rc"
+	stats=$(cat "$W"/pgbench_log.* 2>/dev/null | awk '{print $3 / 1000}' | sort -n |
+		awk 'function at(q,  i) { i = int(NR * q) + 1; return a[i > NR ? NR : i] }
+			{a[NR] = $1}
+			END {if (NR == 0) print "NA NA NA NA"; else printf "%.2f %.2f %.2f %.2f\n", at(0.50), at(0.95), at(0.99), a[NR]}')
+	rm -f "$W"/pgbench_log.*
+	req="" fb=""
+	if [ "$am" = g ]; then
+		read -r r0 f0 <<<"$before"
+		read -r r1 f1 <<<"$after"
+		req=$(awk -v a="$r0" -v b="$r1" -v x="${xacts:-0}" 'BEGIN {if (x > 0) printf "%.2f", (b - a) / x}')
+		fb=$((f1 - f0))
+	fi
+	read -r p50 p95 p99 pmax <<<"$stats"
+	local name=$([ "$am" = g ] && echo gpubtree || echo btree)
+	echo "$id,$name,$c,${tps:-NA},$p50,$p95,$p99,$pmax,${xacts:-NA},${failed:-0},$req,$fb,$wtps" >>"$CSV"
+	ROWS_MD="$ROWS_MD| $id | $name | $c | ${tps:-NA} | $p50 | $p95 | $p99 | $pmax | ${failed:-0} | $req | $fb | $wtps |
+"
+	say "  $id $name $c clients: ${tps:-NA} tps, p50 $p50 p99 $p99 ms, failed ${failed:-0}${req:+, requests/xact $req, fell back $fb}${wtps:+, writers $wtps tps}"
+	report
+}
+
+# explain ID AM: what answers workload ID's query (its first statement's values)
+explain() {
+	local id=$1 t=t_$2 q
+	case $id in
+		sum_*|mix) q=$(script "$id" "$t" | sed -n '2p' | sed "s/:a/0/g") ;;
+		any_*) q="SELECT count(*), sum(v) FROM $t WHERE k = ANY ((SELECT keys FROM keysets WHERE size = ${id#any_} AND id = 1)::int8[])" ;;
+		lookup) q="SELECT v FROM $t WHERE k = 12345" ;;
+	esac
+	{ echo "=== $id $2"; echo "$q"; $PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${q%;}"; echo; } >>"$PLANS" 2>&1
+}
+
+report
+nruns=0
+for id in $WORKLOADS; do selected "$id" && nruns=$((nruns + 2 * $(wc -w <<<"$CLIENTS"))); done
+per_run=$((DURATION + 4))
+for id in $WORKLOADS; do
+	selected "$id" || continue
+	explain "$id" b
+	explain "$id" g
+	for c in $CLIENTS; do
+		for am in b g; do
+			if [ "$BUDGET_S" -gt 0 ] && [ $((SECONDS - START + per_run)) -gt "$BUDGET_S" ]; then
+				say "  $id $am $c clients: left out (BUDGET_S=$BUDGET_S)"
+				ROWS_MD="$ROWS_MD| $id | $am | $c | left out (time budget) | | | | | | | | |
+"
+				continue
+			fi
+			run "$id" "$am" "$c"
+		done
+	done
+done
+report
+cat "$REPORT"
+say "clients: total $((SECONDS - START)) s; results in $RESULTS"
