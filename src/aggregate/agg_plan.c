@@ -71,9 +71,7 @@
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
-#include "rewrite/rewriteManip.h"
 #include "utils/rel.h"
-#include "utils/ruleutils.h"
 #include "utils/selfuncs.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -650,9 +648,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	ListCell   *lc;
 	GroupBucket bucket;
 	GroupBucket *group = NULL;
-	Oid			tableoid;
 	const char *why = NULL;
-	Expr	   *label;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
@@ -699,12 +695,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		}
 		group->ngroups = estimate_num_groups(root, list_make1(group->expr),
 											 input_rel->rows, NULL, NULL);
-		tableoid = planner_rt_fetch(input_rel->relid, root)->relid;
-		label = copyObject(group->expr);
-		ChangeVarNodes((Node *) label, input_rel->relid, 1, 0);
-		group->label = deparse_expression((Node *) label,
-										  deparse_context_for(get_rel_name(tableoid), tableoid),
-										  false, false);
+		group->label = gbt_deparse_on(root, input_rel, (Node *) group->expr);
 	}
 
 	/*
