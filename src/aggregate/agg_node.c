@@ -68,6 +68,7 @@ typedef struct AggScanState
 	/* GROUP BY a bucket of the key (agg_group.c) */
 	Expr	   *group;			/* NULL: no GROUP BY */
 	int			group_column;	/* -1: a bucket; else grouped by its values */
+	bool		group_by_expr;	/* of an expression of that column */
 	Oid			group_eqop;
 	char	   *group_label;
 	GbtBuckets	buckets;		/* made at executor start */
@@ -107,6 +108,7 @@ create_agg_state(CustomScan *cscan)
 	s->group_eqop = (Oid) intVal(list_nth(priv, PRIV_GROUP_EQOP));
 	s->group_label = strVal(list_nth(priv, PRIV_GROUP_LABEL));
 	s->group_column = intVal(list_nth(priv, PRIV_GROUP_COLUMN));
+	s->group_by_expr = intVal(list_nth(priv, PRIV_GROUP_BY_EXPR)) != 0;
 	s->where = list_nth(priv, PRIV_WHERE);
 	s->where_label = strVal(list_nth(priv, PRIV_WHERE_LABEL));
 	s->filters = list_nth(priv, PRIV_FILTERS);
@@ -491,7 +493,8 @@ answer_values(AggScanState *s)
 	GbtExecNode *node = &s->node;
 	EState	   *estate = node->css.ss.ps.state;
 	int			ncolumns = 1 + list_length(s->kinds);
-	const GbtKeyType *kt = gbt_key_type(getBaseType(exprType((Node *) s->group)));
+	const GbtKeyType *kt =
+		gbt_key_type(getBaseType(gbt_value_expr_column((Node *) s->group)->vartype));
 	const gbt_pred_set *preds;
 	GbtValueGroups vg;
 	Relation	index;
@@ -528,6 +531,9 @@ answer_values(AggScanState *s)
 	}
 	table_close(heap, NoLock);
 	index_close(index, AccessShareLock);
+	if (ok && s->group_by_expr)
+		ok = gbt_value_groups_merge(&vg, preds->nfilters, s->group, s->group_eqop,
+									&node->answer.columns, estate, &node->why);
 	if (!ok)
 		return false;
 
@@ -543,7 +549,8 @@ answer_values(AggScanState *s)
 		if (rows->count == 0)
 			continue;
 		nulls[0] = vg.nulls[g];
-		values[0] = nulls[0] ? (Datum) 0 : kt->datum(vg.values[g], 0);
+		values[0] = nulls[0] ? (Datum) 0 :
+			vg.datums != NULL ? vg.datums[g] : kt->datum(vg.values[g], 0);
 		for (i = 1; i < ncolumns; i++)
 			if (!gbt_agg_final(list_nth_int(s->kinds, i - 1), list_nth_oid(s->argtypes, i - 1),
 							   &rows[list_nth_int(s->filter_of, i - 1)],

@@ -27,6 +27,8 @@ enum
 	PRIV_GROUP_LABEL,			/* it, as EXPLAIN shows it */
 	PRIV_GROUP_COLUMN,			/* -1: a bucket of the key; else the index
 								 * column grouped by its values (agg_values.h) */
+	PRIV_GROUP_BY_EXPR,			/* 1: by the values of an expression of that
+								 * column, merged (agg_values.c) */
 	PRIV_WHERE,					/* conditions past the key's ranges: a
 								 * planned program (agg_filter.h), or NIL */
 	PRIV_WHERE_LABEL,			/* them, as EXPLAIN shows them */

@@ -6,8 +6,9 @@
  * create_upper_paths_hook offers it for a query on one table with only
  * aggregates in its target list (no DISTINCT or FILTER inside them), or
  * with GROUP BY one bucket of the key (agg_group.c: the key itself,
- * width_bucket(), date_trunc(), k / c, ...) and the aggregates and that
- * bucket in its target list and HAVING, when every WHERE condition is a range, equality or = ANY on
+ * width_bucket(), date_trunc(), k / c, ...), or an integer column the
+ * index holds or an immutable expression of one (agg_values.c), and the
+ * aggregates and that bucket in its target list and HAVING, when every WHERE condition is a range, equality or = ANY on
  * the leading column of a gpubtree index (constants or parameters), and each
  * aggregate is count(*), or count, sum, avg, min or max of a column the
  * index holds among its first GBT_MAX_COLS (key or INCLUDE columns) whose
@@ -70,9 +71,7 @@
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
-#include "rewrite/rewriteManip.h"
 #include "utils/rel.h"
-#include "utils/ruleutils.h"
 #include "utils/selfuncs.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -203,28 +202,6 @@ static void
 note(PlannerInfo *root, RelOptInfo *rel, const char *reason)
 {
 	gbt_plan_note("GpubtreeAggregate", planner_rt_fetch(rel->relid, root)->relid, reason);
-}
-
-/*
- * The index column of an integer type that node is, from column first on
- * (1: not the key), or -1.
- */
-static int
-value_column(Node *node, Index relid, IndexOptInfo *index, int first)
-{
-	Var		   *var = gbt_column_of(node, relid);
-	Oid			type;
-	int			c;
-
-	if (var == NULL)
-		return -1;
-	type = getBaseType(var->vartype);
-	if (type != INT2OID && type != INT4OID && type != INT8OID && type != DATEOID)
-		return -1;
-	for (c = first; c < Min(index->ncolumns, GBT_MAX_COLS); c++)
-		if (index->indexkeys[c] == var->varattno)
-			return c;
-	return -1;
 }
 
 /* Does the expression need a value only the running plan has (an InitPlan's)? */
@@ -388,6 +365,10 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	List	   *filter_of = NIL;
 	bool		any_filter = false;
 	int			value_col = -1;
+	double		value_groups = 0;	/* the column's values the service groups */
+	bool		key_expr = false;	/* an expression of the key, not a bucket */
+	bool		plain_column = true;
+	const char *value_why;
 
 	if (index->indpred != NIL || index->indexkeys[0] == 0 || index->hypothetical ||
 		!gbt_comparable(index->opcintype[0], index->opcintype[0]))
@@ -400,9 +381,17 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		!gbt_group_is_bucket((Node *) group->expr, relid, index->indexkeys[0], index->opcintype[0],
 							 &group->why))
 	{
-		/* or an integer column the index holds, with few values */
-		value_col = value_column((Node *) group->expr, relid, index, 1);
-		if (value_col < 0 || group->ngroups > GBT_MAX_COLUMN_GROUPS)
+		/*
+		 * or an integer column the index holds, or an expression of one,
+		 * with few values; of the key, only under conditions past its
+		 * ranges or FILTERs (below)
+		 */
+		value_col = gbt_value_column(root, input_rel, index, (Node *) group->expr, 0,
+									 group->ngroups, &value_groups, &plain_column, &value_why);
+		key_expr = value_col == 0;
+		if (value_col < 0 && value_why != NULL)
+			group->why = value_why;
+		if (value_col < 0 || (!key_expr && value_groups > GBT_MAX_COLUMN_GROUPS))
 		{
 			note(root, input_rel, psprintf("GROUP BY %s: %s", group->label,
 										   value_col < 0 ? group->why :
@@ -509,11 +498,22 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	/*
 	 * GROUP BY the key itself under conditions beyond its ranges or
 	 * FILTERs: every range's entries are read anyway, so they are grouped
-	 * by value in one pass rather than read a range a group.
+	 * by value in one pass rather than read a range a group.  So is an
+	 * expression of the key that is not a bucket (k % 10), and only then.
 	 */
 	if (group != NULL && value_col < 0 && (where_prog != NIL || any_filter) &&
 		group->ngroups <= GBT_MAX_COLUMN_GROUPS)
-		value_col = value_column((Node *) group->expr, relid, index, 0) == 0 ? 0 : -1;
+		value_col = gbt_value_column(root, input_rel, index, (Node *) group->expr, 0,
+									 group->ngroups, &value_groups, &plain_column,
+									 &value_why) == 0 && plain_column ? 0 : -1;
+	else if (key_expr && ((where_prog == NIL && !any_filter) ||
+						  value_groups > GBT_MAX_COLUMN_GROUPS))
+	{
+		note(root, input_rel, psprintf("GROUP BY %s: %s", group->label,
+									   value_groups > GBT_MAX_COLUMN_GROUPS ?
+									   "more values than the service groups by" : group->why));
+		return false;
+	}
 
 	/*
 	 * FILTER clauses: a program each (equal ones once), the first none at
@@ -586,7 +586,7 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		unsure_rows * gbt_agg_unsure_cost() + null_cost +
 		(filters != NIL ? input_rel->tuples * GBT_FILTER_ENTRY_COST : 0) *
 		(value_col >= 0 ? 2 : 1) +
-		(value_col >= 0 ? group->ngroups * GBT_VALUE_GROUP_COST :
+		(value_col >= 0 ? value_groups * GBT_VALUE_GROUP_COST :
 		 group ? Min(group->ngroups, GBT_MAX_GROUP_RANGES) * GBT_GROUP_RANGE_COST : 0);
 	cpath->path.total_cost = cpath->path.startup_cost;
 	cpath->custom_paths = list_make1(fallback_path(root, input_rel, output_rel, aggrefs,
@@ -620,6 +620,8 @@ try_index(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeString(group ? group->label : ""));
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(value_col));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeInteger(value_col >= 0 && !plain_column));
 	cpath->custom_private = lappend(cpath->custom_private, where_prog);
 	cpath->custom_private = lappend(cpath->custom_private, makeString(where_label));
 	cpath->custom_private = lappend(cpath->custom_private, filters);
@@ -646,9 +648,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	ListCell   *lc;
 	GroupBucket bucket;
 	GroupBucket *group = NULL;
-	Oid			tableoid;
 	const char *why = NULL;
-	Expr	   *label;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
@@ -695,12 +695,7 @@ gbt_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		}
 		group->ngroups = estimate_num_groups(root, list_make1(group->expr),
 											 input_rel->rows, NULL, NULL);
-		tableoid = planner_rt_fetch(input_rel->relid, root)->relid;
-		label = copyObject(group->expr);
-		ChangeVarNodes((Node *) label, input_rel->relid, 1, 0);
-		group->label = deparse_expression((Node *) label,
-										  deparse_context_for(get_rel_name(tableoid), tableoid),
-										  false, false);
+		group->label = gbt_deparse_on(root, input_rel, (Node *) group->expr);
 	}
 
 	/*

@@ -154,12 +154,33 @@ gbt_match_condition(Expr *clause, Index relid, IndexOptInfo *index, int *strateg
 	return true;
 }
 
+/*
+ * A PARAM_EXEC Param (an InitPlan's or SubPlan's value) as an external one
+ * of the same number: PostgreSQL 17 and later deparse a PARAM_EXEC by
+ * looking for the plan that sets it, and without a plan (we deparse while
+ * planning) dereference NULL; 15 and 16 print "$N", as this does on all.
+ */
+static Node *
+exec_params_mutator(Node *node, void *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+	{
+		Param	   *param = (Param *) copyObject(node);
+
+		param->paramkind = PARAM_EXTERN;
+		return (Node *) param;
+	}
+	return expression_tree_mutator(node, exec_params_mutator, context);
+}
+
 /* A clause or expression of the table, as EXPLAIN would show it. */
 char *
 gbt_deparse_on(PlannerInfo *root, RelOptInfo *rel, Node *node)
 {
 	Oid			tableoid = planner_rt_fetch(rel->relid, root)->relid;
-	Node	   *copy = copyObject(node);
+	Node	   *copy = exec_params_mutator(node, NULL);
 
 	ChangeVarNodes(copy, rel->relid, 1, 0);
 	return deparse_expression(copy, deparse_context_for(get_rel_name(tableoid), tableoid),

@@ -230,6 +230,28 @@ SELECT fcheck('g GROUP BY a column, no key condition', format(
 	'SELECT %s AS b, %s FROM ft WHERE %s GROUP BY 1 HAVING count(*) > 1', gcol, aggs, pred))
 FROM fpred_group WHERE n % 3 = 0;
 
+-- GROUP BY an immutable expression of one such column (of the key under
+-- the predicate or a FILTER): the column's groups, the expression
+-- evaluated once a value and equal results merged.  Each predicate with
+-- one of its group's expressions.
+CREATE TABLE fgexpr (grp text, n int, expr text);
+INSERT INTO fgexpr VALUES ('int', 0, 'i4 % 7'), ('int', 1, 'i2 / 10'), ('int', 2, 'abs(i8) % 1000'),
+	('int', 3, 'CASE WHEN i4 > 0 THEN 1 END'), ('int', 4, 'k % 10'),
+	('flt', 0, 'i4::float8 / 3'), ('flt', 1, 'abs(k) % 1000 / 10.0'), ('flt', 2, '(i4 % 5)::text'),
+	('time', 0, $$CASE WHEN d = 'infinity' THEN -1 ELSE (d - date '2020-01-01') / 7 END$$),
+	('time', 1, 'extract(year FROM d)'), ('time', 2, $$d + 30 < date '2022-01-01'$$);
+CREATE VIEW fpred_gexpr AS
+SELECT f.grp, f.n, f.pred, e.expr, f.aggs, f.filter
+FROM fpred_group f
+JOIN fgexpr e ON e.grp = f.grp AND e.n = f.n % (SELECT count(*) FROM fgexpr y WHERE y.grp = f.grp);
+SELECT fcheck('g GROUP BY an expression', format(
+	'SELECT %s AS b, %s, count(*) FILTER (WHERE %s) FROM ft WHERE k BETWEEN -9000 AND 9000 AND (%s) GROUP BY 1',
+	expr, aggs, filter, pred))
+FROM fpred_gexpr;
+SELECT fcheck('g GROUP BY an expression, no key condition', format(
+	'SELECT %s AS b, %s FROM ft WHERE %s GROUP BY 1 HAVING count(*) > 1', expr, aggs, pred))
+FROM fpred_gexpr WHERE n % 3 = 1;
+
 -- (e) PREPAREd with parameters, a generic plan: the key range, the
 -- predicate's constant and a FILTER's IN list as parameters.
 SET plan_cache_mode = force_generic_plan;
@@ -285,6 +307,10 @@ SELECT fcheck('f own changes, GROUP BY a column', format(
 	'SELECT %s AS b, %s, count(*) FILTER (WHERE %s) FROM ft WHERE k > -9000 AND (%s) GROUP BY 1',
 	gcol, aggs, filter, pred))
 FROM fpred_group WHERE n % 2 = 0;
+SELECT fcheck('f own changes, GROUP BY an expression', format(
+	'SELECT %s AS b, %s, count(*) FILTER (WHERE %s) FROM ft WHERE k > -9000 AND (%s) GROUP BY 1',
+	expr, aggs, filter, pred))
+FROM fpred_gexpr WHERE n % 2 = 1;
 -- Float min and max among the transaction's own rows fall back (-0 and 0,
 -- NaNs); the same predicates without them.
 SELECT fcheck('f own changes, no float min/max', format(
@@ -303,8 +329,8 @@ WHERE how NOT LIKE 'GPU service%' AND how NOT LIKE '%float sum that could overfl
 GROUP BY shape, how ORDER BY shape, how;
 
 RESET ALL;
-DROP VIEW fsummary, fpred_group;
-DROP TABLE ft, fcol, fatom, fpred, fagg, fresult, fgroup;
+DROP VIEW fsummary, fpred_gexpr, fpred_group;
+DROP TABLE ft, fcol, fatom, fpred, fagg, fresult, fgroup, fgexpr;
 DROP FUNCTION fcheck(text, text, text);
 DROP FUNCTION rows_of(text);
 DROP FUNCTION check_prepared();

@@ -189,6 +189,20 @@ INSERT INTO why_cases (node, query, expect, tbl, settings) VALUES
 ('GpubtreeAggregate', 'SELECT count(*) FROM wn_partial WHERE k > 5',
  'partial or on an expression', 'wn_partial', '{}');
 
+-- A subquery's value in what a note shows (deparsed while planning, where
+-- PostgreSQL 17 and later look for the plan that sets it): the note, no crash.
+INSERT INTO why_cases (node, query, expect, tbl, settings) VALUES
+('GpubtreeAggregate', 'SELECT k / (SELECT max(y) FROM wn_o) b, count(*) FROM wn GROUP BY 1',
+ 'GROUP BY (k / $', 'wn', '{}'),
+('GpubtreeAggregate', 'SELECT sum(v) FROM wn WHERE v < (SELECT max(x) FROM wn_o)',
+ 'WHERE (v < $', 'wn', '{}'),
+('GpubtreeAggregate', 'SELECT sum(v) FILTER (WHERE v < (SELECT max(x) FROM wn_o)) FROM wn WHERE k > 5',
+ 'FILTER (WHERE (v < $', 'wn', '{}'),
+('GpubtreeAggregate', 'SELECT sum(v + (SELECT max(x) FROM wn_o)) FROM wn',
+ 'sum((v + $', 'wn', '{}'),
+('GpubtreeAggregate', 'SELECT count(*) FROM wn WHERE v > ALL (SELECT x FROM wn_o WHERE wn_o.y = wn.k)',
+ 'a condition other than comparisons, IN, IS NULL, AND, OR and NOT', 'wn', '{}');
+
 SELECT id, node, expect, why_check(node, query, expect, tbl, settings) AS result
 FROM why_cases ORDER BY id;
 
