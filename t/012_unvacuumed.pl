@@ -1,5 +1,6 @@
 # t/012_unvacuumed.pl: the first aggregate over a table that was never
-# vacuumed, after a crash restart and after pg_dump / pg_restore, is
+# vacuumed, after a crash restart, after pg_dump / pg_restore and after a
+# standby's promotion (the rows replayed from WAL), is
 # answered by the service from the mirror's stamps (EXPLAIN ANALYZE:
 # "Answered by: GPU service", no entry checked in the heap; the mirror
 # decided by its stamps, not the visibility map), and equals the ordinary
@@ -17,7 +18,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = gpubtree_node('unvacuumed');
+my $node = gpubtree_node('unvacuumed', allows_streaming => 1);
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
 $node->start;
 my $dir = PostgreSQL::Test::Utils::tempdir;
@@ -42,16 +43,17 @@ my $query_w = 'SELECT count(*) || \':\' || sum(v) FROM w WHERE k BETWEEN 100 AND
 # plan's.
 sub first_answer
 {
-	my ($db, $q, $index, $what) = @_;
-	my $plan = $node->safe_psql($db,
+	my ($db, $q, $index, $what, $on) = @_;
+	$on //= $node;
+	my $plan = $on->safe_psql($db,
 		"SET max_parallel_workers_per_gather = 0; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q");
 	like($plan, qr/Answered by: GPU service/, "$what: the service answered");
 	like($plan, qr/Entries Checked in Heap: 0\b/, "$what: no entry checked in the heap");
-	is( $node->safe_psql(
+	is( $on->safe_psql(
 			$db, "SELECT decided_by FROM gpubtree_mirrors() WHERE index = '$index'::regclass AND current"),
 		'stamps',
 		"$what: the mirror decides by its stamps");
-	is(node_vs_plan($node, $db, $q), 'same', "$what: the answer is the ordinary plan's");
+	is(node_vs_plan($on, $db, $q), 'same', "$what: the answer is the ordinary plan's");
 }
 
 # A transaction in flight at the crash: its rows are in the heap and the
@@ -87,5 +89,24 @@ is(node_vs_plan($node, 'restored', $query_u), 'same', 'after pg_restore: answers
 is($node->safe_psql('restored', "SELECT count(*) FROM gpubtree_verify('u_k')"),
 	0, 'after pg_restore: the mirror holds the index');
 
+# A standby promoted: a table loaded and indexed on the primary after the
+# base backup reaches it as WAL (no hint bits: the commit log decides).
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('promoted');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->start;
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE p (k int8, v int8);
+INSERT INTO p SELECT g, g % 777 FROM generate_series(1, 150000) g;
+CREATE INDEX p_k ON p USING gpubtree (k) INCLUDE (v);
+});
+$node->wait_for_catchup($standby);
+$standby->promote;
+ok(wait_service($standby), 'the service runs after the promotion');
+first_answer('postgres', 'SELECT count(*) || \':\' || sum(v) FROM p WHERE k BETWEEN 500 AND 120000',
+	'p_k', 'after a promotion', $standby);
+
+$standby->stop;
 $node->stop;
 done_testing();
