@@ -10,6 +10,7 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -180,7 +181,9 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
  * read after the entries, as an index-only scan reads it after the index:
  * a block all-visible now holds only rows every snapshot sees, and a row
  * deleted from now on is logged by the capture trigger after our export
- * registered.
+ * registered.  Then the flagged entries' tuples are read once and those
+ * whose rows every snapshot sees are cleared (export_heap.c), so that a
+ * table not vacuumed since its load is not left to the map.
  */
 static void
 flag_unknown(Relation heap, GbtEntries *e)
@@ -188,6 +191,11 @@ flag_unknown(Relation heap, GbtEntries *e)
 	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
 	int64		nvisible;
 	uint8	   *visible = gbt_read_visibility(heap, nblocks, &nvisible);
+	int64		nflagged = 0;
+	int64		ncleared;
+	BlockNumber nread;
+	instr_time	start;
+	instr_time	elapsed;
 	int64		i;
 
 	for (i = 0; i < e->n; i++)
@@ -195,9 +203,21 @@ flag_unknown(Relation heap, GbtEntries *e)
 		BlockNumber b = ItemPointerGetBlockNumber(&e->tids[i]);
 
 		if (b >= nblocks || !(visible[b >> 3] & (1 << (b & 7))))
+		{
 			e->nulls[i] |= GBT_ENTRY_XMIN_UNKNOWN;
+			nflagged++;
+		}
 	}
 	pfree(visible);
+	if (nflagged == 0)
+		return;
+	INSTR_TIME_SET_CURRENT(start);
+	ncleared = gbt_export_decide_unknown(heap, e, nblocks, &nread);
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, start);
+	elog(DEBUG1, "gpubtree: export of \"%s\": %lld of %lld entries on blocks not all-visible decided from the heap (%u blocks read in %.1f ms)",
+		 RelationGetRelationName(heap), (long long) ncleared, (long long) nflagged,
+		 nread, INSTR_TIME_GET_MILLISEC(elapsed));
 }
 
 /*

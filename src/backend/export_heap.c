@@ -1,0 +1,177 @@
+/*
+ * export_heap.c
+ *	  The export's one read of the heap: the entries the visibility map
+ *	  leaves unknown (their block is not all-visible: a table loaded,
+ *	  restored or replicated and not vacuumed since) decided from their
+ *	  tuples, so that the mirror's stamps decide them instead of the map.
+ *
+ * An entry is cleared (becomes plain: every snapshot sees its row) when its
+ * tuple is what VACUUM would call all-visible (heap_page_is_all_visible()):
+ * a normal line pointer, not HOT-updated, HEAPTUPLE_LIVE to
+ * HeapTupleSatisfiesVacuum() against OldestXmin, and inserted by a
+ * transaction that precedes OldestXmin (or frozen).  Anything else stays
+ * unknown, decided by the visibility map as before.
+ *
+ * Why that is safe, whatever runs meanwhile (the same argument as for an
+ * entry on a block the map says all-visible, read after the index):
+ *
+ * - Inserts.  OldestXmin (GetOldestNonRemovableTransactionId()) is taken
+ *   before the heap is read: no running or later snapshot has an xmin below
+ *   it, so a committed xmin that precedes it is seen by all of them.  An
+ *   inserter still running, or committed after OldestXmin, fails the test.
+ * - Deletes before our read, committed or in progress (updates other than
+ *   HOT too): heap_delete() and heap_update() set xmax under the buffer's
+ *   exclusive lock, and we read under its share lock, so the tuple is then
+ *   RECENTLY_DEAD, DEAD or DELETE_IN_PROGRESS, not LIVE.  An xmax that only
+ *   locks the row (SELECT FOR UPDATE, a multixact of lockers, heap_update()'s
+ *   lock while it toasts) or whose deleter aborted leaves it LIVE: the row
+ *   is alive, and a delete that follows is the next case.
+ * - Deletes after our read: the capture trigger (it fires ALWAYS, checked
+ *   by the caller) logs them at the deleter's pre-commit, after the export
+ *   registered with the change log (gbt_build_mirror()), so the service
+ *   stamps the entry's xmax before it answers with the mirror.
+ * - HOT updates: a HOT-updated root keeps its entry for a later version
+ *   whose xmin we did not read; it stays unknown (the simplest correct
+ *   choice).  A HOT update after our read changes no indexed column, and
+ *   the entry stays visible to the new version.
+ * - Reused TIDs: an index entry read before the heap could point, by then,
+ *   to a line pointer VACUUM freed and another row took; but every VACUUM
+ *   that removes index entries bumps the index's generation first
+ *   (vacuum.c: gbt_sweep_mirror()), so the service refuses this export,
+ *   which read the generation before the index.  A heap-only tuple found
+ *   at an entry's TID (no index entry points to one) stays unknown anyway.
+ *
+ * Hint bits HeapTupleSatisfiesVacuum() sets are set as it always does
+ * (MarkBufferDirtyHint() under the share lock).
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "catalog/pg_am.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "storage/procarray.h"
+#include "utils/rel.h"
+
+#include "export.h"
+
+/* Would VACUUM call the tuple at tid, read under the buffer's lock, all-visible? */
+static bool
+tuple_all_visible(Relation heap, Buffer buf, Page page, ItemPointer tid,
+				  TransactionId oldest_xmin)
+{
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	ItemId		lp;
+	HeapTupleData tuple;
+
+	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
+		return false;
+	lp = PageGetItemId(page, off);
+	if (!ItemIdIsNormal(lp))
+		return false;			/* redirect (a pruned HOT chain), dead, unused */
+	tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tuple.t_len = ItemIdGetLength(lp);
+	tuple.t_tableOid = RelationGetRelid(heap);
+	tuple.t_self = *tid;
+	if (HeapTupleHeaderIsHotUpdated(tuple.t_data) ||
+		HeapTupleHeaderIsHeapOnly(tuple.t_data))
+		return false;
+	if (HeapTupleSatisfiesVacuum(&tuple, oldest_xmin, buf) != HEAPTUPLE_LIVE)
+		return false;
+	/* LIVE: its xmin committed; old enough for every snapshot to see it? */
+	return TransactionIdPrecedes(HeapTupleHeaderGetXmin(tuple.t_data), oldest_xmin);
+}
+
+/*
+ * Clear GBT_ENTRY_XMIN_UNKNOWN on the entries of e whose rows every current
+ * and future snapshot sees (above), reading each heap block that holds a
+ * flagged entry once, in block order, through a bulk-read ring.  Blocks
+ * without flagged entries (the all-visible ones) are not read.  Returns the
+ * number of entries cleared; *nread, the blocks read.
+ */
+int64
+gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
+						  BlockNumber *nread)
+{
+	uint32	   *first;			/* per block: where its entries start in order */
+	uint32	   *order;			/* flagged entries' positions, by block */
+	int64		nflagged = 0;
+	int64		ncleared = 0;
+	int64		i;
+	BlockNumber b;
+	TransactionId oldest_xmin;
+	BufferAccessStrategy strategy;
+
+	*nread = 0;
+	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID || e->n > (int64) PG_UINT32_MAX ||
+		nblocks == 0)
+		return 0;
+
+	/* A counting sort of the flagged entries by heap block. */
+	first = palloc_extended(sizeof(uint32) * ((Size) nblocks + 1),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (i = 0; i < e->n; i++)
+	{
+		if ((e->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) == 0)
+			continue;
+		b = ItemPointerGetBlockNumber(&e->tids[i]);
+		if (b >= nblocks)
+			continue;			/* stays unknown */
+		first[b + 1]++;
+		nflagged++;
+	}
+	if (nflagged == 0)
+	{
+		pfree(first);
+		return 0;
+	}
+	for (b = 0; b < nblocks; b++)
+		first[b + 1] += first[b];
+	order = palloc_extended(sizeof(uint32) * nflagged, MCXT_ALLOC_HUGE);
+	for (i = 0; i < e->n; i++)
+	{
+		if ((e->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) == 0)
+			continue;
+		b = ItemPointerGetBlockNumber(&e->tids[i]);
+		if (b < nblocks)
+			order[first[b]++] = (uint32) i;
+	}
+	/* (first[b] is now where block b's entries end: block b + 1's start) */
+
+	/* Before any tuple is read: see "Inserts" above. */
+	oldest_xmin = GetOldestNonRemovableTransactionId(heap);
+	strategy = GetAccessStrategy(BAS_BULKREAD);
+	i = 0;
+	for (b = 0; b < nblocks; b++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if (i == first[b])
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBufferExtended(heap, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		(*nread)++;
+		for (; i < first[b]; i++)
+		{
+			uint32		pos = order[i];
+
+			if (!PageIsNew(page) &&
+				tuple_all_visible(heap, buf, page, &e->tids[pos], oldest_xmin))
+			{
+				e->nulls[pos] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+				ncleared++;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	FreeAccessStrategy(strategy);
+	pfree(order);
+	pfree(first);
+	return ncleared;
+}

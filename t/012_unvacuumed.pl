@@ -1,0 +1,112 @@
+# t/012_unvacuumed.pl: the first aggregate over a table that was never
+# vacuumed, after a crash restart, after pg_dump / pg_restore and after a
+# standby's promotion (the rows replayed from WAL), is
+# answered by the service from the mirror's stamps (EXPLAIN ANALYZE:
+# "Answered by: GPU service", no entry checked in the heap; the mirror
+# decided by its stamps, not the visibility map), and equals the ordinary
+# plan's.  The export decides the loaded rows from their heap tuples
+# (export_heap.c).  Rows of a transaction in flight at the crash (aborted
+# by the restart, their hint bits never set) stay out.  Autovacuum is off,
+# so that no VACUUM makes the pages all-visible meanwhile.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use GpubtreeTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = gpubtree_node('unvacuumed', allows_streaming => 1);
+$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->start;
+my $dir = PostgreSQL::Test::Utils::tempdir;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION gpubtree;
+CREATE TABLE u (k int8, v int8);
+INSERT INTO u SELECT g, g % 1000 FROM generate_series(1, 200000) g;
+CREATE INDEX u_k ON u USING gpubtree (k) INCLUDE (v);
+CREATE TABLE w (k int8, d int8, v int8);
+INSERT INTO w SELECT g % 50000, g % 7, g FROM generate_series(1, 120000) g;
+CREATE INDEX w_kd ON w USING gpubtree (k DESC, d) INCLUDE (v);
+});
+
+my $query_u = 'SELECT count(*) || \':\' || sum(v) FROM u WHERE k BETWEEN 1000 AND 150000';
+my $query_w = 'SELECT count(*) || \':\' || sum(v) FROM w WHERE k BETWEEN 100 AND 40000';
+
+# first_answer(DB, QUERY, INDEX, WHAT): the first aggregate over the
+# table, under the planner's own plan: answered by the service with no
+# heap check, the mirror deciding by its stamps, the answer the ordinary
+# plan's.
+sub first_answer
+{
+	my ($db, $q, $index, $what, $on) = @_;
+	$on //= $node;
+	my $plan = $on->safe_psql($db,
+		"SET max_parallel_workers_per_gather = 0; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q");
+	like($plan, qr/Answered by: GPU service/, "$what: the service answered");
+	like($plan, qr/Entries Checked in Heap: 0\b/, "$what: no entry checked in the heap");
+	is( $on->safe_psql(
+			$db, "SELECT decided_by FROM gpubtree_mirrors() WHERE index = '$index'::regclass AND current"),
+		'stamps',
+		"$what: the mirror decides by its stamps");
+	is(node_vs_plan($on, $db, $q), 'same', "$what: the answer is the ordinary plan's");
+}
+
+# A transaction in flight at the crash: its rows are in the heap and the
+# index, never committed.
+my $inflight = $node->background_psql('postgres');
+$inflight->query_safe('BEGIN');
+$inflight->query_safe('INSERT INTO u SELECT g, 1 FROM generate_series(200001, 201000) g');
+
+$node->stop('immediate');
+$inflight->quit;
+$node->start;
+ok(wait_service($node), 'the service runs after the crash restart');
+first_answer('postgres', $query_u, 'u_k', 'after a crash restart');
+first_answer('postgres', $query_w, 'w_kd', 'after a crash restart, (k DESC, d) INCLUDE (v)');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM u WHERE k > 200000'),
+	0, 'the in-flight rows are gone');
+is(node_vs_plan($node, 'postgres', 'SELECT count(*) || \':\' || sum(v) FROM u WHERE k BETWEEN 199000 AND 300000'),
+	'same', 'the in-flight rows are not counted');
+
+# pg_dump, pg_restore into a new database: nothing vacuumed there.
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/dump", '-d', $node->connstr('postgres') ],
+	'pg_dump -Fc');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), "$dir/dump" ],
+	'pg_restore');
+first_answer('restored', $query_u, 'u_k', 'after pg_restore');
+first_answer('restored', $query_w, 'w_kd', 'after pg_restore, (k DESC, d) INCLUDE (v)');
+
+# Deletes and updates after the export reach the mirror through the
+# capture trigger.
+$node->safe_psql('restored', 'DELETE FROM u WHERE k % 3 = 0; UPDATE u SET v = v + 1 WHERE k % 5 = 0');
+is(node_vs_plan($node, 'restored', $query_u), 'same', 'after pg_restore: answers after deletes and updates');
+is($node->safe_psql('restored', "SELECT count(*) FROM gpubtree_verify('u_k')"),
+	0, 'after pg_restore: the mirror holds the index');
+
+# A standby promoted: a table loaded and indexed on the primary after the
+# base backup reaches it as WAL (no hint bits: the commit log decides).
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('promoted');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->start;
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE p (k int8, v int8);
+INSERT INTO p SELECT g, g % 777 FROM generate_series(1, 150000) g;
+CREATE INDEX p_k ON p USING gpubtree (k) INCLUDE (v);
+});
+$node->wait_for_catchup($standby);
+$standby->promote;
+ok(wait_service($standby), 'the service runs after the promotion');
+first_answer('postgres', 'SELECT count(*) || \':\' || sum(v) FROM p WHERE k BETWEEN 500 AND 120000',
+	'p_k', 'after a promotion', $standby);
+
+$standby->stop;
+$node->stop;
+done_testing();
