@@ -247,6 +247,10 @@ query group_10 10 "" "GROUP BY c (10 groups): c, count(*), sum(v) over 10 % of t
 	"SELECT c, count(*), sum(v) FROM @A@ WHERE k BETWEEN ${K10/, / AND } GROUP BY c"
 query group_100k "" 10 "GROUP BY g (100,000 groups): g, count(*), sum(v) over 10 % of the keys" \
 	"SELECT g, count(*), sum(v) FROM @A@ WHERE k BETWEEN ${K10/, / AND } GROUP BY g"
+query group_expr 10 "" "GROUP BY an expression of a column (c % 3, 3 groups): c % 3, count(*), sum(v) over 10 % of the keys" \
+	"SELECT c % 3, count(*), sum(v) FROM @A@ WHERE k BETWEEN ${K10/, / AND } GROUP BY 1"
+query group_expr_1k "" 10 "GROUP BY an expression of a column of 100,000 values (g / 100, 1000 groups) over 10 % of the keys" \
+	"SELECT g / 100, count(*), sum(v) FROM @A@ WHERE k BETWEEN ${K10/, / AND } GROUP BY 1"
 query filter_sum 10 "" "sum(v) over 10 % of the keys AND c = 3" \
 	'SELECT sum(v) FROM @A@ WHERE k BETWEEN $1 AND $2 AND c = $3' "int8, int8, int4" "$K10, 3"
 query count_filter "" "" "count(*) FILTER (WHERE c = 3) over 10 % of the keys" \
