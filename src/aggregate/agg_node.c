@@ -719,7 +719,9 @@ explain_agg_answer(GbtExecNode *node, ExplainState *es)
 		ExplainPropertyInteger("Groups", NULL, s->ngroups, es);
 	if (s->null_keys)
 		ExplainPropertyInteger("Entries with NULL Keys", NULL, s->null_entries, es);
-	if (es->verbose)
+	if (es->verbose && !node->answer.map_read)
+		ExplainPropertyText("Visibility Map", "not read (the stamps decide)", es);
+	else if (es->verbose)
 	{
 		ExplainPropertyInteger("Heap Blocks", NULL, node->answer.blocks, es);
 		ExplainPropertyInteger("All-Visible Blocks", NULL, node->answer.visible_blocks, es);

@@ -457,7 +457,8 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 		memcpy(data, hi, sizeof(uint64) * nranges);
 		data += sizeof(uint64) * nranges;
 	}
-	memcpy(data, visible, (nvisible + 7) / 8);
+	if (nvisible > 0)
+		memcpy(data, visible, (nvisible + 7) / 8);
 	xids = gbt_agg_request_xids(req);
 	memcpy(xids, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
 	memcpy(xids + snapshot->xcnt, snapshot->subxip, sizeof(TransactionId) * snapshot->subxcnt);

@@ -60,7 +60,9 @@ typedef enum GbtReplyStatus
 	GBT_REPLY_OK,
 	GBT_REPLY_NO_MIRROR,		/* no current mirror: export and BUILD first */
 	GBT_REPLY_NO_ROOM,			/* nresults TIDs do not fit: ask again */
-	GBT_REPLY_ERROR				/* failed: message says why; use nbtree */
+	GBT_REPLY_ERROR,			/* failed: message says why; use nbtree */
+	GBT_REPLY_PREPARED			/* an AGG of no mirror_id answered as
+								 * AGG_PREPARE: read the map, ask again */
 } GbtReplyStatus;
 
 /* What identifies one mirror: a mirror is never used for other storage. */
@@ -218,10 +220,17 @@ typedef struct GbtAggPrepareRequest
  * Unsorted points are sorted and freed of repeats in place: lo[0..nkeys)
  * holds them after the answer, and with map, gbt_agg_reply_map()[i] is the
  * place in them of the key that came as lo[i].
+ * A mirror_id of 0 (no AGG_PREPARE: one round trip) is the current mirror,
+ * with log_bound where the log is applied when the service takes the
+ * request, and no visibility bits: where the stamps decide (the mirror
+ * trusts them, stamps is set, ncols is the mirror's), the entries they
+ * cannot decide without the map come back unsure; else the reply is
+ * PREPARED, mirror_id, log_bound and columns filled in as AGG_PREPARE's
+ * answer, and the backend reads the map and asks with them.
  */
 typedef struct GbtAggRequest
 {
-	uint64		mirror_id;
+	uint64		mirror_id;		/* 0: the current one, prepared here */
 	uint64		log_bound;
 	int64		nranges;
 	int64		nvisible;		/* heap blocks in the visibility bits */

@@ -67,6 +67,7 @@ all_runs(GbtExecNode *node, int *nanswered, int *nother, const char **other,
 		sum->total_ms += run->answer.total_ms;
 		sum->blocks += run->answer.blocks;
 		sum->visible_blocks += run->answer.visible_blocks;
+		sum->map_read |= run->answer.map_read;
 		sum->nkeys += run->answer.nkeys;
 		sum->entries += run->answer.entries;
 		sum->checked += run->answer.checked;

@@ -24,6 +24,14 @@
  * AGG_PREPARE only; later ones belong to transactions our snapshot cannot
  * see (it was taken before AGG_PREPARE was sent, and a commit writes its
  * entries to the change log before it becomes visible).
+ *
+ * Where the mirror's stamps decide every entry without the map (the
+ * common case: captured, every inserter known), one round trip does: the
+ * AGG names no mirror and carries no map, and the service prepares it
+ * itself when it takes it (protocol.h).  Otherwise its reply is
+ * AGG_PREPARE's answer, and we read the map and ask again, as above.  An
+ * entry it could still not decide comes back unsure and is checked in the
+ * heap; more of them than we would check send us the map's way too.
  */
 #include "postgres.h"
 
@@ -227,6 +235,8 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	BlockNumber nblocks;
 	uint8	   *visible;
 	int			attempt;
+	bool		here = true;	/* no AGG_PREPARE: the service prepares */
+	bool		prepared_by_agg = false;	/* prepared: a PREPARED reply's */
 
 	memset(answer, 0, sizeof(GbtAggAnswer));
 	call->seg = NULL;
@@ -262,31 +272,45 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	 */
 	PredicateLockRelation(heap, snapshot);
 
+	/* One round trip first: the service prepares it where stamps decide. */
+	gbt_index_columns(index, &answer->columns);
 	for (attempt = 0; attempt < 3; attempt++)
 	{
 		GbtAggRequest *reply;
 		bool		answered;
 
-		if (!prepare(index, &status, &prepared))
+		if (here)
 		{
-			static char note[GBT_ERRMSG_LEN];
-
-			/* Built in the background; we wait only if asked to. */
-			if (status == GBT_REPLY_NO_MIRROR && attempt == 0 &&
-				gbt_mirror_wanted(index, keytype, note, sizeof(note)))
-				continue;
-			*why = status == GBT_REPLY_NO_MIRROR ? note :
-				"the service did not answer";
-			return false;
+			mirror_id = 0;
+			log_bound = 0;
+			nblocks = 0;
+			visible = NULL;
 		}
-		mirror_id = prepared.mirror_id;
-		log_bound = prepared.log_bound;
-		answer->columns = prepared.columns;
+		else
+		{
+			if (!prepared_by_agg && !prepare(index, &status, &prepared))
+			{
+				static char note[GBT_ERRMSG_LEN];
 
-		/* After AGG_PREPARE's answer: see the header comment. */
-		nblocks = RelationGetNumberOfBlocks(heap);
-		visible = gbt_read_visibility(heap, nblocks, &answer->visible_blocks);
-		answer->blocks = nblocks;
+				/* Built in the background; we wait only if asked to. */
+				if (status == GBT_REPLY_NO_MIRROR && attempt == 0 &&
+					gbt_mirror_wanted(index, keytype, note, sizeof(note)))
+					continue;
+				*why = status == GBT_REPLY_NO_MIRROR ? note :
+					"the service did not answer";
+				return false;
+			}
+			prepared_by_agg = false;
+			mirror_id = prepared.mirror_id;
+			log_bound = prepared.log_bound;
+			answer->columns = prepared.columns;
+
+			/* After the prepared answer: see the header comment. */
+			nblocks = RelationGetNumberOfBlocks(heap);
+			visible = gbt_read_visibility(heap, nblocks, &answer->visible_blocks);
+			answer->blocks = nblocks;
+			answer->map_read = true;
+		}
 
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								sorted, visible, nblocks, snapshot,
@@ -295,7 +319,8 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 								slots != NULL ? slots->preds : NULL,
 								slots != NULL && slots->by_value ? slots->group_col : -1,
 								slots != NULL ? slots->group_cap : 0);
-		pfree(visible);
+		if (visible != NULL)
+			pfree(visible);
 		if (call->req == NULL)
 		{
 			*why = "no shared memory for the request";
@@ -308,10 +333,35 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			*why = "the service did not answer";
 			return false;
 		}
+		if (here && call->req->hdr.status != GBT_REPLY_OK)
+		{
+			/* No mirror yet, or the map must decide: AGG_PREPARE's way. */
+			if (call->req->hdr.status == GBT_REPLY_PREPARED)
+			{
+				prepared.mirror_id = reply->mirror_id;
+				prepared.log_bound = reply->log_bound;
+				prepared.columns = reply->columns;
+				prepared_by_agg = true;
+			}
+			gbt_call_end(call);
+			here = false;
+			attempt--;
+			continue;
+		}
 		if (call->req->hdr.status == GBT_REPLY_NO_MIRROR)
 		{
 			gbt_call_end(call);
 			continue;			/* merged or rebuilt meanwhile: again */
+		}
+		if (here)
+			answer->columns = reply->columns;
+		if (here && reply->agg.nunsure > Min(cap, max_listed))
+		{
+			/* Unsure without the map: the map may decide most of them. */
+			gbt_call_end(call);
+			here = false;
+			attempt--;
+			continue;
 		}
 		if (reply->agg.nunsure > max_listed)
 		{

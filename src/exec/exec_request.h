@@ -27,6 +27,8 @@ typedef struct GbtAggAnswer
 	double		total_ms;		/* here, round trips and heap checks included */
 	int64		blocks;			/* heap blocks, and how many all-visible */
 	int64		visible_blocks;
+	bool		map_read;		/* the visibility map was read and sent (not
+								 * when the stamps decide alone) */
 	int64		nkeys;			/* ranges looked up (of unsorted keys: distinct) */
 	int64		entries;		/* visible entries answered (aggregated or listed) */
 	int64		checked;		/* entries checked against the heap */

@@ -77,6 +77,7 @@ extern int64 gbt_mirror_stamped(const GbtMirror *m);
 /* For gpubtree_mirrors(): the tree's stamped entries; whether the stamps decide. */
 extern int64 gbt_mirror_stamped_entries(const GbtMirror *m);
 extern bool gbt_mirror_trusts_stamps(const GbtMirror *m);
+extern bool gbt_mirror_stamps_decide_all(const GbtMirror *m);
 
 /* Remove every entry whose TID is in dead[] (sorted).  Returns how many. */
 extern int64 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead);

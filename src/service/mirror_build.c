@@ -263,6 +263,8 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 		spos[nstamped] = i;
 		sxmin[nstamped] = mn;
 		sxmax[nstamped++] = mx;
+		if (mn == GBT_XMIN_UNKNOWN)
+			m->unknown++;
 	}
 	gbt_stamps_add(m, nstamped, spos, sxmin, sxmax);
 	pfree(spos);

@@ -240,6 +240,8 @@ gbt_delta_add(GbtMirror *m, const GbtEntries *e, const int64 *fresh, int64 nfres
 			  const uint64 *pos, const TransactionId *xmin)
 {
 	filter_add(m, e, fresh, nfresh);
+	if (xmin == NULL)
+		m->unknown += nfresh;	/* run_merge() stamps them unknown */
 	/* Into the smallest run; each that outgrows its share, one up. */
 	run_merge(m, &m->runs[GBT_RUNS - 1], NULL, e, fresh, nfresh, pos, xmin);
 	run_cascade(m);

@@ -111,6 +111,10 @@ struct GbtMirror
 	 */
 	bool		captured;		/* every delete since the export reaches us */
 	bool		vm_mode;		/* too many unknown inserters: the map decides */
+	int64		unknown;		/* about the stamped and delta entries whose
+								 * inserter is unknown (GBT_XMIN_UNKNOWN), which
+								 * only the map decides; recounted at a vouch
+								 * (a hint: nothing's answer depends on it) */
 	GbtStampList stamped;
 	GbtStampList recent;
 	uint8	   *allvis;			/* every heap block of the base: visible */

@@ -226,6 +226,27 @@ handle_agg_prepare(GbtRequest *req)
 	reply(req, GBT_REPLY_OK, NULL);
 }
 
+/*
+ * An AGG that names no mirror (protocol.h): the current one, with the log
+ * as applied this round, as AGG_PREPARE would answer.  Taken only where the
+ * stamps decide without the visibility map, which the backend reads after
+ * that answer (exec_request.c); else the reply is that answer (PREPARED).
+ */
+static bool
+prepare_here(GbtRequest *req, ServiceMirror *sm)
+{
+	GbtAggRequest *agg = &req->body.agg;
+
+	agg->mirror_id = sm->id;
+	agg->log_bound = gbt_shared->log.applied;	/* applied this round */
+	agg->columns = *gbt_mirror_columns(sm->mirror);
+	if (agg->stamps && gbt_mirror_stamps_decide_all(sm->mirror) &&
+		agg->ncols == agg->columns.ncols)
+		return true;
+	reply(req, GBT_REPLY_PREPARED, NULL);
+	return false;
+}
+
 /* The most ranges, visibility bits or listed entries one AGG may carry. */
 #define REQUEST_COUNT_MAX ((int64) 1 << 40)
 
@@ -261,11 +282,13 @@ agg_slice(TakenRequest *t, int64 max)
 	struct rusage ru0,
 				ru1;
 
-	if (sm == NULL || sm->id != agg->mirror_id)
+	if (sm == NULL || (agg->mirror_id != 0 && sm->id != agg->mirror_id))
 	{
 		reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return true;
 	}
+	if (agg->mirror_id == 0 && !prepare_here(req, sm))
+		return true;
 	if (agg->ncols < 0 || agg->ncols > GBT_MAX_COLS)
 	{
 		reply(req, GBT_REPLY_ERROR, "bad column count");

@@ -559,6 +559,26 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 	return true;
 }
 
+/* The stamped and delta entries whose inserter is unknown. */
+static int64
+count_unknown(const GbtMirror *m)
+{
+	const GbtStampList *lists[2] = {&m->stamped, &m->recent};
+	int64		n = 0;
+	int64		i;
+	int			l;
+
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < lists[l]->n; i++)
+			n += lists[l]->xmin[i] == GBT_XMIN_UNKNOWN;
+	for (l = 0; l < GBT_RUNS; l++)
+		for (i = 0; i < m->runs[l].e.n; i++)
+			n += m->runs[l].xmin[i] == GBT_XMIN_UNKNOWN;
+	for (i = 0; i < m->merge_into.e.n; i++)
+		n += m->merge_into.xmin[i] == GBT_XMIN_UNKNOWN;
+	return n;
+}
+
 /*
  * After a VACUUM, with the capture trigger firing: visible[] has a bit per
  * heap block that is all-visible now (nvisible blocks).  Every row on such
@@ -611,6 +631,7 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 			}
 		}
 		gbt_stamps_add(m, nunknown, pos, xmin, xmax);
+		m->unknown += nunknown;
 		pfree(pos);
 		pfree(xmin);
 		pfree(xmax);
@@ -637,6 +658,7 @@ gbt_mirror_vouch(GbtMirror *m, const uint8 *visible, int64 nvisible)
 		gbt_stamps_compact(m, list, keep);
 		pfree(keep);
 	}
+	m->unknown = count_unknown(m);
 #undef BLOCK_VISIBLE
 }
 
@@ -661,4 +683,11 @@ bool
 gbt_mirror_trusts_stamps(const GbtMirror *m)
 {
 	return m->captured && !m->vm_mode;
+}
+
+/* Whether the stamps decide every entry without the visibility map. */
+bool
+gbt_mirror_stamps_decide_all(const GbtMirror *m)
+{
+	return gbt_mirror_trusts_stamps(m) && m->unknown == 0;
 }
