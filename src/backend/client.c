@@ -30,10 +30,9 @@ static bool slot_cleanup_registered = false;
  * The segment of the last answered request, kept for the next one: a fresh
  * segment's pages are allocated and zeroed at first touch, which for a
  * large key list costs more than the service's answer.  Kept only up to
- * SPARE_MAX bytes and while /dev/shm stays roomy; mapped for the session
+ * GBT_SEGMENT_KEEP_MAX bytes and while /dev/shm stays roomy; mapped for the session
  * while spare, under the current resource owner while in use.
  */
-#define SPARE_MAX ((Size) 64 * 1024 * 1024)
 static dsm_segment *spare_seg = NULL;
 
 static void register_slot_cleanup(void);
@@ -508,7 +507,7 @@ keep_spare(GbtCall *call)
 	Size		size = dsm_segment_map_length(call->seg);
 	struct statvfs st;
 
-	if (!call->answered || spare_seg != NULL || size > SPARE_MAX)
+	if (!call->answered || spare_seg != NULL || size > GBT_SEGMENT_KEEP_MAX)
 		return false;
 	if (dynamic_shared_memory_type == DSM_IMPL_POSIX &&
 		(statvfs("/dev/shm", &st) != 0 ||

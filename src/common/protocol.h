@@ -44,6 +44,14 @@
 #define GBT_SLICE_KEYS ((int64) 1 << 20)
 #endif
 
+/*
+ * A request segment up to this size outlives its answer: the backend keeps
+ * it for its next request (client.c) and the service keeps it mapped
+ * (worker.c), so that neither allocates, attaches nor detaches one each
+ * time.
+ */
+#define GBT_SEGMENT_KEEP_MAX ((Size) 64 * 1024 * 1024)
+
 typedef enum GbtRequestKind
 {
 	GBT_REQ_BUILD,				/* here are the index's entries: build the mirror */

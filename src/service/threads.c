@@ -28,8 +28,10 @@ run_piece(void *p)
 int
 gbt_threads_wanted(void)
 {
-	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	static long cpus = 0;		/* sysconf() reads a file: once */
 
+	if (cpus == 0)
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	return (int) Max(2, Min(GBT_THREADS_MAX, cpus / 2));
 }
 

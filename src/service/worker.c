@@ -48,6 +48,71 @@
 /* Whether the last application of the log found entries. */
 static bool log_busy = false;
 
+/*
+ * The request segments kept mapped after their answer, one a slot: a
+ * backend sends its next request in the same segment (client.c's spare),
+ * and attaching and detaching one cost five system calls a request, a
+ * third of the service's time under many small requests.  Only segments
+ * the backend keeps too (GBT_SEGMENT_KEEP_MAX), and none while no request
+ * comes (mapped_drop()); a slot's next request in another segment unmaps
+ * the one kept, so at most one a slot outlives its backend's use.
+ */
+typedef struct MappedSegment
+{
+	dsm_handle	handle;
+	dsm_segment *seg;
+} MappedSegment;
+
+static MappedSegment *mapped = NULL;
+
+/* The segment of handle, mapped: the one kept for the slot, or anew. */
+static dsm_segment *
+mapped_attach(int slotno, dsm_handle handle)
+{
+	MappedSegment *m = &mapped[slotno];
+
+	if (m->seg != NULL && m->handle == handle)
+	{
+		dsm_segment *seg = m->seg;
+
+		m->seg = NULL;			/* the request's while it runs */
+		return seg;
+	}
+	if (m->seg != NULL)
+		dsm_detach(m->seg);
+	m->seg = NULL;
+	return dsm_attach(handle);
+}
+
+/* After the answer: kept for the slot's next request, if small. */
+static void
+mapped_release(int slotno, dsm_segment *seg)
+{
+	MappedSegment *m = &mapped[slotno];
+
+	if (m->seg != NULL || dsm_segment_map_length(seg) > GBT_SEGMENT_KEEP_MAX)
+	{
+		dsm_detach(seg);
+		return;
+	}
+	m->handle = dsm_segment_handle(seg);
+	m->seg = seg;
+}
+
+/* Unmap every kept segment (no request for a while). */
+static void
+mapped_drop(void)
+{
+	int			i;
+
+	for (i = 0; i < gbt_shared->nslots; i++)
+		if (mapped[i].seg != NULL)
+		{
+			dsm_detach(mapped[i].seg);
+			mapped[i].seg = NULL;
+		}
+}
+
 static void
 apply_log(void)
 {
@@ -78,7 +143,7 @@ finish(TakenRequest *t)
 	uint32		expected = GBT_SLOT_RUNNING;
 
 	if (t->seg != NULL)
-		dsm_detach(t->seg);
+		mapped_release(t->slotno, t->seg);
 	pg_write_barrier();
 	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GBT_SLOT_DONE))
 		SetLatch(&ProcGlobal->allProcs[slot->client_procno].procLatch);
@@ -104,7 +169,7 @@ take_requests(TakenRequest *taken)
 		pg_read_barrier();
 		memset(&taken[ntaken], 0, sizeof(TakenRequest));
 		taken[ntaken].slotno = i;
-		taken[ntaken].seg = dsm_attach(slot->handle);
+		taken[ntaken].seg = mapped_attach(i, slot->handle);
 		taken[ntaken].req = taken[ntaken].seg ? dsm_segment_address(taken[ntaken].seg) : NULL;
 		ntaken++;
 	}
@@ -277,16 +342,21 @@ gpubtree_service_main(Datum arg)
 
 	gbt_captures = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(BuildCapture) * gbt_shared->nslots);
+	mapped = MemoryContextAllocZero(TopMemoryContext,
+									sizeof(MappedSegment) * gbt_shared->nslots);
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "gpubtree service round",
 									  ALLOCSET_DEFAULT_SIZES);
 	for (;;)
 	{
 		MemoryContext oldcxt;
+		int			woke;
 
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+		woke = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 gbt_slices_queued() > 0 ? 0L : more ? 1L :
 						 log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
 						 PG_WAIT_EXTENSION);
+		if ((woke & WL_TIMEOUT) && !more && !log_busy && gbt_slices_queued() == 0)
+			mapped_drop();		/* a second without a request */
 		ResetLatch(MyLatch);
 		stop_if_asked();
 		if (ConfigReloadPending)
