@@ -132,6 +132,18 @@ claim_job(GbtBuildJob *job, const GbtMirrorKey *key, TimestampTz now)
 	return job - gbt_builds->jobs;
 }
 
+/* Queue job for key's mirror, under the mutex: a build that ends starts it. */
+static void
+queue_job(GbtBuildJob *job, const GbtMirrorKey *key, TimestampTz now)
+{
+	if (job->state == GBT_JOB_QUEUED)
+		return;					/* keeps its place */
+	job->key = *key;
+	job->state = GBT_JOB_QUEUED;
+	job->since = now;
+	job->worker_pid = 0;
+}
+
 /* Start the worker of a claimed job; without a slot, the job is forgotten. */
 static bool
 launch(int jobno, const GbtMirrorKey *key)
@@ -173,12 +185,7 @@ gbt_build_in_background(const GbtMirrorKey *key)
 		if (job != NULL && running_builds() < GBT_MAX_RUNNING_BUILDS)
 			jobno = claim_job(job, key, now);
 		else if (job != NULL)
-		{
-			job->key = *key;
-			job->state = GBT_JOB_QUEUED;
-			job->since = now;
-			job->worker_pid = 0;
-		}
+			queue_job(job, key, now);
 	}
 	SpinLockRelease(&gbt_builds->mutex);
 	if (jobno >= 0)
@@ -292,21 +299,19 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 	}
 	if (job == NULL || !gbt_job_running(job))
 	{
-		/* (a job queued after CREATE INDEX is taken over here) */
-		if (running_builds() >= GBT_MAX_RUNNING_BUILDS)
-		{
-			SpinLockRelease(&gbt_builds->mutex);
-			strlcpy(why, "no current mirror: other mirrors are being built", whylen);
-			return false;
-		}
 		if (job == NULL)
 			job = gbt_new_job(&key);
 		if (job == NULL)
 		{
 			SpinLockRelease(&gbt_builds->mutex);
+			strlcpy(why, "no current mirror: the table of build jobs is full", whylen);
 			return false;
 		}
-		jobno = claim_job(job, &key, now);
+		/* Queued behind the running builds, or started (a queued one too). */
+		if (running_builds() >= GBT_MAX_RUNNING_BUILDS)
+			queue_job(job, &key, now);
+		else
+			jobno = claim_job(job, &key, now);
 	}
 	SpinLockRelease(&gbt_builds->mutex);
 
