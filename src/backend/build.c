@@ -10,7 +10,8 @@
  * index to the service (gbt_build_mirror); the queries after it use the
  * mirror.  One job per index (build_jobs.c), so many sessions asking at once
  * start one build; at most GBT_MAX_RUNNING_BUILDS run at a time, leaving
- * worker slots to parallel queries.  gpubtree.build_wait lets a session wait
+ * worker slots to parallel queries, and the others queue in the job table
+ * (started by the build that ends: gbt_start_queued_build()).  gpubtree.build_wait lets a session wait
  * for the build it asked for (tests and scripts do); by default nothing
  * waits.  A mirror too large is refused before any worker starts
  * (gbt_mirror_refused()).  A build that fails is not retried at once: the
@@ -255,7 +256,8 @@ gbt_mirror_ready(Oid indexoid, char *why, Size whylen)
 
 /*
  * A query found no current mirror of index: have one built in the
- * background unless it is refused, being built, or failed a moment ago.
+ * background (or queued) unless it is refused, being built, or failed a
+ * moment ago.
  * True when the mirror is there now (only after waiting for it, under
  * gpubtree.build_wait); otherwise why says what is happening.
  */
