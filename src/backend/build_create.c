@@ -30,6 +30,7 @@
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "miscadmin.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -167,7 +168,8 @@ gbt_mirror_after_build(Relation index)
 
 	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_OFF ||
 		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
-		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
+		gbt_shared == NULL || RecoveryInProgress() || IsBinaryUpgrade ||
+		!gbt_service_running() ||
 		index->rd_rel->relpersistence == RELPERSISTENCE_TEMP ||
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return;

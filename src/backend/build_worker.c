@@ -98,7 +98,10 @@ report_progress(int64 done, void *arg)
 	SpinLockRelease(&gbt_builds->mutex);
 }
 
-/* The job ends: free when built, else failed or refused, with why. */
+/*
+ * The job ends: free when built (or with nothing to build), else failed or
+ * refused, with why.
+ */
 static void
 finish_job(bool built, bool refused, int64 need, const char *why)
 {
@@ -190,7 +193,10 @@ build(void)
 			relation_close(index, AccessShareLock);
 		if (heap != NULL)
 			table_close(heap, AccessShareLock);
-		finish_job(false, false, 0, "the index changed or is gone");
+		/* Dropped, rebuilt or not valid since: nothing to build, no failure. */
+		elog(DEBUG1, "gpubtree: no mirror build of index %u: it changed or is gone",
+			 my_key.indexrelid);
+		finish_job(true, false, 0, NULL);
 		return;
 	}
 
