@@ -350,6 +350,9 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 			return false;
 		}
 		gbt_progress_note(why, whylen, &copy);
+		/* (a build that ended without starting the queue's next: start it) */
+		if (copy.state == GBT_JOB_QUEUED && now < deadline)
+			gbt_start_queued_build();
 		if (now >= deadline ||
 			(copy.state == GBT_JOB_LOCKING &&
 			 TimestampDifferenceExceeds(copy.since, now, GBT_LOCK_WAIT_MS)))
