@@ -11,9 +11,9 @@
  * mirror.  One job per index (build_jobs.c), so many sessions asking at once
  * start one build; at most GBT_MAX_RUNNING_BUILDS run at a time, leaving
  * worker slots to parallel queries, and the others queue in the job table
- * (started by the build that ends: gbt_start_queued_build()).  gpubtree.build_wait lets a session wait
- * for the build it asked for (tests and scripts do); by default nothing
- * waits.  A mirror too large is refused before any worker starts
+ * (started by the build that ends: gbt_start_queued_build()).
+ * gpubtree.build_wait lets a session wait for the build it asked for (tests
+ * and scripts do); by default nothing waits.  A mirror too large is refused before any worker starts
  * (gbt_mirror_refused()).  A build that fails is not retried at once: the
  * wait doubles with each failure in a row, up to a minute.
  */

@@ -6,7 +6,8 @@
  * A worker claims the job it was started for (build.c), connects to the
  * index's database, exports the index to the service (gbt_build_mirror) and
  * records in its job how far it got, and how it ended; as it exits, it
- * starts the build queued longest (builds after CREATE INDEX queue).
+ * starts the build queued longest (past GBT_MAX_RUNNING_BUILDS, builds
+ * queue).
  *
  * A worker is connected to its database, and PostgreSQL refuses to drop,
  * rename, move or copy a database anyone is connected to, asking only
@@ -155,7 +156,7 @@ builder_exit(int code, Datum arg)
 	}
 	SpinLockRelease(&gbt_builds->mutex);
 
-	/* Our place is free: a build queued after CREATE INDEX may have it. */
+	/* Our place is free: the build queued longest may have it. */
 	gbt_start_queued_build();
 }
 
