@@ -1,6 +1,8 @@
 # t/011_first_query.pl: with the shipped defaults, no query builds a mirror
-# or waits for one: the first query after CREATE INDEX and after a bulk
-# load is answered by nbtree while a background worker builds the mirror,
+# or waits for one: CREATE INDEX has it built in the background once it
+# commits; the first query after a CREATE INDEX that did not (gpubtree.
+# build_after_create = off) and after a bulk load is answered by nbtree
+# while a background worker builds the mirror,
 # and the queries after it use the mirror; a join on the key is planned as
 # PostgreSQL would plan it until the mirror is current.  Many sessions
 # asking at once start one build.  A mirror that cannot fit under
@@ -91,8 +93,11 @@ is(status_of("memory_limit > 0 AND memory_limit_source LIKE 'auto%'"), 't', 'the
 
 # 1. The first query after CREATE INDEX: nbtree answers while a build is
 #    held back on purpose; many sessions asking at once start one build.
+#    (The index is made with gpubtree.build_after_create = off, so that
+#    the queries are the ones to ask: section 4 is the shipped default.)
 reload("gpubtree.debug_build_delay = '5s'");
-$node->safe_psql('postgres', 'CREATE INDEX g_k ON g USING gpubtree (k) INCLUDE (v)');
+$node->safe_psql('postgres',
+	'SET gpubtree.build_after_create = off; CREATE INDEX g_k ON g USING gpubtree (k) INCLUDE (v)');
 my $e0 = status_of('exports');
 is(lines(plan_of(), qr/Answered by: the plan below \(no current mirror: build starting in the background\)/),
 	1, 'first aggregate answered by the plan below, saying why');
@@ -156,6 +161,15 @@ q_range('g');
 wait_current('g_k2');
 is(status_of('exports') - $e0, 1, 'built once the limit allows it');
 is(q_range('g'), $expected, 'answer from the mirror after the refusal');
+
+# 4. The shipped default (gpubtree.build_after_create = background): the
+#    mirror of a new index is built once CREATE INDEX commits, with no
+#    query asking, in one export.
+$e0 = status_of('exports');
+$node->safe_psql('postgres', 'CREATE INDEX g_k3 ON g USING gpubtree (v) INCLUDE (k)');
+is(wait_current('g_k3'), 1, 'current after CREATE INDEX with no query');
+is(status_of('exports') - $e0, 1, 'one export');
+is(lines(plan_of(), qr/Answered by: GPU service/), 1, 'the first aggregate is answered by the service');
 
 $node->stop;
 done_testing();

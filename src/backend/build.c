@@ -1,7 +1,7 @@
 /*
  * build.c
  *	  Asking for mirror builds: by a query or a planner that finds no current
- *	  mirror, and after CREATE INDEX.
+ *	  mirror, and in the background after CREATE INDEX (build_create.c).
  *
  * A scan or aggregate that finds no current mirror of its index never builds
  * one itself: it asks for a build here and lets nbtree (or the plan below)
@@ -10,9 +10,10 @@
  * index to the service (gbt_build_mirror); the queries after it use the
  * mirror.  One job per index (build_jobs.c), so many sessions asking at once
  * start one build; at most GBT_MAX_RUNNING_BUILDS run at a time, leaving
- * worker slots to parallel queries.  gpubtree.build_wait lets a session wait
- * for the build it asked for (tests and scripts do); by default nothing
- * waits.  A mirror too large is refused before any worker starts
+ * worker slots to parallel queries, and the others queue in the job table
+ * (started by the build that ends: gbt_start_queued_build()).
+ * gpubtree.build_wait lets a session wait for the build it asked for (tests
+ * and scripts do); by default nothing waits.  A mirror too large is refused before any worker starts
  * (gbt_mirror_refused()).  A build that fails is not retried at once: the
  * wait doubles with each failure in a row, up to a minute.
  */
@@ -21,8 +22,6 @@
 #include <signal.h>
 
 #include "access/genam.h"
-#include "access/xlog.h"
-#include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -110,6 +109,122 @@ start_worker(int jobno, const GbtMirrorKey *key)
 	return RegisterDynamicBackgroundWorker(&worker, NULL);
 }
 
+/* Jobs with a worker (asked for or running), under the mutex. */
+static int
+running_builds(void)
+{
+	int			running = 0;
+	int			i;
+
+	for (i = 0; i < GBT_MAX_BUILD_JOBS; i++)
+		running += gbt_job_running(&gbt_builds->jobs[i]);
+	return running;
+}
+
+/* Make job key's, about to get a worker; under the mutex.  Its number. */
+static int
+claim_job(GbtBuildJob *job, const GbtMirrorKey *key, TimestampTz now)
+{
+	job->key = *key;
+	job->state = GBT_JOB_STARTING;
+	job->since = now;
+	job->worker_pid = 0;
+	job->done = 0;
+	return job - gbt_builds->jobs;
+}
+
+/* Queue job for key's mirror, under the mutex: a build that ends starts it. */
+static void
+queue_job(GbtBuildJob *job, const GbtMirrorKey *key, TimestampTz now)
+{
+	if (job->state == GBT_JOB_QUEUED)
+		return;					/* keeps its place */
+	job->key = *key;
+	job->state = GBT_JOB_QUEUED;
+	job->since = now;
+	job->worker_pid = 0;
+}
+
+/* Start the worker of a claimed job; without a slot, the job is forgotten. */
+static bool
+launch(int jobno, const GbtMirrorKey *key)
+{
+	if (start_worker(jobno, key))
+		return true;
+	SpinLockAcquire(&gbt_builds->mutex);
+	if (gbt_builds->jobs[jobno].state == GBT_JOB_STARTING &&
+		gbt_builds->jobs[jobno].worker_pid == 0)
+		memset(&gbt_builds->jobs[jobno], 0, sizeof(GbtBuildJob));
+	SpinLockRelease(&gbt_builds->mutex);
+	return false;
+}
+
+/*
+ * A build of key's mirror, not waited for: started now when fewer than
+ * GBT_MAX_RUNNING_BUILDS run, else queued, to be started when one of them
+ * ends (gbt_start_queued_build()); nothing when it is under way or queued
+ * already, or the job table has no room (then the first query asks for
+ * it).  Takes no catalog access and raises no error: it runs at commit.
+ */
+void
+gbt_build_in_background(const GbtMirrorKey *key)
+{
+	GbtBuildJob *job;
+	TimestampTz now = GetCurrentTimestamp();
+	int			jobno = -1;
+
+	if (gbt_builds == NULL)
+		return;
+	SpinLockAcquire(&gbt_builds->mutex);
+	job = gbt_find_job(key);
+	if (job != NULL && (gbt_job_running(job) || job->state == GBT_JOB_QUEUED))
+		job = NULL;
+	else
+	{
+		if (job == NULL)
+			job = gbt_new_job(key);
+		if (job != NULL && running_builds() < GBT_MAX_RUNNING_BUILDS)
+			jobno = claim_job(job, key, now);
+		else if (job != NULL)
+			queue_job(job, key, now);
+	}
+	SpinLockRelease(&gbt_builds->mutex);
+	if (jobno >= 0)
+		(void) launch(jobno, key);
+}
+
+/*
+ * A build ended: start the job queued longest, if there is room (from the
+ * build workers as they exit).
+ */
+void
+gbt_start_queued_build(void)
+{
+	GbtBuildJob *next = NULL;
+	GbtMirrorKey key;
+	int			jobno = -1;
+	int			i;
+
+	if (gbt_builds == NULL)
+		return;
+	SpinLockAcquire(&gbt_builds->mutex);
+	for (i = 0; i < GBT_MAX_BUILD_JOBS; i++)
+	{
+		GbtBuildJob *job = &gbt_builds->jobs[i];
+
+		if (job->state == GBT_JOB_QUEUED && (next == NULL || job->since < next->since))
+			next = job;
+	}
+	if (next != NULL && running_builds() < GBT_MAX_RUNNING_BUILDS)
+	{
+		key = next->key;
+		jobno = claim_job(next, &key, GetCurrentTimestamp());
+	}
+	SpinLockRelease(&gbt_builds->mutex);
+	if (jobno >= 0)
+		(void) launch(jobno, &key);
+}
+
 /*
  * Whether the service holds a current mirror of the index, as it publishes
  * its mirrors; if not, one is wanted (gbt_mirror_wanted(): built in the
@@ -141,7 +256,8 @@ gbt_mirror_ready(Oid indexoid, char *why, Size whylen)
 
 /*
  * A query found no current mirror of index: have one built in the
- * background unless it is refused, being built, or failed a moment ago.
+ * background (or queued) unless it is refused, being built, or failed a
+ * moment ago.
  * True when the mirror is there now (only after waiting for it, under
  * gpubtree.build_wait); otherwise why says what is happening.
  */
@@ -153,8 +269,6 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz deadline;
 	int			jobno = -1;
-	int			running = 0;
-	int			i;
 
 	strlcpy(why, "no current mirror", whylen);
 	if (!gpubtree_build_on_scan || gbt_builds == NULL)
@@ -187,35 +301,24 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 	}
 	if (job == NULL || !gbt_job_running(job))
 	{
-		for (i = 0; i < GBT_MAX_BUILD_JOBS; i++)
-			running += gbt_job_running(&gbt_builds->jobs[i]);
-		if (running >= GBT_MAX_RUNNING_BUILDS)
-		{
-			SpinLockRelease(&gbt_builds->mutex);
-			strlcpy(why, "no current mirror: other mirrors are being built", whylen);
-			return false;
-		}
 		if (job == NULL)
 			job = gbt_new_job(&key);
 		if (job == NULL)
 		{
 			SpinLockRelease(&gbt_builds->mutex);
+			strlcpy(why, "no current mirror: the table of build jobs is full", whylen);
 			return false;
 		}
-		job->key = key;
-		job->state = GBT_JOB_STARTING;
-		job->since = now;
-		job->worker_pid = 0;
-		job->done = 0;
-		jobno = job - gbt_builds->jobs;
+		/* Queued behind the running builds, or started (a queued one too). */
+		if (running_builds() >= GBT_MAX_RUNNING_BUILDS)
+			queue_job(job, &key, now);
+		else
+			jobno = claim_job(job, &key, now);
 	}
 	SpinLockRelease(&gbt_builds->mutex);
 
-	if (jobno >= 0 && !start_worker(jobno, &key))
+	if (jobno >= 0 && !launch(jobno, &key))
 	{
-		SpinLockAcquire(&gbt_builds->mutex);
-		memset(&gbt_builds->jobs[jobno], 0, sizeof(GbtBuildJob));
-		SpinLockRelease(&gbt_builds->mutex);
 		strlcpy(why, "no current mirror: no background worker slot to build it (max_worker_processes)",
 				whylen);
 		return false;
@@ -247,6 +350,9 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 			return false;
 		}
 		gbt_progress_note(why, whylen, &copy);
+		/* (a build that ended without starting the queue's next: start it) */
+		if (copy.state == GBT_JOB_QUEUED && now < deadline)
+			gbt_start_queued_build();
 		if (now >= deadline ||
 			(copy.state == GBT_JOB_LOCKING &&
 			 TimestampDifferenceExceeds(copy.since, now, GBT_LOCK_WAIT_MS)))
@@ -256,27 +362,4 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-/*
- * After CREATE INDEX (gpubtree.build_after_create): give the service the
- * new index's mirror now rather than at the first scan.  Not during REINDEX
- * (and so CLUSTER, VACUUM FULL, table rewrites), where PostgreSQL forbids
- * scanning the index being rebuilt; there the first scan builds it.  A
- * failure only means the same.
- */
-void
-gbt_mirror_after_build(Relation index)
-{
-	Oid			keytype;
-	char		why[GBT_ERRMSG_LEN];
-
-	if (!gpubtree_build_after_create || gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
-		gbt_shared == NULL || RecoveryInProgress() || !gbt_service_running() ||
-		!index->rd_index->indisvalid ||
-		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
-		!OidIsValid(keytype = gbt_mirror_key_type(index)) ||
-		gbt_mirror_refused(index, why, sizeof(why)))
-		return;
-	(void) gbt_build_mirror(index, keytype, NULL, NULL, why, sizeof(why));
 }

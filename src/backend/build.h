@@ -17,6 +17,10 @@
 /* build.c */
 extern bool gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen);
 extern bool gbt_mirror_ready(Oid indexoid, char *why, Size whylen);
+extern void gbt_build_in_background(const GbtMirrorKey *key);
+extern void gbt_start_queued_build(void);
+
+/* build_create.c */
 extern void gbt_mirror_after_build(Relation index);
 
 /* build_worker.c */

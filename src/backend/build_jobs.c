@@ -68,6 +68,8 @@ gbt_job_state_name(GbtJobState state)
 			return "build failed";
 		case GBT_JOB_REFUSED:
 			return "refused: too large";
+		case GBT_JOB_QUEUED:
+			return "build queued";
 	}
 	return "unknown";
 }
@@ -106,7 +108,10 @@ gbt_find_job(const GbtMirrorKey *key)
 	return NULL;
 }
 
-/* A slot for a new job, under the mutex: a free one, or the oldest record. */
+/*
+ * A slot for a new job, under the mutex: a free one, or the oldest record of
+ * an ended job.  NULL when the table holds only jobs under way or queued.
+ */
 GbtBuildJob *
 gbt_new_job(const GbtMirrorKey *key)
 {
@@ -122,7 +127,9 @@ gbt_new_job(const GbtMirrorKey *key)
 			oldest = job;
 			break;
 		}
-		if (!gbt_job_running(job) && (oldest == NULL || job->since < oldest->since))
+		/* (a queued build is kept: the table's room is its queue) */
+		if (!gbt_job_running(job) && job->state != GBT_JOB_QUEUED &&
+			(oldest == NULL || job->since < oldest->since))
 			oldest = job;
 	}
 	if (oldest == NULL)
@@ -224,13 +231,20 @@ gbt_mirror_refused(Relation index, char *why, Size whylen)
 		return false;
 	gbt_refusal_note(why, whylen, need, limit);
 	if (logit)
-		ereport(LOG,
-				(errmsg("gpubtree: index \"%s\" gets no mirror: it would need about %lld MB, more than gpubtree.mirror_memory_limit allows (%lld MB)",
-						RelationGetRelationName(index), (long long) (need >> 20),
-						(long long) (limit >> 20)),
-				 errdetail("Its scans and aggregates are answered by nbtree. The index is not read for a mirror again until it or the limit changes."),
-				 errhint("Raise gpubtree.mirror_memory_limit, or mirror smaller indexes (fewer INCLUDE columns, or partitions).")));
+		gbt_refusal_log(index, need, limit);
 	return true;
+}
+
+/* Said once, when a mirror is refused for its size. */
+void
+gbt_refusal_log(Relation index, int64 need, int64 limit)
+{
+	ereport(LOG,
+			(errmsg("gpubtree: index \"%s\" gets no mirror: it would need about %lld MB, more than gpubtree.mirror_memory_limit allows (%lld MB)",
+					RelationGetRelationName(index), (long long) (need >> 20),
+					(long long) (limit >> 20)),
+			 errdetail("Its scans and aggregates are answered by nbtree. The index is not read for a mirror again until it or the limit changes."),
+			 errhint("Raise gpubtree.mirror_memory_limit, or mirror smaller indexes (fewer INCLUDE columns, or partitions).")));
 }
 
 void

@@ -21,7 +21,8 @@ typedef enum GbtJobState
 	GBT_JOB_LOCKING,			/* the worker waits for the table's lock */
 	GBT_JOB_EXPORTING,			/* the worker reads the index */
 	GBT_JOB_FAILED,				/* the last build failed (message) */
-	GBT_JOB_REFUSED				/* cannot fit under the memory limit */
+	GBT_JOB_REFUSED,			/* cannot fit under the memory limit */
+	GBT_JOB_QUEUED				/* after CREATE INDEX: waits for a free build */
 } GbtJobState;
 
 typedef struct GbtBuildJob
@@ -69,6 +70,7 @@ extern GbtBuildJob *gbt_new_job(const GbtMirrorKey *key);
 
 extern int64 gbt_estimate_entries(Relation index);
 extern void gbt_refusal_note(char *why, Size whylen, int64 need, int64 limit);
+extern void gbt_refusal_log(Relation index, int64 need, int64 limit);
 extern void gbt_progress_note(char *why, Size whylen, const GbtBuildJob *job);
 
 #endif							/* GPUBTREE_BUILD_JOBS_H */

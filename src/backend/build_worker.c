@@ -5,7 +5,9 @@
  *
  * A worker claims the job it was started for (build.c), connects to the
  * index's database, exports the index to the service (gbt_build_mirror) and
- * records in its job how far it got, and how it ended.
+ * records in its job how far it got, and how it ended; as it exits, it
+ * starts the build queued longest (past GBT_MAX_RUNNING_BUILDS, builds
+ * queue).
  *
  * A worker is connected to its database, and PostgreSQL refuses to drop,
  * rename, move or copy a database anyone is connected to, asking only
@@ -97,7 +99,10 @@ report_progress(int64 done, void *arg)
 	SpinLockRelease(&gbt_builds->mutex);
 }
 
-/* The job ends: free when built, else failed or refused, with why. */
+/*
+ * The job ends: free when built (or with nothing to build), else failed or
+ * refused, with why.
+ */
 static void
 finish_job(bool built, bool refused, int64 need, const char *why)
 {
@@ -127,7 +132,7 @@ finish_job(bool built, bool refused, int64 need, const char *why)
 	SpinLockRelease(&gbt_builds->mutex);
 }
 
-/* On an error or a signal: say the build failed. */
+/* At exit: on an error or a signal, say the build failed. */
 static void
 builder_exit(int code, Datum arg)
 {
@@ -150,6 +155,9 @@ builder_exit(int code, Datum arg)
 		gbt_builds->failures[my_jobno]++;
 	}
 	SpinLockRelease(&gbt_builds->mutex);
+
+	/* Our place is free: the build queued longest may have it. */
+	gbt_start_queued_build();
 }
 
 /* Open the index of my_key and its table, and build its mirror. */
@@ -165,6 +173,7 @@ build(void)
 	bool		gpu;
 	int64		total;
 	int64		need;
+	int64		limit;
 	char		why[GBT_ERRMSG_LEN];
 	bool		built;
 
@@ -185,20 +194,34 @@ build(void)
 			relation_close(index, AccessShareLock);
 		if (heap != NULL)
 			table_close(heap, AccessShareLock);
-		finish_job(false, false, 0, "the index changed or is gone");
+		/* Dropped, rebuilt or not valid since: nothing to build, no failure. */
+		elog(DEBUG1, "gpubtree: no mirror build of index %u: it changed or is gone",
+			 my_key.indexrelid);
+		finish_job(true, false, 0, NULL);
 		return;
 	}
 
 	gbt_index_columns(index, &cols);
 	total = gbt_estimate_entries(index);
-	(void) gbt_service_memory_limit(&gpu);
+	limit = gbt_service_memory_limit(&gpu);
+	need = gbt_mirror_estimate_bytes(total, cols.ncols, gpu);
+	if (limit > 0 && need > limit)
+	{
+		/* A build after CREATE INDEX is the first to look at its size. */
+		gbt_refusal_note(why, sizeof(why), need, limit);
+		gbt_refusal_log(index, need, limit);
+		finish_job(false, true, need, why);
+		index_close(index, AccessShareLock);
+		table_close(heap, AccessShareLock);
+		return;
+	}
 	SpinLockAcquire(&gbt_builds->mutex);
 	if ((job = my_job()) != NULL)
 	{
 		job->state = GBT_JOB_EXPORTING;
 		job->since = GetCurrentTimestamp();
 		job->total = total;
-		job->need_bytes = gbt_mirror_estimate_bytes(total, cols.ncols, gpu);
+		job->need_bytes = need;
 	}
 	SpinLockRelease(&gbt_builds->mutex);
 
@@ -206,8 +229,7 @@ build(void)
 	if (!built)
 	{
 		/* Refused after all (the estimate was low): remember it. */
-		int64		limit = gbt_service_memory_limit(&gpu);
-
+		limit = gbt_service_memory_limit(&gpu);
 		SpinLockAcquire(&gbt_builds->mutex);
 		job = my_job();
 		total = job != NULL ? Max(job->done, total) : total;
@@ -290,6 +312,11 @@ builders_leave(Oid dbid)
 	{
 		GbtBuildJob *job = &gbt_builds->jobs[i];
 
+		if (job->state == GBT_JOB_QUEUED && job->key.dbid == dbid)
+		{
+			memset(job, 0, sizeof(GbtBuildJob));
+			continue;
+		}
 		if (!gbt_job_running(job) || job->key.dbid != dbid)
 			continue;
 		if (job->worker_pid == 0)

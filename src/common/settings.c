@@ -22,7 +22,7 @@ int			gpubtree_batch_window = 0;
 int			gpubtree_service_timeout = 5000;
 int			gpubtree_min_gpu_batch = 1024;
 bool		gpubtree_build_on_scan = true;
-bool		gpubtree_build_after_create = false;
+int			gpubtree_build_after_create = GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND;
 int			gpubtree_build_wait = 0;
 int			gpubtree_debug_build_delay = 0;
 bool		gpubtree_enable_aggregate = true;
@@ -49,6 +49,21 @@ static const struct config_enum_entry engine_options[] = {
 	{"auto", GPUBTREE_ENGINE_AUTO, false},
 	{"gpu", GPUBTREE_ENGINE_GPU, false},
 	{"cpu", GPUBTREE_ENGINE_CPU, false},
+	{NULL, 0, false}
+};
+
+/* on and off (the setting was once a bool) stay valid: on is wait. */
+static const struct config_enum_entry build_after_create_options[] = {
+	{"off", GPUBTREE_BUILD_AFTER_CREATE_OFF, false},
+	{"background", GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND, false},
+	{"wait", GPUBTREE_BUILD_AFTER_CREATE_WAIT, false},
+	{"on", GPUBTREE_BUILD_AFTER_CREATE_WAIT, true},
+	{"true", GPUBTREE_BUILD_AFTER_CREATE_WAIT, true},
+	{"yes", GPUBTREE_BUILD_AFTER_CREATE_WAIT, true},
+	{"1", GPUBTREE_BUILD_AFTER_CREATE_WAIT, true},
+	{"false", GPUBTREE_BUILD_AFTER_CREATE_OFF, true},
+	{"no", GPUBTREE_BUILD_AFTER_CREATE_OFF, true},
+	{"0", GPUBTREE_BUILD_AFTER_CREATE_OFF, true},
 	{NULL, 0, false}
 };
 
@@ -204,11 +219,14 @@ gbt_settings_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomBoolVariable("gpubtree.build_after_create",
-							 "Build the mirror right after CREATE INDEX.",
-							 "Otherwise the first scan or aggregate that could use it has it built in the background; on, CREATE INDEX takes longer.",
+	DefineCustomEnumVariable("gpubtree.build_after_create",
+							 "When the mirror of an index made by CREATE INDEX or REINDEX is built.",
+							 "background (the default): by a build job that starts when the creating transaction "
+							 "commits, not waited for; wait: inside CREATE INDEX, which takes longer (not after "
+							 "REINDEX); off: when the first scan or aggregate asks for it.",
 							 &gpubtree_build_after_create,
-							 false,
+							 GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND,
+							 build_after_create_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

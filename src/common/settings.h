@@ -25,6 +25,14 @@ typedef enum GpubtreeEngine
 	GPUBTREE_ENGINE_CPU			/* the CPU twin, even with a GPU */
 } GpubtreeEngine;
 
+/* Values of gpubtree.build_after_create */
+typedef enum GpubtreeBuildAfterCreate
+{
+	GPUBTREE_BUILD_AFTER_CREATE_OFF,	/* the first query asks for the mirror */
+	GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND, /* a build job at commit, not waited for */
+	GPUBTREE_BUILD_AFTER_CREATE_WAIT	/* built inside CREATE INDEX */
+} GpubtreeBuildAfterCreate;
+
 extern int	gpubtree_device_mode;
 extern int	gpubtree_engine;
 extern int	gpubtree_mirror_memory_limit;	/* MB, -1: auto */
@@ -32,7 +40,7 @@ extern int	gpubtree_batch_window;	/* microseconds */
 extern int	gpubtree_service_timeout;	/* milliseconds */
 extern int	gpubtree_min_gpu_batch;
 extern bool gpubtree_build_on_scan;
-extern bool gpubtree_build_after_create;
+extern int	gpubtree_build_after_create;
 extern int	gpubtree_build_wait;	/* milliseconds */
 extern int	gpubtree_debug_build_delay;	/* milliseconds */
 extern bool gpubtree_enable_aggregate;

@@ -60,7 +60,9 @@ SELECT ev_check('SELECT count(*), sum(v), min(f), max(f) FROM ev');
 -- COPY into a table that has the index already (its mirror not built
 -- yet), never vacuumed; a plain key, no INCLUDE.
 CREATE TABLE ev_copy (k int8) WITH (autovacuum_enabled = off);
+SET gpubtree.build_after_create = off;
 CREATE INDEX ev_copy_k ON ev_copy USING gpubtree (k);
+RESET gpubtree.build_after_create;
 COPY ev_copy FROM PROGRAM 'seq 1 150000';
 SELECT ev_check('SELECT count(*), sum(k) FROM ev_copy WHERE k BETWEEN 100 AND 140000');
 SELECT * FROM ev_mirror('ev_copy_k');

@@ -17,7 +17,7 @@ FROM generate_series(1, 60000) g;
 INSERT INTO sg VALUES (NULL, NULL, NULL, -1), (9223372036854775807, 'Infinity', 'infinity', -2),
 	(-9223372036854775808, '-Infinity', '-infinity', -3);
 INSERT INTO sb SELECT * FROM sg;
-SET gpubtree.build_after_create = on;
+SET gpubtree.build_after_create = wait;
 CREATE INDEX sg_k ON sg USING gpubtree (k) INCLUDE (v);
 CREATE INDEX sg_f ON sg USING gpubtree (f DESC NULLS FIRST);
 CREATE INDEX sg_d_k ON sg USING gpubtree (d, k);

@@ -1,0 +1,192 @@
+/*
+ * build_create.c
+ *	  The mirror of an index that CREATE INDEX or REINDEX just built
+ *	  (gpubtree.build_after_create).
+ *
+ * background (the default): ambuild only notes the index; when the
+ * transaction that built it commits, a build job is started for it
+ * (gbt_build_in_background(): the same job and worker as a query's, queued
+ * when GBT_MAX_RUNNING_BUILDS already run) and nobody waits for it.  The
+ * job cannot start earlier: no other process sees the index, or its new
+ * storage, before that commit.  A transaction (or savepoint) that rolls back
+ * starts nothing, so no job is ever left waiting for one that will not
+ * come.  An index built by CREATE INDEX CONCURRENTLY or REINDEX
+ * CONCURRENTLY is not valid yet when it is built: its note is kept over the
+ * command's own commits until the one that makes it valid.
+ *
+ * wait: the mirror is built inside CREATE INDEX, which takes that much
+ * longer; not during REINDEX (and so CLUSTER, VACUUM FULL, table rewrites),
+ * where PostgreSQL forbids scanning the index being rebuilt; there the
+ * first scan asks for it.
+ *
+ * off: the first scan or aggregate that could use the mirror asks for it
+ * (gpubtree.build_on_scan).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "backend.h"
+#include "build.h"
+#include "client.h"
+#include "export.h"
+#include "keytypes.h"
+#include "settings.h"
+#include "shmem.h"
+#include "pg_compat.h"
+
+/* More indexes than this in one transaction: the rest wait for a query. */
+#define GBT_MAX_CREATED 64
+
+typedef struct CreatedIndex
+{
+	GbtMirrorKey key;
+	bool		committed_valid;	/* valid at pre-commit: start at commit */
+} CreatedIndex;
+
+static CreatedIndex created[GBT_MAX_CREATED];
+static int	ncreated = 0;
+static bool callback_registered = false;
+
+/*
+ * Before commit, while the catalogs can be read: which noted indexes are
+ * there, with the storage they were built in, and valid?  A rolled-back
+ * savepoint took its index (or its new storage) with it; one built
+ * concurrently and not valid yet waits for a later commit of its command.
+ */
+static void
+check_created(void)
+{
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < ncreated; i++)
+	{
+		CreatedIndex *ci = &created[i];
+		HeapTuple	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(ci->key.indexrelid));
+		HeapTuple	indextup;
+		bool		same;
+
+		if (!HeapTupleIsValid(classtup))
+			continue;
+		same = ((Form_pg_class) GETSTRUCT(classtup))->relfilenode == ci->key.relfilenode;
+		ReleaseSysCache(classtup);
+		if (!same)
+			continue;
+		indextup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(ci->key.indexrelid));
+		if (!HeapTupleIsValid(indextup))
+			continue;
+		ci->committed_valid = ((Form_pg_index) GETSTRUCT(indextup))->indisvalid;
+		ReleaseSysCache(indextup);
+		created[kept++] = *ci;
+	}
+	ncreated = kept;
+}
+
+/* Committed: start the builds of the valid ones; keep the others. */
+static void
+start_created(void)
+{
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < ncreated; i++)
+	{
+		if (created[i].committed_valid)
+			gbt_build_in_background(&created[i].key);
+		else
+			created[kept++] = created[i];
+	}
+	ncreated = kept;
+}
+
+static void
+created_xact_callback(XactEvent event, void *arg)
+{
+	if (ncreated == 0)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			check_created();
+			break;
+		case XACT_EVENT_COMMIT:
+			start_created();
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* (a prepared one commits elsewhere: its first query asks) */
+			ncreated = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+/* Note index for a build when its transaction commits. */
+static void
+note_created(Relation index)
+{
+	GbtMirrorKey key;
+	int			i;
+
+	if (!callback_registered)
+	{
+		RegisterXactCallback(created_xact_callback, NULL);
+		callback_registered = true;
+	}
+	gbt_fill_key(&key, index);
+	for (i = 0; i < ncreated; i++)
+		if (memcmp(&created[i].key, &key, sizeof(GbtMirrorKey)) == 0)
+			return;
+	if (ncreated >= GBT_MAX_CREATED)
+		return;
+	created[ncreated].key = key;
+	created[ncreated].committed_valid = false;
+	ncreated++;
+}
+
+/*
+ * After ambuild (CREATE INDEX, REINDEX, and what rebuilds indexes): have
+ * the new index's mirror built as gpubtree.build_after_create says.  Never
+ * an error: at worst the first query asks for the mirror.
+ */
+void
+gbt_mirror_after_build(Relation index)
+{
+	Oid			keytype;
+	const char *engine;
+	char		why[GBT_ERRMSG_LEN];
+
+	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_OFF ||
+		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
+		gbt_shared == NULL || RecoveryInProgress() || IsBinaryUpgrade ||
+		!gbt_service_running() ||
+		index->rd_rel->relpersistence == RELPERSISTENCE_TEMP ||
+		!OidIsValid(keytype = gbt_mirror_key_type(index)))
+		return;
+	/* A service without an engine builds nothing (it logs why once). */
+	engine = gbt_service_engine();
+	if (engine != NULL && strcmp(engine, "none") == 0)
+		return;
+
+	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND)
+	{
+		/* Its size is judged by the job (the index's is known by then). */
+		note_created(index);
+		return;
+	}
+	if (!index->rd_index->indisvalid ||
+		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
+		gbt_mirror_refused(index, why, sizeof(why)))
+		return;
+	(void) gbt_build_mirror(index, keytype, NULL, NULL, why, sizeof(why));
+}
