@@ -30,6 +30,18 @@ wait_mirror() {
 	done
 	echo $((SECONDS - t0))
 }
+# ready_after QUERY: seconds since the call until QUERY takes < 20 ms (asked
+# again and again, at most 10 min), and what answered it then.
+ready_after() {
+	local t0 ms
+	t0=$(date +%s.%N)
+	for _ in $(seq 1 6000); do
+		ms=$(timed "$1")
+		awk -v m="${ms:-1e9}" 'BEGIN { exit !(m < 20) }' && break
+		sleep 0.05
+	done
+	echo "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'); $(answered "$1")"
+}
 row() {		# row WHAT QUERY-TEMPLATE TIMING-FUNCTION
 	local q g b gt bt same
 	q=$2

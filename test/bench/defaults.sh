@@ -5,7 +5,9 @@
 # 2^N rows, index on (k) INCLUDE (v), all-visible after VACUUM ANALYZE.
 #
 # Measured, each against btree in the same run:
-#   - the first query after CREATE INDEX (count(*) over 10 % of the keys);
+#   - the first query after CREATE INDEX (count(*) over 10 % of the keys),
+#     and the seconds from the end of CREATE INDEX until it takes < 20 ms
+#     (asked again and again, as a dashboard would);
 #   - count(*) / sum(v) over 0.01 %, 10 % and 100 % of the keys once the
 #     mirror is built (median of 5 runs after one warm-up);
 #   - the first query after a bulk INSERT of 10 % more rows, and the same
@@ -48,10 +50,14 @@ SQL
 	echo "|---|---|---|---|---|"
 	t0=$SECONDS
 	$PSQL -c "CREATE INDEX g_k ON g USING gpubtree (k) INCLUDE (v)"
-	tg=$((SECONDS - t0)); t0=$SECONDS
+	tg=$((SECONDS - t0))
+	first_g=$(timed "$(printf "$R10" g)")
+	ready=$(ready_after "$(printf "$R10" g)")
+	t0=$SECONDS
 	$PSQL -c "CREATE INDEX b_k ON b (k) INCLUDE (v)"
 	echo "| CREATE INDEX (s) | $((SECONDS - t0)) | $tg | | |"
-	row "first count(*) 10 % after CREATE INDEX" "$R10" timed
+	echo "| first count(*) 10 % after CREATE INDEX | $(timed "$(printf "$R10" b)") | $first_g | | |"
+	echo "| (s from the end of CREATE INDEX until that count takes < 20 ms; its plan then) | | $ready | | |"
 	echo "| (mirror built in the background, s after the first query) | | $(wait_mirror) | | |"
 	echo "| (mirror: $($PSQL -c "SELECT entries || ' entries, ' || round(bytes_per_entry::numeric, 1) || ' bytes an entry, ' || round(device_bytes::numeric / entries, 1) || ' of them on the GPU; scratch ' || pg_size_pretty(scratch_bytes) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass"); index: $($PSQL -c "SELECT round(pg_relation_size('g_k')::numeric / $ROWS, 1)") bytes a row) | | | | |"
 	for what in "count(*)" "sum(v)"; do
