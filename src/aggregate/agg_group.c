@@ -589,23 +589,18 @@ make_all(GbtBuckets *b, const uint64 *qlo, const uint64 *qhi, int64 nq,
 }
 
 bool
-gbt_buckets_make(GbtBuckets *b, const uint64 *qlo, const uint64 *qhi, int64 nq,
-				 uint64 key_min, uint64 key_max, const char **why)
+gbt_run_in_subxact(bool (*fn) (void *arg, const char **why), void *arg,
+				   const char *failed, const char **why)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile bool ok = false;
 
-	if (IsInParallelMode())
-	{
-		*why = "buckets are not made in a parallel operation";
-		return false;
-	}
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		ok = make_all(b, qlo, qhi, nq, key_min, key_max, why);
+		ok = fn(arg, why);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -620,12 +615,46 @@ gbt_buckets_make(GbtBuckets *b, const uint64 *qlo, const uint64 *qhi, int64 nq,
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		*why = psprintf("the GROUP BY expression failed on a key: %s", edata->message);
+		*why = psprintf("%s: %s", failed, edata->message);
 		FreeErrorData(edata);
 		ok = false;
 	}
 	PG_END_TRY();
 	return ok;
+}
+
+/* gbt_buckets_make()'s arguments, for gbt_run_in_subxact(). */
+typedef struct MakeArgs
+{
+	GbtBuckets *b;
+	const uint64 *qlo;
+	const uint64 *qhi;
+	int64		nq;
+	uint64		key_min;
+	uint64		key_max;
+} MakeArgs;
+
+static bool
+make_all_of(void *arg, const char **why)
+{
+	MakeArgs   *m = arg;
+
+	return make_all(m->b, m->qlo, m->qhi, m->nq, m->key_min, m->key_max, why);
+}
+
+bool
+gbt_buckets_make(GbtBuckets *b, const uint64 *qlo, const uint64 *qhi, int64 nq,
+				 uint64 key_min, uint64 key_max, const char **why)
+{
+	MakeArgs	m = {b, qlo, qhi, nq, key_min, key_max};
+
+	if (IsInParallelMode())
+	{
+		*why = "buckets are not made in a parallel operation";
+		return false;
+	}
+	return gbt_run_in_subxact(make_all_of, &m,
+							  "the GROUP BY expression failed on a key", why);
 }
 
 int64

@@ -84,6 +84,15 @@ extern void gbt_buckets_init(GbtBuckets *b, Expr *expr, Oid keytype, Oid eqop,
 							 EState *estate);
 
 /*
+ * fn(arg, why) in a subtransaction: an error it raises becomes a false
+ * return with *why "FAILED: <the error's message>" (the GROUP BY
+ * expression's error on a value no visible row may have: the plan below
+ * raises it if one does).  Not in a parallel operation.
+ */
+extern bool gbt_run_in_subxact(bool (*fn) (void *arg, const char **why), void *arg,
+							   const char *failed, const char **why);
+
+/*
  * The buckets' key ranges within the query's key ranges [qlo[i], qhi[i]]
  * (sorted, disjoint) and the extent [key_min, key_max] of the keys there
  * are.  In a subtransaction: an error of the expression (a bad argument,

@@ -23,7 +23,6 @@
 #include "optimizer/optimizer.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
-#include "utils/resowner.h"
 #include "utils/selfuncs.h"
 
 #include "agg_group.h"
@@ -206,61 +205,43 @@ gbt_value_groups(Relation heap, Relation index, uint64 *lo, uint64 *hi, int64 nr
  * plan below's own on that value, as every row of a group with rows passed
  * the WHERE and reaches the GROUP BY.
  */
+typedef struct EvaluateArgs
+{
+	GbtBuckets *b;
+	const GbtValueGroups *groups;
+	const int64 *live;
+	int64		nlive;
+	const GbtKeyType *kt;
+} EvaluateArgs;
+
+static bool
+evaluate_all(void *arg, const char **why)
+{
+	EvaluateArgs *e = arg;
+	int64		i;
+
+	for (i = 0; i < e->nlive; i++)
+	{
+		int64		g = e->live[i];
+
+		CHECK_FOR_INTERRUPTS();
+		e->b->values[i] = gbt_bucket_of(e->b, e->groups->nulls[g] ? (Datum) 0 :
+										e->kt->datum(e->groups->values[g], 0),
+										e->groups->nulls[g], &e->b->nulls[i]);
+	}
+	return true;
+}
+
 static bool
 evaluate_groups(GbtBuckets *b, const GbtValueGroups *groups, const int64 *live,
 				int64 nlive, const GbtKeyType *kt, const char **why)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool ok = false;
-	int64		i;
+	EvaluateArgs e = {b, groups, live, nlive, kt};
 
 	if (IsInParallelMode())
-	{
-		for (i = 0; i < nlive; i++)
-		{
-			int64		g = live[i];
-
-			b->values[i] = gbt_bucket_of(b, groups->nulls[g] ? (Datum) 0 :
-										 kt->datum(groups->values[g], 0),
-										 groups->nulls[g], &b->nulls[i]);
-		}
-		return true;
-	}
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		for (i = 0; i < nlive; i++)
-		{
-			int64		g = live[i];
-
-			CHECK_FOR_INTERRUPTS();
-			b->values[i] = gbt_bucket_of(b, groups->nulls[g] ? (Datum) 0 :
-										 kt->datum(groups->values[g], 0),
-										 groups->nulls[g], &b->nulls[i]);
-		}
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ok = true;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		*why = psprintf("the GROUP BY expression failed on a value: %s", edata->message);
-		FreeErrorData(edata);
-		ok = false;
-	}
-	PG_END_TRY();
-	return ok;
+		return evaluate_all(&e, why);
+	return gbt_run_in_subxact(evaluate_all, &e,
+							  "the GROUP BY expression failed on a value", why);
 }
 
 bool
