@@ -40,6 +40,7 @@ ROOT=$PWD
 GBT_BUILD_WAIT=   # the shipped default
 . test/lib.sh
 export LC_ALL=C
+. test/bench/compare_lib.sh	# bench_identity
 
 LOG2=${1:-26}
 ROWS=$((1 << LOG2))
@@ -69,14 +70,7 @@ START=$SECONDS
 
 say() { echo "$*" | tee -a "$LOG"; }
 
-if command -v nvidia-smi >/dev/null 2>&1 && GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) && [ -n "$GPU" ]; then
-	DEVNAME=$GPU
-else
-	DEVNAME="cpu: $(awk -F': *' '/model name/ {print $2; exit}' /proc/cpuinfo)"
-fi
-COMMIT=${GBT_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
-STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-PGVER=$($PSQL -c "SHOW server_version")
+bench_identity
 
 # ---- data --------------------------------------------------------------------
 say "loading 2 x 2^$LOG2 rows"

@@ -62,3 +62,19 @@ INSERT INTO g SELECT (i * 2654435761) % $1, i FROM generate_series(0::int8, $1 -
 CREATE TABLE b AS SELECT * FROM g;
 SQL
 }
+
+# bench_identity: DEVNAME (the GPU's name, else the CPU's), COMMIT (the
+# tree, "+ uncommitted changes" where src, sql, cuda or Makefile differ;
+# GBT_COMMIT overrides), STAMP (UTC now) and PGVER (the server's version),
+# for a benchmark's report.
+bench_identity() {
+	local gpu
+	if command -v nvidia-smi >/dev/null 2>&1 && gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) && [ -n "$gpu" ]; then
+		DEVNAME=$gpu
+	else
+		DEVNAME="cpu: $(awk -F': *' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+	fi
+	COMMIT=${GBT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -n "$(git status --porcelain -- src sql cuda Makefile 2>/dev/null)" ] && echo ' + uncommitted changes')}
+	STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	PGVER=$($PSQL -c "SHOW server_version")
+}
