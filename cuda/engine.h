@@ -192,7 +192,9 @@ typedef struct gbt_engine_ops
 {
 	/*
 	 * Whether this engine can run on device (a CUDA device number; -1 for
-	 * the CPU twin), with the device's name and memory, or why not.
+	 * the CPU twin), with the device's name and the bytes free there for
+	 * this process (what other processes hold is not free; 0 for the
+	 * CPU twin), or why not.
 	 */
 	int			(*usable) (int device, char *name, size_t namelen,
 						   int64_t *memory, char *why, size_t whylen);

@@ -93,6 +93,7 @@ gpu_usable(int device, char *name, size_t namelen, int64_t *memory,
 		   char *why, size_t whylen)
 {
 	gbt_device_props props;
+	size_t		free_memory;
 	int			count;
 
 	if (gbt_cuda_device_count(&count, why, whylen) != 0)
@@ -109,8 +110,10 @@ gpu_usable(int device, char *name, size_t namelen, int64_t *memory,
 	}
 	if (gbt_cuda_device_props(device, &props, why, whylen) != 0)
 		return 1;
+	if (gbt_cuda_device_free(device, &free_memory, why, whylen) != 0)
+		return 1;
 	snprintf(name, namelen, "%s", props.name);
-	*memory = (int64_t) props.total_memory;
+	*memory = (int64_t) free_memory;
 	return 0;
 }
 

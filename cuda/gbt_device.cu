@@ -85,3 +85,18 @@ gbt_cuda_device_props(int id, gbt_device_props *props,
 	props->cc_minor = p.minor;
 	return 0;
 }
+
+extern "C" int
+gbt_cuda_device_free(int id, size_t *free_memory, char *errbuf, size_t errlen)
+{
+	size_t		total = 0;
+	cudaError_t err;
+
+	*free_memory = 0;
+	err = cudaSetDevice(id);
+	if (err == cudaSuccess)
+		err = cudaFree(0);		/* makes this process's context there */
+	if (err == cudaSuccess)
+		err = cudaMemGetInfo(free_memory, &total);
+	return report(err, errbuf, errlen);
+}

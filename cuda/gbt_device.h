@@ -40,6 +40,16 @@ extern int	gbt_cuda_device_count(int *count, char *errbuf, size_t errlen);
 extern int	gbt_cuda_device_props(int id, gbt_device_props *props,
 								  char *errbuf, size_t errlen);
 
+/*
+ * Bytes free on device id once this process holds a context there: what
+ * other processes (other clusters' services, other programs) hold is not
+ * free.  Makes the context: only in the process that will use the device.
+ * Same return convention; a device that refuses a context (another
+ * process holds it in exclusive mode, it is out of memory) says so here.
+ */
+extern int	gbt_cuda_device_free(int id, size_t *free_memory,
+								 char *errbuf, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

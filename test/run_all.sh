@@ -214,8 +214,12 @@ if [ ${#tap_tests[@]} -gt 0 ]; then
 		as_pg "cd '$tap' && make -s prove-installcheck PG_CONFIG='$PG_CONFIG' enable_tap_tests=yes PROVE='${PROVE:-prove}' PROVE_FLAGS=-v PROVE_TESTS='${tap_tests[*]}'" 2>&1 |
 			tee "$tap.log"
 		rc=${PIPESTATUS[0]}
-		nok=$(grep -cE '^ok [0-9]' "$tap.log")
+		# (a test skipped as a whole, "t/N.pl .. skipped: why", and an
+		# "ok N # skip" check count as skipped, never as passed)
+		nok=$(grep -E '^ok [0-9]' "$tap.log" | grep -cviE '# skip')
 		nfail=$(grep -cE '^not ok [0-9]' "$tap.log")
+		skipped=$((skipped + $(grep -E '^ok [0-9]' "$tap.log" | grep -ciE '# skip') +
+			$(grep -cE '\.\. skipped: ' "$tap.log")))
 		[ "$rc" = 0 ] || [ "$nfail" != 0 ] || nfail=1
 		echo "tap: $nok passed, $nfail failed" >>"$tap.log"
 		add_counts tap "$tap.log" 0

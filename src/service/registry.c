@@ -22,7 +22,7 @@
 ServiceMirror gbt_mirrors[GBT_MAX_MIRRORS];
 BuildCapture *gbt_captures;
 bool		gbt_gpu_usable = false;
-int64		gbt_gpu_memory = 0;	/* bytes of the GPU's memory */
+int64		gbt_gpu_free_at_start = 0;	/* bytes free on the GPU at start */
 int64		gbt_memory_limit = 0;	/* gpubtree.mirror_memory_limit, resolved */
 uint64		gbt_next_mirror_id = 1;
 char		gbt_no_engine[GBT_ERRMSG_LEN];	/* why no mirrors are built, if so */
@@ -38,7 +38,7 @@ gbt_choose_engine(char *name, Size namelen, char *why, Size whylen)
 	if (gpubtree_engine == GPUBTREE_ENGINE_CPU)
 		strlcpy(why, "gpubtree.engine = cpu", whylen);
 	else
-		gbt_gpu_usable = gbt_engine_gpu_usable(name, namelen, &gbt_gpu_memory,
+		gbt_gpu_usable = gbt_engine_gpu_usable(name, namelen, &gbt_gpu_free_at_start,
 											   why, whylen);
 	if (!gbt_gpu_usable && gpubtree_engine == GPUBTREE_ENGINE_GPU)
 		snprintf(gbt_no_engine, sizeof(gbt_no_engine),
@@ -75,8 +75,8 @@ gbt_set_memory_limit(void)
 	}
 	else if (gbt_gpu_usable)
 	{
-		gbt_memory_limit = gbt_gpu_memory / 4 * 3;
-		strlcpy(source, "auto: 3/4 of the GPU's memory", sizeof(source));
+		gbt_memory_limit = gbt_gpu_free_at_start / 4 * 3;
+		strlcpy(source, "auto: 3/4 of the GPU's free memory at start", sizeof(source));
 	}
 	else
 	{

@@ -83,7 +83,7 @@ typedef struct BuildCapture
 extern ServiceMirror gbt_mirrors[GBT_MAX_MIRRORS];
 extern BuildCapture *gbt_captures;	/* one per slot */
 extern bool gbt_gpu_usable;
-extern int64 gbt_gpu_memory;
+extern int64 gbt_gpu_free_at_start;
 extern int64 gbt_memory_limit;
 extern uint64 gbt_next_mirror_id;
 extern char gbt_no_engine[GBT_ERRMSG_LEN];

@@ -39,7 +39,10 @@
 # bundle copied to .gpu/ (git-ignored; every benchmark but harmonia needs
 # it) and named in carry:
 #
-#   run(command="test/gpu/run.sh agg 26", carry=[".gpu"], timeout_s=600)
+#   run(command="GBT_TREE=abc1234 test/gpu/run.sh agg 26", carry=[".gpu"], timeout_s=600)
+#
+# GBT_TREE names the commit sent (the copy there may hold an older .git):
+# reports and CSVs record it.
 #
 # bench, agg, defaults, arrays, mvcc, analytic, clients, citus and commit-latency build and install gpubtree against
 # the bundle first (test/gpu/setup_pg_bundle.sh), from GBT_BENCH_SRC when set
@@ -118,7 +121,15 @@ echo "test/gpu/run.sh $NAME $*"
 date -u +%Y-%m-%dT%H:%M:%SZ
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
 echo "cores: $(nproc); memory: $(awk '/MemTotal/ {print int($2/1048576)" GiB"}' /proc/meminfo)"
-echo "tree: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$( [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && echo ' + uncommitted changes')"
+# The device machine's copy of the tree may carry an older .git: the caller
+# names the tree it sent with GBT_TREE (e.g. GBT_TREE=$(git rev-parse --short
+# HEAD) on this side).
+if [ -n "${GBT_TREE:-}" ]; then
+	echo "tree: $GBT_TREE (as sent)"
+	export GBT_COMMIT=${GBT_COMMIT:-$GBT_TREE}
+else
+	echo "tree: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$( [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && echo ' + uncommitted changes')"
+fi
 
 if [ "$NAME" != harmonia ]; then
 	. test/gpu/setup_pg_bundle.sh || { echo "no PostgreSQL ${GBT_PG:-15} in .gpu/"; finish 1; }
