@@ -75,6 +75,7 @@ scan_piece(void *arg)
 }
 
 #define GBT_BATCH_PIECES_MAX 16
+#define GBT_BATCH_PIECE_MIN 32768
 
 /* The host scans in at most npar pieces of about as many entries each. */
 static void
@@ -91,8 +92,11 @@ scan_on_host(gbt_batch_scan *scans, int64_t n, gbt_engine_par par, int npar)
 		if (!scans[i].on_device && scans[i].item->rc == 0)
 			total += scans[i].entries + 64;	/* a call's own cost too */
 	npieces = npar < 1 ? 1 : npar > GBT_BATCH_PIECES_MAX ? GBT_BATCH_PIECES_MAX : npar;
-	if (par == NULL || n < 2 || total < 4096)
+	/* a thread's start costs about a scan of this many entries */
+	if (par == NULL || n < 2 || total < GBT_BATCH_PIECE_MIN)
 		npieces = 1;
+	else if (npieces > total / GBT_BATCH_PIECE_MIN)
+		npieces = (int) (total / GBT_BATCH_PIECE_MIN);
 	if (npieces > n)
 		npieces = (int) n;
 	i = 0;

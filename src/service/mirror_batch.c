@@ -82,8 +82,9 @@ find_positions(GbtMirrorAggItem *items, BatchState *states, int n)
 							   sizeof(items[i].err)))
 			items[i].ok = false;
 
-	/* two binary searches a range miss the caches: worth threads at 16+ */
-	if (n < 16)
+	/* two binary searches a range miss the caches: worth a thread per 64 */
+	npieces = Min(npieces, n / 64);
+	if (npieces < 2)
 		npieces = 1;
 	for (k = 0; k < npieces; k++)
 	{
