@@ -179,6 +179,44 @@ extern int	gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start,
 						 char *err, size_t errlen);
 
 /*
+ * A round's aggregates answered together (the engines' aggregate_batch):
+ * each item is one aggregate() call's question, of its own engine (its
+ * mirror), removed bitmap, position ranges and visibility bits, asking
+ * for the columns in cols (bit c: column c; the fields of the others are
+ * zero, as for a column without values).  Its answer, out, unsure[] and
+ * rc (0, or nonzero with err), is what aggregate() on that engine would
+ * give (the unsure positions in any order, float sums within the bound
+ * above).
+ */
+#define GBT_ITEM_ERRLEN 128
+
+typedef struct gbt_agg_item
+{
+	struct gbt_engine *e;
+	const uint8_t *removed;
+	uint64_t	removed_version;
+	const int64_t *start;
+	const int64_t *end;
+	int64_t		nranges;
+	const uint8_t *visible;
+	int64_t		nvisible;
+	unsigned	cols;
+	gbt_agg_result *out;
+	int64_t    *unsure;
+	int64_t		unsure_cap;
+	int			rc;
+	char		err[GBT_ITEM_ERRLEN];
+} gbt_agg_item;
+
+/*
+ * The caller's way of running n pieces of plain computation at once:
+ * fn(args + i * argsize) for i < n, returning when all have.  The pieces
+ * call nothing but plain C (no allocation of the caller's kind, no
+ * signals); NULL: one after another in the calling thread.
+ */
+typedef void (*gbt_engine_par) (void (*fn) (void *), void *args, size_t argsize, int n);
+
+/*
  * An engine: one tree of n keys with their aggregate arrays.  Every
  * function returns 0, or nonzero with a message in err (errlen bytes,
  * NUL-terminated); all arrays passed are host memory.  One engine must not
@@ -261,6 +299,17 @@ typedef struct gbt_engine_ops
 								   const uint8_t *visible, int64_t nvisible,
 								   gbt_agg_result *out, int64_t *unsure,
 								   int64_t unsure_cap, char *err, size_t errlen);
+
+	/*
+	 * The items' aggregates, each as aggregate() on its own engine would
+	 * answer it (gbt_agg_item), engines of these ops only; an engine may be
+	 * in several items.  The host's share (the chunk sums' walk, short
+	 * scans) runs in up to npar pieces through par; on the GPU the items
+	 * left to the device go in one launch per engine and one copy back.
+	 * Returns the number of items that failed (each with its rc and err).
+	 */
+	int			(*aggregate_batch) (gbt_agg_item *items, int64_t nitems,
+									gbt_engine_par par, int npar);
 
 	/*
 	 * predicate.h's filtered aggregate over the engine's entries, with

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggbatch.h"
 #include "chunksums.h"
 #include "engine.h"
 #include "groupby.h"
@@ -184,6 +185,27 @@ cpu_aggregate_each(gbt_engine *e, const uint8_t *removed, uint64_t removed_versi
 							   visible, nvisible, out, unsure, unsure_cap, err, errlen);
 }
 
+static void
+cpu_host_input(gbt_engine *e, gbt_agg_input *in)
+{
+	*in = e->agg;
+}
+
+static gbt_chunk_sums *
+cpu_sums(gbt_engine *e)
+{
+	return e->sums;
+}
+
+/* Every scan on the host: the batch is the chunk sums' walks and the scans. */
+static int
+cpu_aggregate_batch(gbt_agg_item *items, int64_t nitems, gbt_engine_par par, int npar)
+{
+	static const gbt_batch_hooks hooks = {cpu_host_input, cpu_sums, INT64_MAX, NULL};
+
+	return gbt_agg_batch_run(items, nitems, &hooks, par, npar);
+}
+
 static int
 cpu_aggregate_filtered(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 					   const int64_t *start, const int64_t *end, int64_t nranges,
@@ -264,6 +286,7 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_sort_unique,
 	cpu_aggregate,
 	cpu_aggregate_each,
+	cpu_aggregate_batch,
 	cpu_aggregate_filtered,
 	cpu_aggregate_grouped,
 	cpu_tidy,

@@ -27,52 +27,8 @@
 #include "gbt_device.h"
 #include "harmonia.h"
 #include "vagg.h"
+#include "engine_gpu_int.h"
 
-struct gbt_engine
-{
-	int			device;
-	hm_tree    *tree;
-	uint64_t   *d_keys;			/* device buffers, room for cap ranges: */
-	int64_t    *d_pos;			/* lo[cap] then hi[cap]; start[cap] then end[cap] */
-	int64_t		cap;
-	uint64_t   *h_keys;			/* pinned host staging */
-	int64_t    *h_pos;
-
-	/* The host arrays the last ranges() filled, whose copies d_pos holds. */
-	const int64_t *pos_start;
-	const int64_t *pos_end;
-	int64_t		pos_n;
-
-	/* The host keys the last sort_unique() left, whose copies d_keys holds. */
-	const uint64_t *sorted_keys;
-	int64_t		sorted_n;
-
-	/* CUB's scratch for the sort, kept and grown as needed. */
-	void	   *d_ws;
-	size_t		ws_cap;
-
-	/* The borrowed host arrays, copied to the device at the first aggregate. */
-	gbt_agg_input host;
-	bool		agg_ready;
-	uint32_t   *d_blocks;
-	uint8_t    *d_removed;		/* NULL: none removed */
-	uint64_t	removed_version;
-	void	   *d_cols[GBT_MAX_COLS];
-	unsigned	narrow;			/* d_cols held in 4 bytes a value (engine.h) */
-	int64_t		base[GBT_MAX_COLS];
-	uint8_t    *d_nulls[GBT_MAX_COLS];
-	size_t		agg_bytes;
-	gbt_vagg_gpu_ctx *vagg;
-
-	/* Sums of chunks of the host arrays (chunksums.h); NULL: none. */
-	gbt_chunk_sums *sums;
-};
-
-/*
- * Left to scan after the chunk sums answered a request: up to this many
- * entries (a few ranges' ends) are read on the host, not worth a kernel.
- */
-#define GBT_HOST_SCAN_MAX 65536
 
 /* Make device current; 0, or nonzero with a message. */
 static int
@@ -521,13 +477,10 @@ upload_column(gbt_engine *g, int c)
 	return upload(&g->d_cols[c], h->cols[c], sizeof(int64_t) * h->n, &g->agg_bytes);
 }
 
-/* The aggregate on the device: plain, filtered (preds) or grouped (groups too). */
-static int
-device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
-				 const int64_t *start, const int64_t *end, int64_t nranges,
-				 const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
-				 gbt_groups *groups, gbt_agg_result *out, int64_t *unsure,
-				 int64_t unsure_cap, char *err, size_t errlen)
+/* engine_gpu_int.h: the device made current, g's arrays there, *in over them */
+int
+gpu_device_input(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+				 gbt_agg_input *inp, char *err, size_t errlen)
 {
 	const gbt_agg_input *h = &g->host;
 	gbt_agg_input in = *h;
@@ -583,6 +536,22 @@ device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 		in.cols[c] = ((h->keyed >> c) & 1) ? hm_leaf_keys(g->tree) : g->d_cols[c];
 		in.nulls[c] = g->d_nulls[c];
 	}
+	*inp = in;
+	return 0;
+}
+
+/* The aggregate on the device: plain, filtered (preds) or grouped (groups too). */
+static int
+device_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+				 const int64_t *start, const int64_t *end, int64_t nranges,
+				 const uint8_t *visible, int64_t nvisible, const gbt_pred_set *preds,
+				 gbt_groups *groups, gbt_agg_result *out, int64_t *unsure,
+				 int64_t unsure_cap, char *err, size_t errlen)
+{
+	gbt_agg_input in;
+
+	if (gpu_device_input(g, removed, removed_version, &in, err, errlen) != 0)
+		return 1;
 	/* The positions ranges() just found are on the device already. */
 	if (start == g->pos_start && end == g->pos_end && nranges == g->pos_n)
 		gbt_vagg_gpu_ranges_on_device(g->vagg, g->d_pos, g->d_pos + g->cap);
@@ -751,6 +720,7 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_sort_unique,
 	gpu_aggregate,
 	gpu_aggregate_each,
+	gpu_aggregate_batch,
 	gpu_aggregate_filtered,
 	gpu_aggregate_grouped,
 	gpu_tidy,

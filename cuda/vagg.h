@@ -217,6 +217,32 @@ extern int	gbt_vagg_gpu(gbt_vagg_gpu_ctx *ctx, const gbt_agg_input *in,
 						 char *err, size_t errlen);
 
 /*
+ * Many aggregates over one input in one launch (vagg_batch.cu): each query
+ * q[i] is gbt_vagg_gpu()'s question over in (its own ranges, visibility
+ * bits, unsure room), of the columns in cols only (bit c; the others'
+ * fields zero), its answer in out, unsure[] and rc (0, or nonzero with
+ * err).  One copy in, one launch, one copy back (and one of each query's
+ * unsure positions, where it has some).  Returns the queries that failed.
+ */
+typedef struct gbt_vagg_query
+{
+	const int64_t *start;
+	const int64_t *end;
+	int64_t		nranges;
+	const uint8_t *visible;
+	int64_t		nvisible;
+	unsigned	cols;
+	gbt_agg_result *out;
+	int64_t    *unsure;
+	int64_t		unsure_cap;
+	int			rc;
+	char		err[GBT_ITEM_ERRLEN];
+} gbt_vagg_query;
+
+extern int	gbt_vagg_batch_gpu(gbt_vagg_gpu_ctx *ctx, const gbt_agg_input *in,
+							   gbt_vagg_query *q, int64_t n);
+
+/*
  * Device copies of the start/end arrays that the next gbt_vagg_gpu() call
  * of ctx is given (same values, nranges long, on ctx's device, unchanged
  * until that call returns): it reads them there instead of copying the

@@ -432,6 +432,28 @@ vagg_gpu_end(gbt_vagg_gpu_ctx *x, VaggCall *call)
 	call->switched = 0;
 }
 
+/* vagg_kernels.cuh: x ready on the current device, its stream, one wave */
+int
+vagg_gpu_ready(gbt_vagg_gpu_ctx *x, int ncols, cudaStream_t *stream, int *wave,
+			   char *err, size_t errlen)
+{
+	int			cur = -1;
+
+	if (!x)
+		return gbt_vagg_fail(err, errlen, "vagg: no GPU context");
+	if (!x->ready && ctx_init(x, err, errlen))
+		return 1;
+	if (cudaGetDevice(&cur) != cudaSuccess || cur != x->dev)
+	{
+		(void) cudaGetLastError();
+		return gbt_vagg_fail(err, errlen, "vagg: the context is of device %d, not %d",
+							 x->dev, cur);
+	}
+	*stream = x->stream;
+	*wave = x->occ[0][ncols] * x->nsm;
+	return 0;
+}
+
 /* vagg_kernels.cuh: scratch slot k of x, grown to bytes */
 cudaError_t
 vagg_gpu_scratch(gbt_vagg_gpu_ctx *x, int k, size_t bytes, bool host, void **p)

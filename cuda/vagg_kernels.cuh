@@ -149,6 +149,13 @@ extern int	vagg_gpu_begin(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 						   int64_t *unsure, int64_t unsure_cap, VaggCall *call,
 						   char *err, size_t errlen);
 extern void vagg_gpu_end(gbt_vagg_gpu_ctx *x, VaggCall *call);
+/*
+ * vagg_gpu.cu: x made ready (its first use makes it the current device's,
+ * which must be its device), its stream, and a wave of the unfiltered
+ * kernel's blocks for ncols columns; 0, or nonzero with a message.
+ */
+extern int	vagg_gpu_ready(gbt_vagg_gpu_ctx *x, int ncols, cudaStream_t *stream,
+						   int *wave, char *err, size_t errlen);
 extern cudaError_t vagg_gpu_scratch(gbt_vagg_gpu_ctx *x, int k, size_t bytes, bool host,
 									void **p);
 

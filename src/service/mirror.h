@@ -160,6 +160,30 @@ extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *h
 								 gbt_agg_result *out, GbtEntries *unsure, int64 unsure_cap,
 								 uint8 *verdicts, GbtAggSteps *steps, char *err, Size errlen);
 
+/*
+ * Many gbt_mirror_aggregate() calls at once (mirror_batch.c), of any
+ * mirrors: each item's answer as that call's, without verdicts; the
+ * engines' parts of all in one call per engine kind (engine.h's
+ * aggregate_batch), the host's share of each in several threads.
+ */
+typedef struct GbtMirrorAggItem
+{
+	GbtMirror  *m;
+	const uint64 *lo;			/* sorted, disjoint key ranges */
+	const uint64 *hi;
+	int64		nranges;
+	GbtSnapView *view;
+	uint64		log_bound;
+	gbt_agg_result *out;		/* zeroed by the call */
+	GbtEntries *unsure;
+	int64		unsure_cap;
+	GbtAggSteps steps;
+	bool		ok;				/* else err says why */
+	char		err[GBT_ERRMSG_LEN];
+} GbtMirrorAggItem;
+
+extern void gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n);
+
 /* gbt_mirror_aggregate() with one result a range: outs[r] (a GROUP BY's buckets). */
 extern bool gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 									  int64 nranges, GbtSnapView *view, uint64 log_bound,

@@ -17,8 +17,8 @@
 #include "groupby.h"
 #include "service.h"
 
-static void
-reply(GbtRequest *req, GbtReplyStatus status, const char *message)
+void
+gbt_reply(GbtRequest *req, GbtReplyStatus status, const char *message)
 {
 	req->hdr.status = status;
 	if (message != NULL)
@@ -43,7 +43,7 @@ handle_build(GbtRequest *req, int slotno)
 
 	if (!gbt_new_mirror_device(&device))
 	{
-		reply(req, GBT_REPLY_ERROR, gbt_no_engine);
+		gbt_reply(req, GBT_REPLY_ERROR, gbt_no_engine);
 		return;
 	}
 
@@ -51,7 +51,7 @@ handle_build(GbtRequest *req, int slotno)
 	if (req->hdr.generation != gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid) ||
 		req->body.build.service_pid != MyProcPid)
 	{
-		reply(req, GBT_REPLY_NO_MIRROR, "the index changed during the export");
+		gbt_reply(req, GBT_REPLY_NO_MIRROR, "the index changed during the export");
 		return;
 	}
 
@@ -60,7 +60,7 @@ handle_build(GbtRequest *req, int slotno)
 	{
 		snprintf(err, sizeof(err), "mirror needs %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
 				 (long long) (estimate >> 20), (long long) (gbt_memory_limit >> 20));
-		reply(req, GBT_REPLY_ERROR, err);
+		gbt_reply(req, GBT_REPLY_ERROR, err);
 		return;
 	}
 
@@ -70,7 +70,7 @@ handle_build(GbtRequest *req, int slotno)
 						 device, err, sizeof(err));
 	if (m == NULL)
 	{
-		reply(req, GBT_REPLY_ERROR, err);
+		gbt_reply(req, GBT_REPLY_ERROR, err);
 		return;
 	}
 
@@ -87,7 +87,7 @@ handle_build(GbtRequest *req, int slotno)
 		memcmp(&bc->key, &req->hdr.key, sizeof(GbtMirrorKey)) != 0)
 	{
 		gbt_mirror_free(m);
-		reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
+		gbt_reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
 			  "too many changes during the export" : "the export is no longer registered");
 		gbt_capture_reset(bc);
 		return;
@@ -121,7 +121,7 @@ handle_build(GbtRequest *req, int slotno)
 			 b.engine / n, gbt_mirror_on_gpu(m) ? "GPU" : "host", b.engine_host / n);
 	}
 	pg_atomic_fetch_add_u64(&gbt_shared->builds, 1);
-	reply(req, GBT_REPLY_OK, NULL);
+	gbt_reply(req, GBT_REPLY_OK, NULL);
 }
 
 /*
@@ -143,7 +143,7 @@ handle_dump(GbtRequest *req)
 
 	if (sm == NULL)
 	{
-		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		gbt_reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
 	if (req->body.dump.nitems <= 0 ||
@@ -152,7 +152,7 @@ handle_dump(GbtRequest *req)
 		gbt_entries_flat_size(req->body.dump.ncols, req->body.dump.nitems) +
 		(req->body.dump.verdicts ? req->body.dump.nitems : 0) > req->hdr.capacity)
 	{
-		reply(req, GBT_REPLY_ERROR, "bad DUMP request");
+		gbt_reply(req, GBT_REPLY_ERROR, "bad DUMP request");
 		return;
 	}
 	gbt_entries_unflatten(&out, req->body.dump.ncols, req->body.dump.nitems,
@@ -185,7 +185,7 @@ handle_dump(GbtRequest *req)
 	}
 	req->body.dump.columns = *gbt_mirror_columns(sm->mirror);
 	req->body.dump.mirror_id = sm->lineage;
-	reply(req, GBT_REPLY_OK, NULL);
+	gbt_reply(req, GBT_REPLY_OK, NULL);
 }
 
 /* VOUCH: see protocol.h. */
@@ -196,14 +196,14 @@ handle_vouch(GbtRequest *req)
 
 	if (sm == NULL)
 	{
-		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		gbt_reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
 	/* A new tree being made would not learn of it. */
 	gbt_rebuild_cancel(sm);
 	gbt_mirror_vouch(sm->mirror, (const uint8 *) GBT_REQUEST_DATA(req),
 					 req->body.vouch.nvisible);
-	reply(req, GBT_REPLY_OK, NULL);
+	gbt_reply(req, GBT_REPLY_OK, NULL);
 }
 
 /* AGG_PREPARE: which mirror, and up to where the log is in it. */
@@ -214,7 +214,7 @@ handle_agg_prepare(GbtRequest *req)
 
 	if (sm == NULL)
 	{
-		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		gbt_reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return;
 	}
 	req->body.agg_prepare.mirror_id = sm->id;
@@ -223,32 +223,8 @@ handle_agg_prepare(GbtRequest *req)
 	req->body.agg_prepare.has_keys =
 		gbt_mirror_key_extent(sm->mirror, &req->body.agg_prepare.key_min,
 							  &req->body.agg_prepare.key_max);
-	reply(req, GBT_REPLY_OK, NULL);
+	gbt_reply(req, GBT_REPLY_OK, NULL);
 }
-
-/*
- * An AGG that names no mirror (protocol.h): the current one, with the log
- * as applied this round, as AGG_PREPARE would answer.  Taken only where the
- * stamps decide without the visibility map, which the backend reads after
- * that answer (exec_request.c); else the reply is that answer (PREPARED).
- */
-static bool
-prepare_here(GbtRequest *req, ServiceMirror *sm)
-{
-	GbtAggRequest *agg = &req->body.agg;
-
-	agg->mirror_id = sm->id;
-	agg->log_bound = gbt_shared->log.applied;	/* applied this round */
-	agg->columns = *gbt_mirror_columns(sm->mirror);
-	if (agg->stamps && gbt_mirror_stamps_decide_all(sm->mirror) &&
-		agg->ncols == agg->columns.ncols)
-		return true;
-	reply(req, GBT_REPLY_PREPARED, NULL);
-	return false;
-}
-
-/* The most ranges, visibility bits or listed entries one AGG may carry. */
-#define REQUEST_COUNT_MAX ((int64) 1 << 40)
 
 /*
  * AGG (protocol.h): the next slice of at most max of its ranges, after
@@ -263,13 +239,12 @@ static bool
 agg_slice(TakenRequest *t, int64 max)
 {
 	GbtRequest *req = t->req;
-	ServiceMirror *sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
+	ServiceMirror *sm;
 	GbtAggRequest *agg = &req->body.agg;
 	uint64	   *lo = (uint64 *) GBT_REQUEST_DATA(req);
 	uint64	   *hi = agg->points ? lo : lo + agg->nranges;
 	uint8	   *visible = (uint8 *) (hi + agg->nranges);
-	TransactionId *xids = gbt_agg_request_xids(req);
-	SnapshotData snap = {0};
+	SnapshotData snap;
 	GbtSnapView view;
 	GbtEntries	unsure;
 	GbtAggResult part;
@@ -282,56 +257,8 @@ agg_slice(TakenRequest *t, int64 max)
 	struct rusage ru0,
 				ru1;
 
-	if (sm == NULL || (agg->mirror_id != 0 && sm->id != agg->mirror_id))
-	{
-		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+	if (gbt_agg_refused(t, &sm))
 		return true;
-	}
-	if (agg->mirror_id == 0 && !prepare_here(req, sm))
-		return true;
-	if (agg->ncols < 0 || agg->ncols > GBT_MAX_COLS)
-	{
-		reply(req, GBT_REPLY_ERROR, "bad column count");
-		return true;
-	}
-	if ((agg->grouped || agg->where || agg->nfilters > 0) && (agg->rows || agg->unsorted))
-	{
-		reply(req, GBT_REPLY_ERROR, "grouped or filtered ranges must be sorted and aggregated");
-		return true;
-	}
-	if (agg->nfilters < 0 || agg->nfilters > GBT_PRED_MAX_FILTERS || agg->nlist < 0 ||
-		agg->nlist > REQUEST_COUNT_MAX || (agg->where && agg->nfilters == 0))
-	{
-		reply(req, GBT_REPLY_ERROR, "bad program count");
-		return true;
-	}
-	if (agg->group_col >= 0 &&
-		(agg->nfilters == 0 || agg->grouped || agg->group_col >= agg->ncols ||
-		 gbt_mirror_columns(sm->mirror)->type[agg->group_col] != GBT_COL_INT64 ||
-		 agg->group_cap < 1 || agg->group_cap > REQUEST_COUNT_MAX))
-	{
-		reply(req, GBT_REPLY_ERROR, "bad grouping column");
-		return true;
-	}
-	/* Counts past 2^40 would make the sizes below overflow. */
-	if (agg->nranges < 0 || agg->nvisible < 0 || agg->unsure_cap < 0 ||
-		agg->xcnt < 0 || agg->subxcnt < 0 ||
-		agg->nranges > REQUEST_COUNT_MAX || agg->nvisible > REQUEST_COUNT_MAX ||
-		agg->unsure_cap > REQUEST_COUNT_MAX ||
-		MAXALIGN(sizeof(GbtRequest)) +
-		gbt_agg_request_data_size(agg->nranges, agg->points, agg->nvisible,
-								  agg->xcnt, agg->subxcnt) +
-		gbt_agg_preds_size(agg->where, agg->nfilters, agg->nlist) +
-		gbt_agg_reply_size(agg->ncols, agg->unsure_cap, agg->rows,
-						   agg->map ? agg->nranges : 0,
-						   gbt_agg_reply_slots(agg->grouped, agg->nranges,
-											   agg->nfilters,
-											   Max(agg->group_cap, 0)),
-						   Max(agg->group_cap, 0)) > req->hdr.capacity)
-	{
-		reply(req, GBT_REPLY_ERROR, "request larger than its segment");
-		return true;
-	}
 
 	getrusage(RUSAGE_SELF, &ru0);
 	INSTR_TIME_SET_CURRENT(t0);
@@ -343,7 +270,7 @@ agg_slice(TakenRequest *t, int64 max)
 									agg->map ? gbt_agg_reply_map(req) : NULL,
 									&agg->nkeys, err, sizeof(err)))
 		{
-			reply(req, GBT_REPLY_ERROR, err);
+			gbt_reply(req, GBT_REPLY_ERROR, err);
 			return true;
 		}
 		t->sorted = true;
@@ -364,15 +291,7 @@ agg_slice(TakenRequest *t, int64 max)
 	if (agg->group_col >= 0)
 		n = agg->nkeys;			/* groups span the ranges: one step */
 
-	snap.snapshot_type = SNAPSHOT_MVCC;
-	snap.xmin = agg->xmin;
-	snap.xmax = agg->xmax;
-	snap.xip = xids;
-	snap.xcnt = agg->xcnt;
-	snap.subxip = xids + agg->xcnt;
-	snap.subxcnt = agg->subxcnt;
-	snap.suboverflowed = agg->suboverflowed;
-	snap.takenDuringRecovery = agg->recovery;
+	gbt_agg_snapshot(req, &snap);
 	gbt_snapview_init(&view, &snap, agg->topxid, agg->stamps, visible, agg->nvisible);
 	if (agg->nfilters > 0)
 	{
@@ -457,7 +376,7 @@ agg_slice(TakenRequest *t, int64 max)
 	gbt_snapview_free(&view);
 	if (!ok)
 	{
-		reply(req, GBT_REPLY_ERROR, err);
+		gbt_reply(req, GBT_REPLY_ERROR, err);
 		return true;
 	}
 	gbt_agg_combine(&agg->agg, &part, gbt_mirror_columns(sm->mirror));
@@ -486,7 +405,7 @@ agg_slice(TakenRequest *t, int64 max)
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
 	agg->columns = *gbt_mirror_columns(sm->mirror);
 	sm->hits++;
-	reply(req, GBT_REPLY_OK, NULL);
+	gbt_reply(req, GBT_REPLY_OK, NULL);
 	return true;
 }
 
@@ -524,7 +443,7 @@ handle_remove(GbtRequest *req)
 		else
 			gbt_drop_mirror(sm);
 	}
-	reply(req, GBT_REPLY_OK, NULL);
+	gbt_reply(req, GBT_REPLY_OK, NULL);
 }
 
 /*
@@ -580,7 +499,7 @@ scan_collect(ServiceMirror *sm, GbtRequest *req, const uint64 *lo, const uint64 
 		req->hdr.nresults += count;
 	}
 	req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
-	reply(req, req->hdr.nresults > room ? GBT_REPLY_NO_ROOM : GBT_REPLY_OK, NULL);
+	gbt_reply(req, req->hdr.nresults > room ? GBT_REPLY_NO_ROOM : GBT_REPLY_OK, NULL);
 }
 
 /*
@@ -609,7 +528,7 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 		nr[i] = scan_ranges_ok(taken[i].req, 0, taken[i].req->body.scan.nranges) ?
 			taken[i].req->body.scan.nranges : -1;
 		if (nr[i] < 0)
-			reply(taken[i].req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
+			gbt_reply(taken[i].req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
 		else
 			nranges += nr[i];
 	}
@@ -644,7 +563,7 @@ handle_scans(ServiceMirror *sm, TakenRequest *taken, int ntaken)
 		if (nr[i] < 0)
 			continue;
 		if (!ok)
-			reply(req, GBT_REPLY_ERROR, err);
+			gbt_reply(req, GBT_REPLY_ERROR, err);
 		else if (gbt_request_abandoned(&taken[i]))
 			;					/* nobody will read it: skip the copying */
 		else
@@ -685,12 +604,12 @@ scan_slice(TakenRequest *t, int64 max)
 
 	if (sm == NULL)
 	{
-		reply(req, GBT_REPLY_NO_MIRROR, NULL);
+		gbt_reply(req, GBT_REPLY_NO_MIRROR, NULL);
 		return true;
 	}
 	if (!scan_ranges_ok(req, t->next, n))
 	{
-		reply(req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
+		gbt_reply(req, GBT_REPLY_ERROR, "scan ranges are not sorted and disjoint");
 		return true;
 	}
 	start = palloc(sizeof(int64) * Max(n, 1));
@@ -698,7 +617,7 @@ scan_slice(TakenRequest *t, int64 max)
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!gbt_mirror_ranges(sm->mirror, lo, hi, n, start, end, err, sizeof(err)))
 	{
-		reply(req, GBT_REPLY_ERROR, err);
+		gbt_reply(req, GBT_REPLY_ERROR, err);
 		return true;
 	}
 	INSTR_TIME_SET_CURRENT(t1);
@@ -765,6 +684,8 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 			handle_remove(req);
 		else if (req->hdr.kind == GBT_REQ_AGG_PREPARE)
 			handle_agg_prepare(req);
+		else if (req->hdr.kind == GBT_REQ_AGG && gbt_agg_batchable(&taken[i]))
+			continue;			/* gbt_answer_aggs(), below */
 		else if (req->hdr.kind == GBT_REQ_AGG)
 			(void) agg_slice(&taken[i], req->body.agg.nranges);
 		else if (req->hdr.kind == GBT_REQ_VOUCH)
@@ -773,6 +694,9 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 			continue;
 		done[i] = true;
 	}
+
+	/* The plain aggregates, all at once (agg_requests.c). */
+	gbt_answer_aggs(taken, ntaken, done);
 
 	/* Scans: all requests of this round for one mirror go in one call. */
 	for (i = 0; i < ntaken; i++)
@@ -786,7 +710,7 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 		sm = gbt_current_mirror(&req->hdr.key, req->hdr.generation);
 		if (sm == NULL)
 		{
-			reply(req, GBT_REPLY_NO_MIRROR, NULL);
+			gbt_reply(req, GBT_REPLY_NO_MIRROR, NULL);
 			done[i] = true;
 			continue;
 		}

@@ -106,6 +106,13 @@ extern bool gbt_maintain_mirrors(void);
 extern void gbt_answer_requests(TakenRequest *taken, int ntaken);
 extern bool gbt_answer_slice(TakenRequest *t);
 extern bool gbt_request_abandoned(const TakenRequest *t);
+extern void gbt_reply(GbtRequest *req, GbtReplyStatus status, const char *message);
+
+/* agg_requests.c: AGG's checks and snapshot; a round's aggregates at once */
+extern bool gbt_agg_refused(TakenRequest *t, ServiceMirror **smp);
+extern void gbt_agg_snapshot(GbtRequest *req, SnapshotData *snap);
+extern bool gbt_agg_batchable(const TakenRequest *t);
+extern void gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done);
 
 /* slices.c: the requests answered a slice at a time, in turn */
 extern void gbt_slices_add(const TakenRequest *t);

@@ -587,6 +587,8 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 static const int64_t te_sums_sizes[] = {GBT_CHUNK_RANGE_MIN, 100003,
 (GBT_CHUNK_SYNC_MAX + 300) * (int64_t) GBT_CHUNK + 5};
 
+#include "test_batch.c"
+
 /* Every size and key distribution, a few data sets each. */
 static long
 te_suite(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin)
@@ -603,6 +605,8 @@ te_suite(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin)
 	for (si = 0; si < (int) (sizeof(te_sums_sizes) / sizeof(te_sums_sizes[0])); si++)
 		for (it = 0; it < 3; it++)
 			checks += te_sums(ops, device, twin, te_sums_sizes[si], it + si);
+	for (it = 0; it < 12; it++)
+		checks += te_batch(ops, device, it);
 	return checks;
 }
 

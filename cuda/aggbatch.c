@@ -1,0 +1,238 @@
+/*
+ * aggbatch.c
+ *	  A round's aggregates answered together, for both engines
+ *	  (aggbatch.h).  The chunk sums walk in the calling thread, as they
+ *	  make dirty chunks again as they go (one engine, one thread); the
+ *	  scans of what they leave, each item's own ranges, buffers and answer,
+ *	  are pure reads of the borrowed arrays, run as pieces at once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggbatch.h"
+#include "vagg.h"
+
+int
+gbt_agg_item_fail(gbt_agg_item *item, const char *what, const char *why)
+{
+	item->rc = 1;
+	snprintf(item->err, sizeof(item->err), "%s: %s", what, why);
+	return 1;
+}
+
+/* The columns the item does not ask for: no values (their fields zero). */
+static void
+mask_columns(gbt_agg_input *in, unsigned cols)
+{
+	int			c;
+
+	for (c = 0; c < in->ncols && c < GBT_MAX_COLS; c++)
+		if (!((cols >> c) & 1))
+		{
+			in->cols[c] = NULL;
+			in->nulls[c] = NULL;
+			in->keyed &= ~(1u << c);
+			in->narrow &= ~(1u << c);
+		}
+}
+
+static void
+mask_result(gbt_agg_result *r, unsigned cols)
+{
+	int			c;
+
+	for (c = 0; c < GBT_MAX_COLS; c++)
+		if (!((cols >> c) & 1))
+			memset(&r->col[c], 0, sizeof(gbt_agg_col));
+}
+
+/* A run of host scans [from, to), one piece. */
+typedef struct ScanPiece
+{
+	gbt_batch_scan *scans;
+	int64_t		from;
+	int64_t		to;
+} ScanPiece;
+
+static void
+scan_piece(void *arg)
+{
+	ScanPiece  *p = (ScanPiece *) arg;
+	int64_t		i;
+
+	for (i = p->from; i < p->to; i++)
+	{
+		gbt_batch_scan *s = &p->scans[i];
+		gbt_agg_item *it = s->item;
+
+		if (it->rc != 0 || s->on_device)
+			continue;
+		it->rc = gbt_vagg_cpu(&s->in, s->start, s->end, s->nranges, it->visible,
+							  it->nvisible, it->out, it->unsure, it->unsure_cap,
+							  it->err, sizeof(it->err));
+	}
+}
+
+#define GBT_BATCH_PIECES_MAX 16
+#define GBT_BATCH_PIECE_MIN 32768
+
+/* The host scans in at most npar pieces of about as many entries each. */
+static void
+scan_on_host(gbt_batch_scan *scans, int64_t n, gbt_engine_par par, int npar)
+{
+	ScanPiece	pieces[GBT_BATCH_PIECES_MAX];
+	int64_t		total = 0;
+	int64_t		acc = 0;
+	int64_t		i = 0;
+	int			npieces;
+	int			k;
+
+	for (i = 0; i < n; i++)
+		if (!scans[i].on_device && scans[i].item->rc == 0)
+			total += scans[i].entries + 64;	/* a call's own cost too */
+	npieces = npar < 1 ? 1 : npar > GBT_BATCH_PIECES_MAX ? GBT_BATCH_PIECES_MAX : npar;
+	/* a thread's start costs about a scan of this many entries */
+	if (par == NULL || n < 2 || total < GBT_BATCH_PIECE_MIN)
+		npieces = 1;
+	else if (npieces > total / GBT_BATCH_PIECE_MIN)
+		npieces = (int) (total / GBT_BATCH_PIECE_MIN);
+	if (npieces > n)
+		npieces = (int) n;
+	i = 0;
+	for (k = 0; k < npieces; k++)
+	{
+		pieces[k].scans = scans;
+		pieces[k].from = i;
+		while (i < n && (k == npieces - 1 || acc < total * (k + 1) / npieces))
+		{
+			if (!scans[i].on_device && scans[i].item->rc == 0)
+				acc += scans[i].entries + 64;
+			i++;
+		}
+		pieces[k].to = i;
+	}
+	if (npieces == 1)
+		scan_piece(&pieces[0]);
+	else
+		par(scan_piece, pieces, sizeof(ScanPiece), npieces);
+}
+
+/* The device's scans, engine by engine in the order they first come. */
+static void
+scan_on_device(gbt_batch_scan *scans, int64_t n, const gbt_batch_hooks *hooks)
+{
+	gbt_batch_scan **list = malloc(sizeof(gbt_batch_scan *) * (n > 0 ? n : 1));
+	char	   *taken = calloc(n > 0 ? n : 1, 1);
+	int64_t		i;
+	int64_t		j;
+
+	if (list == NULL || taken == NULL)
+	{
+		for (i = 0; i < n; i++)
+			if (scans[i].on_device && scans[i].item->rc == 0)
+				gbt_agg_item_fail(scans[i].item, "aggregate", "out of host memory");
+		free(list);
+		free(taken);
+		return;
+	}
+	for (i = 0; i < n; i++)
+	{
+		int64_t		m = 0;
+
+		if (taken[i] || !scans[i].on_device || scans[i].item->rc != 0)
+			continue;
+		for (j = i; j < n; j++)
+			if (!taken[j] && scans[j].on_device && scans[j].item->rc == 0 &&
+				scans[j].item->e == scans[i].item->e)
+			{
+				taken[j] = 1;
+				list[m++] = &scans[j];
+			}
+		hooks->device(scans[i].item->e, list, m);
+	}
+	free(list);
+	free(taken);
+}
+
+int
+gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *hooks,
+				  gbt_engine_par par, int npar)
+{
+	gbt_batch_scan *scans = calloc(nitems > 0 ? nitems : 1, sizeof(gbt_batch_scan));
+	int64_t		i;
+	int			failed = 0;
+
+	if (scans == NULL)
+	{
+		for (i = 0; i < nitems; i++)
+			failed += gbt_agg_item_fail(&items[i], "aggregate", "out of host memory");
+		return failed;
+	}
+
+	/* The chunk sums' parts, here: they are the engines' state. */
+	for (i = 0; i < nitems; i++)
+	{
+		gbt_agg_item *it = &items[i];
+		gbt_batch_scan *s = &scans[i];
+		int64_t		r;
+		int			rc;
+
+		it->rc = 0;
+		it->err[0] = '\0';
+		s->item = it;
+		if (it->out == NULL || it->e == NULL)
+		{
+			gbt_agg_item_fail(it, "aggregate", "no engine or no result");
+			continue;
+		}
+		memset(it->out, 0, sizeof(gbt_agg_result));
+		hooks->host_input(it->e, &s->in);
+		s->in.removed = it->removed;
+		s->start = it->start;
+		s->end = it->end;
+		s->nranges = it->nranges;
+		/* all columns: the chunks it makes again are kept */
+		rc = gbt_chunk_sums_split(hooks->sums(it->e), &s->in, it->removed_version,
+								  it->start, it->end, it->nranges, it->visible,
+								  it->nvisible, &s->split);
+		mask_columns(&s->in, it->cols);
+		if (rc < 0)
+		{
+			gbt_agg_item_fail(it, "aggregate", "out of host memory");
+			continue;
+		}
+		if (rc == 0)
+		{
+			s->split_used = 1;
+			s->start = s->split.start;
+			s->end = s->split.end;
+			s->nranges = s->split.n;
+			mask_result(&s->split.part, it->cols);
+		}
+		for (r = 0; r < s->nranges; r++)
+			if (s->end[r] > s->start[r])
+				s->entries += s->end[r] - s->start[r];
+		s->on_device = hooks->device != NULL && s->entries > hooks->device_min;
+	}
+
+	scan_on_host(scans, nitems, par, npar);
+	if (hooks->device != NULL)
+		scan_on_device(scans, nitems, hooks);
+
+	for (i = 0; i < nitems; i++)
+	{
+		gbt_batch_scan *s = &scans[i];
+
+		if (s->split_used)
+		{
+			if (s->item->rc == 0)
+				gbt_agg_result_combine(s->item->out, &s->split.part, s->in.coltype,
+									   s->in.ncols);
+			gbt_chunk_split_free(&s->split);
+		}
+		failed += s->item->rc != 0;
+	}
+	free(scans);
+	return failed;
+}
