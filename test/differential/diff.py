@@ -1000,7 +1000,7 @@ def mvcc(args, common):
 
     # Serial rounds: a few committed, rolled-back and savepoint transactions
     # of other sessions, then checks (own changes may touch any row).
-    txns = rollbacks = savepoints = 0
+    txns = rollbacks = savepoints = serial_verified = 0
     t0 = time.time()
     for rnd in range(args.mvcc_rounds):
         sql = []
@@ -1016,6 +1016,7 @@ def mvcc(args, common):
         if rnd % 10 == 9:
             held.check(held_stats, "held snapshot, serial round %d" % (rnd + 1), failures)
             c, problems = verify_mirrors("m_")
+            serial_verified += c
             failures += ["gpubtree_verify, serial round %d: %s" % (rnd + 1, p) for p in problems[:5]]
     serial_s = time.time() - t0
 
@@ -1026,7 +1027,8 @@ def mvcc(args, common):
         w.start()
     t0 = time.time()
     last_held = last_verify = t0
-    verifies = mirrors_verified = 0
+    verifies = 0
+    mirrors_verified = serial_verified
     try:
         while time.time() - t0 < args.seconds:
             mvcc_checks(gen, common, 4, stats, "concurrent", failures, own_anywhere=False)
