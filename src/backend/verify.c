@@ -4,13 +4,14 @@
  *
  * Reads every entry of the index (as a mirror build would) and the
  * service's current mirror, both in (key, TID) order, and reports:
- *	- "missing from the mirror": an index entry the mirror lacks whose heap
- *	  tuple is not surely dead (the invariant of shmem.h forbids it; a
- *	  transaction that aborts before writing its batch leaves dead ones);
+ *	- "missing from the mirror": an index entry the mirror lacks whose row
+ *	  some transaction may still see (the invariant of shmem.h forbids it;
+ *	  a transaction that aborts before writing its batch leaves dead ones,
+ *	  and the service drops those whose deleter every snapshot sees);
  *	- "key differs": the same TID under another key in the mirror;
  *	- "values differ": the same entry with other column values;
- *	- "not in the index": a mirror entry the index lacks whose heap tuple is
- *	  not surely dead.  Entries of dead tuples are allowed: nbtree removes
+ *	- "not in the index": a mirror entry the index lacks whose row some
+ *	  transaction may still see.  Entries of dead rows are allowed: nbtree removes
  *	  some by itself (LP_DEAD and bottom-up deletion), and VACUUM's sweep
  *	  takes them out of the mirror before their TIDs can be reused;
  *	- "stamps say visible, the heap does not" and "stamps say not visible,
@@ -18,6 +19,8 @@
  *	  snapview.h) the service decides otherwise than the heap, for a
  *	  snapshot taken now.  Our own transaction's changes and entries the
  *	  stamps leave to the visibility map are not checked.
+ * Whether a row is dead to every transaction is chain_dead()'s, as VACUUM
+ * would judge its HOT chain.
  * No rows means the mirror is right.  Without a current mirror, one row
  * says so: scans never use a mirror that is not current.  Like amcheck's
  * parent check, it holds a ShareLock on the table, so that no write happens
@@ -27,12 +30,16 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/objectaddress.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -163,19 +170,70 @@ check_stamps(ReturnSetInfo *rsinfo, Relation heap, const Entry *e, int64 n,
 }
 
 /*
- * Is the heap tuple at tid dead to every transaction (or gone)?  snapshot is
- * one taken after the ShareLock: the statement's own may predate writers
- * that aborted since, whose tuples it would leave without the hint bit that
- * marks them dead.
+ * Is the row an index entry at tid points to dead to every transaction, or
+ * gone?  Every tuple of its HOT chain must be HEAPTUPLE_DEAD to
+ * HeapTupleSatisfiesVacuum() against oldest_xmin, as VACUUM would judge
+ * it: the service drops an entry once its deleter committed before the
+ * oldest snapshot (or its inserter aborted), whatever marks the tuple
+ * carries.  heap_hot_search_buffer()'s all_dead would not do: it calls a
+ * tuple whose xmax is a MultiXact (a row locked by one (sub)transaction
+ * and updated or deleted by another, as by SELECT FOR UPDATE and then
+ * UPDATE in a savepoint, or an UPDATE whose recheck after a concurrent
+ * update failed and left the row locked) never surely dead, and one
+ * without hint bits alive.
  */
 static bool
-surely_dead(Relation heap, ItemPointer tid, Snapshot snapshot)
+chain_dead(Relation heap, ItemPointer tid, TransactionId oldest_xmin)
 {
-	bool		all_dead = false;
-	bool		found;
+	BlockNumber blkno = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	TransactionId prior_xmax = InvalidTransactionId;
+	bool		at_start = true;
+	bool		dead = true;
+	Buffer		buf;
+	Page		page;
 
-	found = table_index_fetch_tuple_check(heap, tid, snapshot, &all_dead);
-	return !found && all_dead;
+	if (blkno >= RelationGetNumberOfBlocks(heap))
+		return true;
+	buf = ReadBuffer(heap, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	while (off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page))
+	{
+		ItemId		lp = PageGetItemId(page, off);
+		HeapTupleData tuple;
+
+		if (ItemIdIsRedirected(lp) && at_start)
+		{
+			off = ItemIdGetRedirect(lp);
+			at_start = false;
+			continue;
+		}
+		if (!ItemIdIsNormal(lp))
+			break;				/* dead or unused: the chain ends */
+		tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+		tuple.t_len = ItemIdGetLength(lp);
+		tuple.t_tableOid = RelationGetRelid(heap);
+		ItemPointerSet(&tuple.t_self, blkno, off);
+		/* A heap-only tuple at the start took a freed line pointer. */
+		if (at_start && HeapTupleHeaderIsHeapOnly(tuple.t_data))
+			break;
+		if (TransactionIdIsValid(prior_xmax) &&
+			!TransactionIdEquals(prior_xmax, HeapTupleHeaderGetXmin(tuple.t_data)))
+			break;
+		if (HeapTupleSatisfiesVacuum(&tuple, oldest_xmin, buf) != HEAPTUPLE_DEAD)
+		{
+			dead = false;
+			break;
+		}
+		if (!HeapTupleHeaderIsHotUpdated(tuple.t_data))
+			break;
+		prior_xmax = HeapTupleHeaderGetUpdateXid(tuple.t_data);
+		off = ItemPointerGetOffsetNumber(&tuple.t_data->t_ctid);
+		at_start = false;
+	}
+	UnlockReleaseBuffer(buf);
+	return dead;
 }
 
 Datum
@@ -197,6 +255,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 	uint64		mirror_id;
 	GbtReplyStatus status;
 	Snapshot	snapshot;
+	TransactionId oldest_xmin;
 
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -237,6 +296,12 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		take(&ie[i], &exported, i, &cols);
 	gbt_entries_free(&exported);
 
+	/*
+	 * Taken after the mirror was read: no older than the horizon the
+	 * service settled stamps against when it dropped an entry we lack.
+	 */
+	oldest_xmin = GetOldestNonRemovableTransactionId(heap);
+
 	qsort(ie, ni, sizeof(Entry), cmp_tid_key);
 	qsort(m.e, m.n, sizeof(Entry), cmp_tid_key);
 	for (i = 0, j = 0; i < ni || j < m.n;)
@@ -247,13 +312,13 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		if (c < 0)
 		{
 			/* Rows of transactions that aborted before logging never come. */
-			if (!surely_dead(heap, &ie[i].tid, snapshot))
+			if (!chain_dead(heap, &ie[i].tid, oldest_xmin))
 				put(rsinfo, "missing from the mirror", &ie[i].tid);
 			i++;
 		}
 		else if (c > 0)
 		{
-			if (!surely_dead(heap, &m.e[j].tid, snapshot))
+			if (!chain_dead(heap, &m.e[j].tid, oldest_xmin))
 				put(rsinfo, "not in the index", &m.e[j].tid);
 			j++;
 		}

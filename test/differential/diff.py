@@ -51,11 +51,14 @@ At least half of all checks must have been answered by the service; the
 summary counts those, and those whose node checked entries in the heap
 (MVCC_DEBUG=1 lists them on stderr).  Checks discarded after a
 serialization failure or deadlock are counted; other writer errors fail the
-seed.  Afterwards: checks without writers, gpubtree_verify(), amcheck.
+seed.  gpubtree_verify() checks both mirrors after every tenth serial round
+and every --verify-every seconds during the writes (its ShareLock waits
+for the writers' open transactions).  Afterwards: checks without writers,
+gpubtree_verify(), amcheck.
 
 usage: diff.py SEED [--rounds N] [--queries N]
        diff.py SEED --concurrent [--writers 3] [--seconds 30] [--checks N] [--verify-every 5]
-       diff.py SEED --mvcc [--writers 2] [--seconds 20] [--mvcc-rounds 30] [--mvcc-rows 5000]
+       diff.py SEED --mvcc [--writers 2] [--seconds 20] [--mvcc-rounds 30] [--mvcc-rows 5000] [--verify-every 5]
 Environment: PGBIN (psql's directory), GPUBTREE_DEVICE (gpubtree.device: auto
 or off; the engine is the cluster's gpubtree.engine).
 """
@@ -997,7 +1000,7 @@ def mvcc(args, common):
 
     # Serial rounds: a few committed, rolled-back and savepoint transactions
     # of other sessions, then checks (own changes may touch any row).
-    txns = rollbacks = savepoints = 0
+    txns = rollbacks = savepoints = serial_verified = 0
     t0 = time.time()
     for rnd in range(args.mvcc_rounds):
         sql = []
@@ -1012,6 +1015,9 @@ def mvcc(args, common):
         mvcc_checks(gen, common, 4, stats, "serial round %d" % (rnd + 1), failures, own_anywhere=True)
         if rnd % 10 == 9:
             held.check(held_stats, "held snapshot, serial round %d" % (rnd + 1), failures)
+            c, problems = verify_mirrors("m_")
+            serial_verified += c
+            failures += ["gpubtree_verify, serial round %d: %s" % (rnd + 1, p) for p in problems[:5]]
     serial_s = time.time() - t0
 
     # Concurrent writers; the held snapshot stays the same.
@@ -1020,13 +1026,21 @@ def mvcc(args, common):
     for w in writers:
         w.start()
     t0 = time.time()
-    last_held = t0
+    last_held = last_verify = t0
+    verifies = 0
+    mirrors_verified = serial_verified
     try:
         while time.time() - t0 < args.seconds:
             mvcc_checks(gen, common, 4, stats, "concurrent", failures, own_anywhere=False)
             if time.time() - last_held > args.seconds / 4:
                 held.check(held_stats, "held snapshot, during the writes", failures)
                 last_held = time.time()
+            if time.time() - last_verify > args.verify_every:
+                c, problems = verify_mirrors("m_")
+                verifies += 1
+                mirrors_verified += c
+                failures += ["gpubtree_verify during the writes: %s" % p for p in problems[:5]]
+                last_verify = time.time()
             if any(w.died for w in writers):
                 break
     finally:
@@ -1044,6 +1058,7 @@ def mvcc(args, common):
     for n in range(3):
         mvcc_checks(gen, common, 6, stats, "after the writers", failures, own_anywhere=True)
     c, problems = verify_mirrors("m_")
+    mirrors_verified += c
     failures += ["gpubtree_verify after the writers: %s" % p for p in problems[:5]]
     psql("CREATE EXTENSION IF NOT EXISTS amcheck; SELECT gpubtree_index_check('m_id', true, true);"
          "SELECT gpubtree_index_check('m_k', true, true);")
@@ -1066,12 +1081,12 @@ def mvcc(args, common):
                "%d answered by the service, %d with heap checks (%d without own changes); %d GROUP BY buckets, %d of them "
                "answered by the service; %d with own changes: "
                "%d answered by the service, %d with heap checks; held REPEATABLE READ snapshot: %d x %d checks, %d answered by the service, "
-               "%d with heap checks; %d mirrors verified; %d tree rebuilds; %s rows") % (
+               "%d with heap checks; gpubtree_verify: %d mirrors, %d times during the writes; %d tree rebuilds; %s rows") % (
         args.mvcc_rounds, txns, rollbacks, savepoints, serial_s, args.writers, conc_s, sum(w.txns for w in writers),
         sum(w.rollbacks for w in writers), sum(w.savepoints for w in writers), errors, sum(w.vacuums for w in writers),
         stats.checks, ", ".join("%s %d" % kv for kv in stats.by_iso.items()), stats.discarded, stats.served, stats.heap,
         stats.heap - stats.own_heap, stats.grouped, stats.grouped_served, stats.own, stats.own_served, stats.own_heap, held.rounds, len(held.qs), held_stats.served, held_stats.heap,
-        c, tree_rebuilds("m_"), rows)
+        mirrors_verified, verifies, tree_rebuilds("m_"), rows)
     if kinds:
         summary += "; differences by kind: " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
     return failures, summary
@@ -1086,7 +1101,7 @@ def main():
     ap.add_argument("--writers", type=int, default=None, help="concurrent mode: writer sessions (3; --mvcc: 2)")
     ap.add_argument("--checks", type=int, default=2000, help="concurrent mode: at most this many checks")
     ap.add_argument("--seconds", type=float, default=None, help="concurrent mode: at most this long (30; --mvcc: 20)")
-    ap.add_argument("--verify-every", type=float, default=5, help="concurrent mode: gpubtree_verify interval (s)")
+    ap.add_argument("--verify-every", type=float, default=5, help="concurrent and mvcc modes: gpubtree_verify interval during the writes (s)")
     ap.add_argument("--mvcc", action="store_true",
                     help="update- and delete-heavy rounds, then concurrent writers (--writers, --seconds)")
     ap.add_argument("--mvcc-rounds", type=int, default=30, help="mvcc mode: serial rounds")
