@@ -182,10 +182,9 @@ gbt_chunk_sums_build(const gbt_agg_input *in)
 	memset(s->allvis, 0xff, s->nblocks / 8 + 1);
 
 	/*
-	 * Every chunk is dirty until made: the service makes them between
-	 * requests (gbt_chunk_sums_tidy()), so that a build does not hold the
-	 * service for a pass over every entry, and aggregates meanwhile read
-	 * the entries as they did without sums.
+	 * Every chunk is dirty until made: the service makes them all right
+	 * after the build, in threads (gbt_chunk_sums_tidy_all()), and those
+	 * that changed since between requests (gbt_chunk_sums_tidy()).
 	 */
 	for (i = 0; i < s->nitems[0]; i++)
 		mark_dirty(s, i);
@@ -434,6 +433,97 @@ gbt_chunk_sums_tidy(gbt_chunk_sums *s, const gbt_agg_input *in,
 	/* a chunk that cannot be made stays dirty: not worth another round */
 	if (sync_dirty(s, in, max_chunks) != 0)
 		return 0;
+	return s->ntodo > 0;
+}
+
+/* Chunks [from, to) of s, made by one piece of gbt_chunk_sums_tidy_all(). */
+typedef struct make_piece
+{
+	gbt_chunk_sums *s;
+	const gbt_agg_input *in;
+	int64_t		from;
+	int64_t		to;
+} make_piece;
+
+/*
+ * Each piece writes only its own chunks' slots of level 0 and of seen[]
+ * (whole bytes: a chunk is CHUNK_BYTES of it); a chunk not made stays dirty.
+ */
+static void
+make_chunks(void *arg)
+{
+	make_piece *p = (make_piece *) arg;
+	gbt_chunk_sums *s = p->s;
+	int64_t		i;
+
+	for (i = p->from; i < p->to; i++)
+	{
+		int64_t		from = i * CHUNK_BYTES;
+		int64_t		bytes = (s->n + 7) / 8 - from;
+
+		if (make_chunk(s, p->in, i) != 0)
+			continue;
+		if (bytes > CHUNK_BYTES)
+			bytes = CHUNK_BYTES;
+		if (p->in->removed != NULL)
+			memcpy(s->seen + from, p->in->removed + from, bytes);
+		else
+			memset(s->seen + from, 0, bytes);
+		s->dirty[0][i] = 0;
+	}
+}
+
+int
+gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
+						uint64_t removed_version, gbt_piece_runner run, int npieces)
+{
+	make_piece	pieces[64];
+	int64_t		per;
+	int64_t		i;
+	int			l,
+				k;
+
+	if (s == NULL || in->n != s->n)
+		return 0;
+	if (npieces < 1 || run == NULL)
+		npieces = 1;
+	if (npieces > 64)
+		npieces = 64;
+	/* every chunk is made again, dirty or not */
+	for (i = 0; i < s->nitems[0]; i++)
+		s->dirty[0][i] = 1;
+	per = (s->nitems[0] + npieces - 1) / npieces;
+	for (k = 0; k < npieces; k++)
+	{
+		pieces[k].s = s;
+		pieces[k].in = in;
+		pieces[k].from = k * per < s->nitems[0] ? k * per : s->nitems[0];
+		pieces[k].to = (k + 1) * per < s->nitems[0] ? (k + 1) * per : s->nitems[0];
+	}
+	if (npieces > 1)
+		run(make_chunks, pieces, sizeof(make_piece), npieces);
+	else
+		make_chunks(&pieces[0]);
+
+	/* The dirty counts above and the stack of what is left, as made. */
+	for (l = 1; l < s->nlevels; l++)
+		memset(s->dirty[l], 0, sizeof(int32_t) * s->nitems[l]);
+	s->ntodo = 0;
+	for (i = 0; i < s->nitems[0]; i++)
+	{
+		if (s->dirty[0][i] == 0)
+			continue;
+		s->todo[s->ntodo++] = i;
+		for (l = 1; l < s->nlevels; l++)
+			s->dirty[l][i / span(l)]++;
+	}
+	for (l = 1; l < s->nlevels; l++)
+		for (i = 0; i < s->nitems[l]; i++)
+			if (s->dirty[l][i] == 0)
+				make_item(s, l, i);
+	s->diffed = 1;
+	s->removed_null = in->removed == NULL;
+	s->removed_version = removed_version;
 	return s->ntodo > 0;
 }
 

@@ -8,8 +8,9 @@
  *
  * Level 0 holds one aggregate per GBT_CHUNK positions (the non-removed
  * entries of the chunk, each counted whatever its block), each level above
- * one per GBT_CHUNK_FANOUT items below; none is made at the build, which
- * leaves every chunk dirty (below).  The removed bitmap changes
+ * one per GBT_CHUNK_FANOUT items below; gbt_chunk_sums_build() leaves
+ * every chunk dirty (below), and the engine's tidy_all() right after the
+ * mirror's build makes them all at once, in threads.  The removed bitmap changes
  * between calls: a chunk whose removed bits differ from those its
  * aggregate was made with is out of date ("dirty"), as is every item above
  * it; an aggregate brings up to GBT_CHUNK_SYNC_MAX dirty chunks up to date
@@ -99,6 +100,16 @@ extern int	gbt_chunk_sums_each(gbt_chunk_sums *s, const gbt_agg_input *in,
  */
 extern int	gbt_chunk_sums_tidy(gbt_chunk_sums *s, const gbt_agg_input *in,
 								uint64_t removed_version, int64_t max_chunks);
+
+/*
+ * Every chunk made from in (in->removed of removed_version) at once, in
+ * npieces pieces of chunks run by run (one after another when run is
+ * NULL), then the levels above: the sums current without a tidy().
+ * Returns 1 when some chunks could not be made (left dirty for tidy()).
+ */
+extern int	gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
+									uint64_t removed_version, gbt_piece_runner run,
+									int npieces);
 
 #ifdef __cplusplus
 }

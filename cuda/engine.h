@@ -226,6 +226,12 @@ typedef struct gbt_engine gbt_engine;
 struct gbt_pred_set;			/* predicate.h */
 struct gbt_groups;				/* groupby.h */
 
+/*
+ * Runs fn(arg + i * argsize) for i in [0, n) at once (the service's threads):
+ * plain computation only.
+ */
+typedef void (*gbt_piece_runner) (void (*fn) (void *), void *arg, size_t argsize, int n);
+
 typedef struct gbt_engine_ops
 {
 	/*
@@ -362,6 +368,17 @@ typedef struct gbt_engine_ops
 
 	/* The CUDA device the tree is on; -1 for the CPU twin. */
 	int			(*device) (const gbt_engine *e);
+
+	/*
+	 * Right after build: every chunk sum made at once, with removed[] (as
+	 * given to aggregate()), in npieces pieces run by run (at once, or one
+	 * after another with run NULL), so that the mirror's first aggregates
+	 * need no tidy().  Returns nonzero when some chunks are left dirty
+	 * (tidy() then makes them).
+	 */
+	int			(*tidy_all) (gbt_engine *e, const uint8_t *removed,
+							 uint64_t removed_version, gbt_piece_runner run,
+							 int npieces);
 } gbt_engine_ops;
 
 /* For the implementations: "what: why" into err (may be NULL); returns 1. */

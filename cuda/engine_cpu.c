@@ -246,6 +246,16 @@ cpu_tidy(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 	return gbt_chunk_sums_tidy(e->sums, &in, removed_version, max_chunks);
 }
 
+static int
+cpu_tidy_all(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
+			 gbt_piece_runner run, int npieces)
+{
+	gbt_agg_input in = e->agg;
+
+	in.removed = removed;
+	return gbt_chunk_sums_tidy_all(e->sums, &in, removed_version, run, npieces);
+}
+
 static size_t
 cpu_bytes(const gbt_engine *e)
 {
@@ -294,7 +304,8 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_host_bytes,
 	cpu_scratch_bytes,
 	cpu_trim,
-	cpu_device
+	cpu_device,
+	cpu_tidy_all
 };
 
 const gbt_engine_ops *

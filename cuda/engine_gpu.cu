@@ -668,6 +668,16 @@ gpu_tidy(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 	return gbt_chunk_sums_tidy(g->sums, &hin, removed_version, max_chunks);
 }
 
+static int
+gpu_tidy_all(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
+			 gbt_piece_runner run, int npieces)
+{
+	gbt_agg_input hin = g->host;
+
+	hin.removed = removed;
+	return gbt_chunk_sums_tidy_all(g->sums, &hin, removed_version, run, npieces);
+}
+
 static size_t
 gpu_bytes(const gbt_engine *g)
 {
@@ -728,7 +738,8 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_host_bytes,
 	gpu_scratch_bytes,
 	gpu_trim,
-	gpu_device
+	gpu_device,
+	gpu_tidy_all
 };
 
 extern "C" const gbt_engine_ops *

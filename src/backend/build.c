@@ -125,6 +125,8 @@ running_builds(void)
 static int
 claim_job(GbtBuildJob *job, const GbtMirrorKey *key, TimestampTz now)
 {
+	if (job->state != GBT_JOB_QUEUED)
+		job->asked = now;		/* (a queued one was asked for when queued) */
 	job->key = *key;
 	job->state = GBT_JOB_STARTING;
 	job->since = now;
@@ -139,6 +141,7 @@ queue_job(GbtBuildJob *job, const GbtMirrorKey *key, TimestampTz now)
 {
 	if (job->state == GBT_JOB_QUEUED)
 		return;					/* keeps its place */
+	job->asked = now;
 	job->key = *key;
 	job->state = GBT_JOB_QUEUED;
 	job->since = now;

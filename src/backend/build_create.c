@@ -188,5 +188,5 @@ gbt_mirror_after_build(Relation index)
 		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
 		gbt_mirror_refused(index, why, sizeof(why)))
 		return;
-	(void) gbt_build_mirror(index, keytype, NULL, NULL, why, sizeof(why));
+	(void) gbt_build_mirror(index, keytype, NULL, NULL, 0, why, sizeof(why));
 }

@@ -31,6 +31,7 @@ typedef struct GbtBuildJob
 	GbtJobState state;
 	pid_t		worker_pid;
 	TimestampTz since;			/* when it entered this state */
+	TimestampTz asked;			/* when the build was asked for (queued or started) */
 	int64		done;			/* entries exported so far */
 	int64		total;			/* entries the index was estimated to hold */
 	int64		need_bytes;		/* the mirror's estimated size */

@@ -61,6 +61,7 @@
 /* The job this worker was started for. */
 static int	my_jobno = -1;
 static GbtMirrorKey my_key;
+static TimestampTz my_asked;	/* when the build was asked for */
 
 /* Update our job, if it is still ours. */
 static GbtBuildJob *
@@ -225,7 +226,8 @@ build(void)
 	}
 	SpinLockRelease(&gbt_builds->mutex);
 
-	built = gbt_build_mirror(index, keytype, report_progress, NULL, why, sizeof(why));
+	built = gbt_build_mirror(index, keytype, report_progress, NULL, my_asked,
+							 why, sizeof(why));
 	if (!built)
 	{
 		/* Refused after all (the estimate was low): remember it. */
@@ -265,6 +267,7 @@ gpubtree_builder_main(Datum arg)
 		proc_exit(0);
 	}
 	job->worker_pid = MyProcPid;
+	my_asked = job->asked;
 	SpinLockRelease(&gbt_builds->mutex);
 	before_shmem_exit(builder_exit, (Datum) 0);
 

@@ -316,11 +316,10 @@ current_generation(Relation index)
 bool
 gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 			   uint64 log_start, int service_pid, bool captured,
-			   const GbtColumns *cols, GbtEntries *entries)
+			   const GbtColumns *cols, GbtEntries *entries, GbtBuildPhases *phases)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_BUILD, index, generation,
 								 gbt_entries_flat_size(cols->ncols, entries->n), 0);
-
 	if (req != NULL)
 	{
 		req->body.build.log_start = log_start;
@@ -329,6 +328,8 @@ gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 		req->body.build.nentries = entries->n;
 		req->body.build.captured = captured;
 		gbt_entries_flatten(entries, GBT_REQUEST_DATA(req));
+		phases->sent = GetCurrentTimestamp();
+		req->body.build.phases = *phases;
 	}
 	gbt_entries_free(entries);
 	return req != NULL && request_send(call);

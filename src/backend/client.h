@@ -35,7 +35,8 @@ extern void gbt_fill_key(GbtMirrorKey *key, Relation index);
 
 extern bool gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 						   uint64 log_start, int service_pid, bool captured,
-						   const GbtColumns *cols, GbtEntries *entries);
+						   const GbtColumns *cols, GbtEntries *entries,
+						   GbtBuildPhases *phases);
 extern bool gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo,
 						  const uint64 *hi, int64 nranges, Size result_room);
 extern bool gbt_call_dump(GbtCall *call, Relation index, uint64 generation,

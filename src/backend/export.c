@@ -14,7 +14,9 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
+#include "build_jobs.h"
 #include "capture.h"
 #include "client.h"
 #include "export.h"
@@ -94,57 +96,21 @@ sort_run_by_tid(GbtEntries *e, int64 from, int64 to)
 
 /*
  * Read every entry of the index with a non-NULL key, in (key, TID) order,
- * with its mirrored column values, into out (initialised here).  With
- * SnapshotAny the index scan returns entries regardless of their tuples'
- * visibility.
+ * with its mirrored column values, into out (initialised here): from its
+ * leaf pages (export_leaves.c), room made for about as many entries as
+ * the index holds.
  */
 int64
 gbt_export_index(Relation heap, Relation index, Oid keytype,
 				 const GbtColumns *cols, GbtEntries *out,
 				 GbtExportProgress progress, void *progress_arg)
 {
-	IndexScanDesc iscan;
 	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
 	bool		multikey = IndexRelationGetNumberOfKeyAttributes(index) > 1;
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-	int64		n = 0;
-	const GbtKeyType *kt = gbt_key_type(keytype);	/* once, not per entry */
+	int64		n;
 
-	gbt_entries_init(out, cols->ncols, 1024);
-	iscan = gbt_index_beginscan(heap, index, SnapshotAny, 0, 0);
-	iscan->xs_want_itup = true;
-
-	/*
-	 * Entries already marked dead (LP_DEAD) too: they are still in the index,
-	 * harmless in a mirror (the heap scan rechecks visibility), and leaving
-	 * them out would make a mirror's contents depend on hint bits set later.
-	 */
-	iscan->ignore_killed_tuples = false;
-	index_rescan(iscan, NULL, 0, NULL, 0);
-	while (index_getnext_tid(iscan, ForwardScanDirection) != NULL)
-	{
-		int64		vals[GBT_MAX_COLS];
-		int			c;
-
-		CHECK_FOR_INTERRUPTS();
-		index_deform_tuple(iscan->xs_itup, iscan->xs_itupdesc, values, isnull);
-		if (isnull[0])
-			continue;
-		if (n == out->cap)
-			gbt_entries_grow(out, out->cap * 2);
-		out->keys[n] = kt->encode(values[0]);
-		out->tids[n] = iscan->xs_heaptid;
-		out->nulls[n] = gbt_entry_values(index, cols, values, isnull, vals);
-		for (c = 0; c < cols->ncols; c++)
-			out->vals[c][n] = vals[c];
-		n++;
-		if (progress != NULL && n % 65536 == 0)
-			progress(n, progress_arg);
-	}
-	index_endscan(iscan);
-	if (progress != NULL)
-		progress(n, progress_arg);
+	gbt_entries_init(out, cols->ncols, gbt_estimate_entries(index) / 16 * 17 + 1024);
+	n = gbt_export_leaves(index, keytype, cols, out, progress, progress_arg);
 	out->n = n;
 
 	/*
@@ -229,8 +195,9 @@ flag_unknown(Relation heap, GbtEntries *e)
  */
 bool
 gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
-				 void *progress_arg, char *why, Size whylen)
+				 void *progress_arg, TimestampTz asked, char *why, Size whylen)
 {
+	GbtBuildPhases phases = {0};
 	uint64		generation;
 	uint64		log_start;
 	int			service_pid;
@@ -258,13 +225,17 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 		/* The caller holds a lock on the table. */
 		heap = table_open(index->rd_index->indrelid, NoLock);
 		captured = gbt_capture_active(heap, index);
+		phases.started = GetCurrentTimestamp();
+		phases.asked = asked != 0 ? asked : phases.started;
 		gbt_export_index(heap, index, keytype, &cols, &entries, progress, progress_arg);
+		phases.read = GetCurrentTimestamp();
 		if (captured)
 			flag_unknown(heap, &entries);
+		phases.decided = GetCurrentTimestamp();
 		table_close(heap, NoLock);
 
 		answered = gbt_call_build(&call, index, generation, log_start, service_pid,
-								  captured, &cols, &entries);
+								  captured, &cols, &entries, &phases);
 	}
 	PG_FINALLY();
 	{

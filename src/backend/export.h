@@ -19,10 +19,13 @@ typedef void (*GbtExportProgress) (int64 done, void *arg);
 extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
 							  const GbtColumns *cols, GbtEntries *out,
 							  GbtExportProgress progress, void *progress_arg);
+extern int64 gbt_export_leaves(Relation index, Oid keytype, const GbtColumns *cols,
+							   GbtEntries *out, GbtExportProgress progress,
+							   void *progress_arg);
 extern int64 gbt_export_decide_unknown(Relation heap, GbtEntries *e,
 									   BlockNumber nblocks, BlockNumber *nread);
 extern bool gbt_build_mirror(Relation index, Oid keytype,
 							 GbtExportProgress progress, void *progress_arg,
-							 char *why, Size whylen);
+							 TimestampTz asked, char *why, Size whylen);
 
 #endif							/* GPUBTREE_EXPORT_H */

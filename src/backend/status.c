@@ -217,6 +217,15 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		if (job != NULL)
 			shown[job - jobs] = true;
 		put_job(values, nulls, job, current ? "current" : "stale");
+		if (nulls[13] && m->phases.asked != 0)
+		{
+			/* where its build's time went, until its chunk sums were made */
+			char		text[GBT_ERRMSG_LEN];
+
+			gbt_build_phases_text(&m->phases, text, sizeof(text));
+			values[13] = CStringGetTextDatum(text);
+			nulls[13] = false;
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 

@@ -24,6 +24,7 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "storage/itemptr.h"
 
 #include "engine.h"
@@ -107,6 +108,28 @@ typedef struct GbtRequestHeader
 } GbtRequestHeader;
 
 /*
+ * When each phase of a mirror's build ended, from the moment it was asked
+ * for (the commit of CREATE INDEX, or a query that found no mirror) to the
+ * moment its chunk sums were all made and aggregates ran at full speed.
+ * The exporting process fills them up to sent, the service the rest;
+ * 0: not (yet) reached.  gpubtree_mirrors().note and the service's log
+ * line at the end of a build show them (gbt_build_phases_text()).
+ */
+typedef struct GbtBuildPhases
+{
+	TimestampTz asked;			/* the build was asked for */
+	TimestampTz started;		/* the export began (its worker had its locks) */
+	TimestampTz read;			/* the index was read */
+	TimestampTz decided;		/* the heap told the unknown entries */
+	TimestampTz sent;			/* the BUILD request was handed over */
+	TimestampTz taken;			/* the service began the build */
+	TimestampTz built;			/* the mirror was built and published */
+	TimestampTz summed;			/* its chunk sums were all made */
+} GbtBuildPhases;
+
+extern void gbt_build_phases_text(const GbtBuildPhases *p, char *out, Size outlen);
+
+/*
  * BUILD: nentries entries follow (entries.h's flat layout, columns as in
  * columns), in (key, TID) order; log_start is the change-log position
  * registered before the export began, with the service it was registered
@@ -119,6 +142,7 @@ typedef struct GbtBuildRequest
 	GbtColumns	columns;
 	int64		nentries;
 	bool		captured;		/* the table's deletes reach the log */
+	GbtBuildPhases phases;		/* up to sent */
 } GbtBuildRequest;
 
 /*

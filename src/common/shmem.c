@@ -9,6 +9,7 @@
 
 #include "access/xact.h"
 #include "common/hashfn.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/dsm_impl.h"
@@ -310,4 +311,56 @@ gbt_count_fallback(void)
 {
 	if (gbt_shared != NULL)
 		pg_atomic_fetch_add_u64(&gbt_shared->fallbacks, 1);
+}
+
+/* Milliseconds from a to b, or -1 when either was not reached. */
+static double
+phase_ms(TimestampTz a, TimestampTz b)
+{
+	if (a == 0 || b == 0)
+		return -1;
+	return (double) (b - a) / 1000.0;
+}
+
+/*
+ * A build's phases as one line: the time from the ask to the mirror at full
+ * speed, then each phase's share, in the order they run.  A phase not
+ * reached yet ends the list.
+ */
+void
+gbt_build_phases_text(const GbtBuildPhases *p, char *out, Size outlen)
+{
+	/* names[i]: from at[i] to at[i + 1] */
+	static const char *const names[] = {
+		"worker start", "index read", "heap read", "hand-over",
+		"service busy", "build", "chunk sums"
+	};
+	const TimestampTz at[] = {
+		p->asked, p->started, p->read, p->decided, p->sent, p->taken, p->built, p->summed
+	};
+	StringInfoData buf;
+	int			i;
+
+	StaticAssertStmt(lengthof(at) == lengthof(names) + 1, "a name per phase");
+	initStringInfo(&buf);
+	if (p->summed != 0)
+		appendStringInfo(&buf, "at full speed %.0f ms after it was asked for",
+						 phase_ms(p->asked, p->summed));
+	else if (p->built != 0)
+		appendStringInfo(&buf, "built %.0f ms after it was asked for, chunk sums being made",
+						 phase_ms(p->asked, p->built));
+	else
+		appendStringInfoString(&buf, "being built");
+	appendStringInfoString(&buf, " (ms:");
+	for (i = 0; i < lengthof(names); i++)
+	{
+		double		ms = phase_ms(at[i], at[i + 1]);
+
+		if (ms < 0)
+			break;
+		appendStringInfo(&buf, "%s %s %.0f", i > 0 ? "," : "", names[i], ms);
+	}
+	appendStringInfoChar(&buf, ')');
+	strlcpy(out, buf.data, outlen);
+	pfree(buf.data);
 }

@@ -141,6 +141,7 @@ typedef struct GbtMirrorInfo
 	int64		device_bytes;	/* of those, on the device */
 	int64		scratch_bytes;	/* kept for batches, beyond bytes */
 	double		build_ms;
+	GbtBuildPhases phases;		/* of its build (protocol.h) */
 	uint64		hits;
 	int64		rebuilds;		/* trees rebuilt with the delta folded in */
 	int64		rebuild_copied; /* entries a rebuild under way copied; -1: none */

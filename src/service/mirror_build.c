@@ -10,6 +10,7 @@
 #include "utils/memutils.h"
 
 #include "mirror_int.h"
+#include "threads.h"
 
 /* Base position i's NULL bits per column, from its entry's NULL mask. */
 static void
@@ -179,6 +180,35 @@ drop_unheld_columns(GbtMirror *m)
 }
 
 /*
+ * dst (uninitialised): a copy of src, array by array where src holds every
+ * array in full (an export's), else entry by entry.
+ */
+static void
+copy_entries(GbtEntries *dst, const GbtEntries *src)
+{
+	int64		n = src->n;
+	bool		plain = src->nulls != NULL;
+	int			c;
+	int64		i;
+
+	for (c = 0; c < src->ncols; c++)
+		plain &= src->vals[c] != NULL && src->narrow[c] == NULL;
+	gbt_entries_init(dst, src->ncols, n);
+	dst->n = n;
+	if (!plain)
+	{
+		for (i = 0; i < n; i++)
+			gbt_copy_entry(dst, i, src, i);
+		return;
+	}
+	memcpy(dst->keys, src->keys, sizeof(uint64) * n);
+	memcpy(dst->tids, src->tids, sizeof(ItemPointerData) * n);
+	memcpy(dst->nulls, src->nulls, n);
+	for (c = 0; c < src->ncols; c++)
+		memcpy(dst->vals[c], src->vals[c], sizeof(int64) * n);
+}
+
+/*
  * Build from entries in (key, TID) order with their stamps (xmin/xmax NULL:
  * from the entries' GBT_ENTRY_XMIN_UNKNOWN flag, no xmax).  With take, the
  * mirror takes the entries' arrays (in TopMemoryContext) instead of a copy,
@@ -214,12 +244,7 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	if (take)
 		m->base = *entries;
 	else
-	{
-		gbt_entries_init(&m->base, columns->ncols, n);
-		for (i = 0; i < n; i++)
-			gbt_copy_entry(&m->base, i, entries, i);
-		m->base.n = n;
-	}
+		copy_entries(&m->base, entries);
 	for (i = 0; i < n; i++)
 		maxblock = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&entries->tids[i]));
 	m->nallvis = (int64) maxblock + 1;
@@ -283,6 +308,13 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 		gbt_mirror_free(m);
 		return NULL;
 	}
+
+	/*
+	 * Its chunk sums made now, in threads, not a budget a round afterwards:
+	 * the mirror answers at full speed from the moment it is published.
+	 */
+	(void) ops->tidy_all(m->engine, m->hidden, m->hidden_version, gbt_run_pieces,
+						 gbt_threads_wanted());
 	return m;
 }
 

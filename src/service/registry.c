@@ -120,6 +120,7 @@ gbt_publish_mirrors(void)
 		info->device_bytes = gbt_mirror_device_bytes(sm->mirror);
 		info->scratch_bytes = gbt_mirror_scratch_bytes(sm->mirror);
 		info->build_ms = sm->build_ms;
+		info->phases = sm->phases;
 		info->hits = sm->hits;
 		info->rebuilds = sm->rebuilds;
 		info->rebuild_copied = sm->rebuild != NULL ? gbt_rebuild_copied(sm->rebuild) : -1;
@@ -480,6 +481,23 @@ forget_outcomes(TransactionId horizon)
 		gbt_xid_outcomes_forget(horizon);
 }
 
+/*
+ * A build's chunk sums are all made: its aggregates run at full speed from
+ * now on.  One line in the log per build, with where the time went since
+ * it was asked for (the same as gpubtree_mirrors().note).
+ */
+static void
+build_at_full_speed(ServiceMirror *sm)
+{
+	char		text[GBT_ERRMSG_LEN];
+
+	sm->phases.summed = GetCurrentTimestamp();
+	gbt_build_phases_text(&sm->phases, text, sizeof(text));
+	ereport(LOG,
+			(errmsg("gpubtree service: mirror of index %u, %lld entries, %s",
+					sm->key.indexrelid, (long long) gbt_mirror_entries(sm->mirror), text)));
+}
+
 bool
 gbt_maintain_mirrors(void)
 {
@@ -493,6 +511,7 @@ gbt_maintain_mirrors(void)
 		GbtMirror  *merged;
 		char		err[GBT_ERRMSG_LEN];
 		instr_time	start;
+		bool		tidying;
 
 		if (!sm->in_use)
 			continue;
@@ -528,9 +547,12 @@ gbt_maintain_mirrors(void)
 									   GBT_SCRATCH_IDLE_MS))
 			gbt_mirror_trim_scratch(sm->mirror);
 		INSTR_TIME_SET_CURRENT(start);
-		more |= gbt_mirror_tidy_step(sm->mirror);
+		tidying = gbt_mirror_tidy_step(sm->mirror);
+		more |= tidying;
 		report_slow_step(start, "bringing chunk sums up to date", sm,
 						 gbt_mirror_entries(sm->mirror));
+		if (!tidying && sm->phases.built != 0 && sm->phases.summed == 0)
+			build_at_full_speed(sm);
 		if (sm->rebuild == NULL && !gbt_mirror_wants_merge(sm->mirror))
 			continue;
 		/* A new tree would make a sliced request over the old one start again. */

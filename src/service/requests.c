@@ -40,6 +40,7 @@ handle_build(GbtRequest *req, int slotno)
 	BuildCapture *bc;
 	bool		registered;
 	int			device;
+	TimestampTz taken;
 
 	if (!gbt_new_mirror_device(&device))
 	{
@@ -65,6 +66,7 @@ handle_build(GbtRequest *req, int slotno)
 	}
 
 	INSTR_TIME_SET_CURRENT(start);
+	taken = GetCurrentTimestamp();
 	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.nentries, GBT_REQUEST_DATA(req));
 	m = gbt_mirror_build(&req->body.build.columns, &entries, req->body.build.captured,
 						 device, err, sizeof(err));
@@ -107,6 +109,10 @@ handle_build(GbtRequest *req, int slotno)
 	sm->mirror = m;
 	sm->last_used = GetCurrentTimestamp();
 	sm->build_ms = INSTR_TIME_GET_MILLISEC(duration);
+	sm->phases = req->body.build.phases;
+	sm->phases.taken = taken;
+	sm->phases.built = GetCurrentTimestamp();
+	sm->phases.summed = 0;
 	sm->hits = 0;
 	req->hdr.device_ms = sm->build_ms;
 	req->hdr.on_gpu = gbt_mirror_on_gpu(m);

@@ -40,6 +40,7 @@ typedef struct ServiceMirror
 	bool		settling;		/* a pass is under way ... */
 	TransactionId settling_horizon; /* ... against this horizon */
 	double		build_ms;
+	GbtBuildPhases phases;		/* of its build, from the ask to its chunk sums */
 	uint64		hits;
 	int64		rebuilds;		/* new trees made with the delta folded in */
 	struct GbtRebuild *rebuild; /* a new tree being made, a step a round ... */

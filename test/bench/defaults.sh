@@ -59,6 +59,7 @@ SQL
 	echo "| first count(*) 10 % after CREATE INDEX | $(timed "$(printf "$R10" b)") | $first_g | | |"
 	echo "| (s from the end of CREATE INDEX until that count takes < 20 ms; its plan then) | | $ready | | |"
 	echo "| (mirror built in the background, s after the first query) | | $(wait_mirror) | | |"
+	echo "| (where the build's time went: $($PSQL -c "SELECT note FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass")) | | | | |"
 	echo "| (mirror: $($PSQL -c "SELECT entries || ' entries, ' || round(bytes_per_entry::numeric, 1) || ' bytes an entry, ' || round(device_bytes::numeric / entries, 1) || ' of them on the GPU; scratch ' || pg_size_pretty(scratch_bytes) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass"); index: $($PSQL -c "SELECT round(pg_relation_size('g_k')::numeric / $ROWS, 1)") bytes a row) | | | | |"
 	for what in "count(*)" "sum(v)"; do
 		row "$what 0.01 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10000 - 1))" median

@@ -425,6 +425,14 @@ te_each(const gbt_engine_ops *ops, gbt_engine *e, vt_data *d, const vt_query *q,
 	return checks + 1;
 }
 
+/* tidy_all()'s pieces one after another, last first (any order must do). */
+static void
+te_run_pieces(void (*fn) (void *), void *arg, size_t argsize, int n)
+{
+	while (n-- > 0)
+		fn((char *) arg + n * argsize);
+}
+
 static long
 te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		int64_t n, int it)
@@ -516,6 +524,14 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 					 "engine tidy: chunks left");
 			checks++;
 		}
+		if (round == 0 || round == 4)
+		{
+			/* every chunk at once, as the service does after a build */
+			VT_CHECK(ops->tidy_all(e, d.removed, version, te_run_pieces, 3) == 0 &&
+					 (t == NULL || twin->tidy_all(t, d.removed, version, NULL, 1) == 0),
+					 "engine tidy_all round %d: chunks left", round);
+			checks++;
+		}
 		memset(&res, 0x77, sizeof(res));
 		if (ops->aggregate(e, d.removed, version, q.start, q.end, q.R, q.vis, q.nvis,
 						   &res, q.unsure, q.cap, err, sizeof(err)) != 0)
@@ -542,7 +558,15 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		 * Every other round, every chunk made again first (as the service
 		 * does between requests): then only the ranges' ends are scanned.
 		 */
-		if (round % 2 == 0)
+		if (round % 4 == 0)
+		{
+			/* all at once, in pieces (a build's) */
+			VT_CHECK(gbt_chunk_sums_tidy_all(sums, &d.in, version, te_run_pieces,
+											 1 + round / 2) == 0,
+					 "tidy_all round %d: chunks left", round);
+			checks++;
+		}
+		else if (round % 2 == 0)
 		{
 			VT_CHECK(gbt_chunk_sums_tidy(sums, &d.in, version, 1) == 0 ||
 					 gbt_chunk_sums_tidy(sums, &d.in, version, n) == 0,

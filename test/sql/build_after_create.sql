@@ -48,6 +48,24 @@ SELECT bac_wait_current('bac_k') AS created_current;
 SELECT entries FROM gpubtree_mirrors()
 WHERE index = 'bac_k'::regclass AND relfilenode = pg_relation_filenode('bac_k');
 
+-- Where the build's time went (note): from the commit that asked for it to
+-- its chunk sums, each phase in ms, the phases adding up to the whole
+-- (rounding aside).  The chunk sums are made in the service's next round
+-- of maintenance at the latest: polled.
+DO $$
+BEGIN
+	FOR i IN 1..600 LOOP
+		EXIT WHEN (SELECT note LIKE 'at full speed %' FROM gpubtree_mirrors()
+				   WHERE index = 'bac_k'::regclass);
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
+SELECT note ~ '^at full speed [0-9]+ ms after it was asked for \(ms: worker start [0-9]+, index read [0-9]+, heap read [0-9]+, hand-over [0-9]+, service busy [0-9]+, build [0-9]+, chunk sums [0-9]+\)$' AS phases_shown,
+	   abs(substring(note FROM 'at full speed ([0-9]+)')::int -
+		   (SELECT sum(m[1]::int) FROM regexp_matches(note, '[:,] [a-z -]+ ([0-9]+)', 'g') m)) <= 7
+		   AS phases_add_up
+FROM gpubtree_mirrors() WHERE index = 'bac_k'::regclass;
+
 -- REINDEX INDEX: new storage, and its mirror.
 SELECT pg_relation_filenode('bac_k') AS before_reindex \gset
 REINDEX INDEX bac_k;
