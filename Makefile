@@ -28,7 +28,7 @@ PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs filters group_buckets \
 	device errors differences service security any_planning any_dedup any_params lookup mvcc \
 	capture_ddl in_statement twophase analytic group_estimate why_not export_visibility \
-	build_after_create
+	build_after_create vacuum_sweep
 REGRESS_OPTS = --inputdir=test --load-extension=gpubtree
 # Tests that use contrib's amcheck run where it is installed (the wheel
 # that carries PostgreSQL 16 lacks it; test/pg_version.sh): elsewhere
