@@ -11,11 +11,13 @@
 #include "utils/relcache.h"
 
 /*
- * The TIDs the callback says are dead, sorted, *ndead of them; NULL when
- * the callback is not VACUUM's own or they cannot be read from its state.
+ * The TIDs the callback says are dead, sorted, *ndead of them (a copy the
+ * caller frees when *palloced); NULL when the callback is not VACUUM's own
+ * or they cannot be read from its state.
  */
 extern const ItemPointerData *gbt_vacuum_dead_items(Relation index,
 													IndexBulkDeleteCallback callback,
-													void *callback_state, int64 *ndead);
+													void *callback_state, int64 *ndead,
+													bool *palloced);
 
 #endif							/* GPUBTREE_DEAD_ITEMS_H */

@@ -178,6 +178,7 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 	SweepState	st;
 	const ItemPointerData *dead;
 	int64		ndead;
+	bool		palloced;
 	uint64		mirror_id = 0;
 	GbtReplyStatus status;
 	bool		done = false;
@@ -194,7 +195,7 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		return;
 	}
 
-	dead = gbt_vacuum_dead_items(index, callback, callback_state, &ndead);
+	dead = gbt_vacuum_dead_items(index, callback, callback_state, &ndead, &palloced);
 	if (dead != NULL)
 	{
 		GbtCall		call;
@@ -203,6 +204,8 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		done = gbt_call_remove(&call, index, 0, true, dead, ndead) &&
 			call.req->hdr.status == GBT_REPLY_OK;
 		gbt_call_end(&call);
+		if (palloced)
+			pfree((void *) dead);
 		if (!done)
 			gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
 		return;
