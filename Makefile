@@ -28,7 +28,7 @@ PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 REGRESS = types am_basics ordering constraints maintenance parallel partition aggregates agg_types agg_float_ties agg_funcs filters group_buckets \
 	device errors differences service security any_planning any_dedup any_params lookup mvcc \
 	capture_ddl in_statement twophase analytic group_estimate why_not export_visibility \
-	build_after_create
+	build_after_create vacuum_sweep
 REGRESS_OPTS = --inputdir=test --load-extension=gpubtree
 # Tests that use contrib's amcheck run where it is installed (the wheel
 # that carries PostgreSQL 16 lacks it; test/pg_version.sh): elsewhere
@@ -78,7 +78,8 @@ PG_CPPFLAGS += -DGBT_RUN_MIN=2 -DGBT_MERGE_STEP=16 -DGBT_RECENT_MIN=4 -DGBT_SUM_
 	-DGBT_DUMP_MAX=8 -DGBT_REBUILD_MIN=64 -DGBT_REBUILD_SHARE=32 \
 	-DGBT_REBUILD_STEP=16 -DGBT_JOIN_OUTER_MAX=16 -DGBT_LIST_PIECE_MIN=4 \
 	-DGBT_CHUNK=16 -DGBT_CHUNK_FANOUT=4 -DGBT_CHUNK_SYNC_MAX=3 -DGBT_TIDY_CHUNKS=2 \
-	-DGBT_SLICE_KEYS=16 -DGBT_WALK_PIECE_MIN=4 -DGBT_WALK_CHUNK=8 -DGBT_WALK_PENDING=4
+	-DGBT_SLICE_KEYS=16 -DGBT_WALK_PIECE_MIN=4 -DGBT_WALK_CHUNK=8 -DGBT_WALK_PENDING=4 \
+	-DGBT_DEAD_SEARCH_MIN=64
 endif
 
 ifeq ($(USE_CUDA),1)

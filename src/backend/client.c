@@ -371,7 +371,7 @@ gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
 }
 
 bool
-gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id,
+gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id, bool all_dead,
 				const ItemPointerData *tids, int64 ntids)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_REMOVE, index, current_generation(index),
@@ -380,6 +380,7 @@ gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id,
 	if (req == NULL)
 		return false;
 	req->body.remove.mirror_id = mirror_id;
+	req->body.remove.all_dead = all_dead;
 	req->body.remove.ntids = ntids;
 	memcpy(GBT_REQUEST_DATA(req), tids, sizeof(ItemPointerData) * ntids);
 	return request_send(call);

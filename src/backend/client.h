@@ -42,7 +42,7 @@ extern bool gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo,
 extern bool gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
 						  const GbtDumpCursor *after, int64 nitems, int ncols,
 						  bool verdicts);
-extern bool gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id,
+extern bool gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id, bool all_dead,
 							const ItemPointerData *tids, int64 ntids);
 extern bool gbt_call_agg_prepare(GbtCall *call, Relation index);
 extern bool gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id,

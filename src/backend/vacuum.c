@@ -13,6 +13,7 @@
 
 #include "capture.h"
 #include "client.h"
+#include "dead_items.h"
 #include "keytypes.h"
 #include "resync.h"
 #include "vacuum.h"
@@ -159,18 +160,25 @@ cmp_tid(const void *a, const void *b)
 /*
  * VACUUM's bulk delete, after nbtree's pass: remove from the mirror every
  * entry whose TID VACUUM's callback reports dead, before VACUUM can mark
- * those line pointers unused for reuse.  The mirror is swept rather than
- * told what nbtree deleted, because nbtree also removes entries by itself
- * (LP_DEAD simple deletion, bottom-up deletion) without calling us; their
- * TIDs are dead too and reach VACUUM's list the same way.  When the sweep
- * cannot be done, the mirror is invalidated instead.  Either way exports
- * that began before nbtree's pass ended are made unusable.
+ * those line pointers unused for reuse.  The mirror is told VACUUM's whole
+ * dead list, or swept, rather than told what nbtree deleted, because
+ * nbtree also removes entries by itself (LP_DEAD simple deletion,
+ * bottom-up deletion) without calling us; their TIDs are dead too and
+ * reach VACUUM's list the same way.  Where the list can be read
+ * (dead_items.c), the service takes its TIDs out of the mirror in one pass
+ * of its own; else the mirror is read back and each entry's TID asked of
+ * the callback.  When neither can be done, the mirror is invalidated
+ * instead.  Either way exports that began before nbtree's pass ended are
+ * made unusable.
  */
 void
 gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 				 void *callback_state)
 {
 	SweepState	st;
+	const ItemPointerData *dead;
+	int64		ndead;
+	bool		palloced;
 	uint64		mirror_id = 0;
 	GbtReplyStatus status;
 	bool		done = false;
@@ -187,6 +195,22 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		return;
 	}
 
+	dead = gbt_vacuum_dead_items(index, callback, callback_state, &ndead, &palloced);
+	if (dead != NULL)
+	{
+		GbtCall		call;
+
+		gbt_resync_flush();
+		done = gbt_call_remove(&call, index, 0, true, dead, ndead) &&
+			call.req->hdr.status == GBT_REPLY_OK;
+		gbt_call_end(&call);
+		if (palloced)
+			pfree((void *) dead);
+		if (!done)
+			gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
+		return;
+	}
+
 	st.callback = callback;
 	st.callback_state = callback_state;
 	st.maxdead = 1024;
@@ -197,7 +221,7 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		GbtCall		call;
 
 		qsort(st.dead, st.ndead, sizeof(ItemPointerData), cmp_tid);
-		done = gbt_call_remove(&call, index, mirror_id, st.dead, st.ndead) &&
+		done = gbt_call_remove(&call, index, mirror_id, false, st.dead, st.ndead) &&
 			call.req->hdr.status == GBT_REPLY_OK;
 		gbt_call_end(&call);
 	}

@@ -199,12 +199,15 @@ typedef struct GbtDumpRequest
 
 /*
  * REMOVE: ntids TIDs follow, sorted; applies only if mirror_id still names
- * the mirror, else the mirror is dropped.
+ * the mirror, else the mirror is dropped.  With all_dead, the TIDs are
+ * VACUUM's whole dead list, right for whichever mirror is current
+ * (mirror_id is not looked at).
  */
 typedef struct GbtRemoveRequest
 {
 	uint64		mirror_id;
 	int64		ntids;
+	bool		all_dead;
 } GbtRemoveRequest;
 
 /*

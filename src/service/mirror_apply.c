@@ -6,11 +6,13 @@
  */
 #include "postgres.h"
 
+#include "port/pg_bitutils.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
 #include "mirror_int.h"
 #include "runsums.h"
+#include "threads.h"
 
 /*
  * Add entries (any order), inserted by xmin[] and logged at pos[] (pos NULL:
@@ -165,10 +167,83 @@ dead_tids_has(const DeadTids *d, const ItemPointerData *tid)
 	return false;
 }
 
+/*
+ * A piece of the tree's positions, [from, to), searched for dead TIDs by a
+ * thread of its own: each sets its positions' bits in hits, from a multiple
+ * of 64 on, so that no two share a word.
+ */
+typedef struct DeadSearch
+{
+	const GbtMirror *m;
+	const DeadTids *d;
+	int64		from;
+	int64		to;
+	uint64	   *hits;
+} DeadSearch;
+
+/* At least this many positions a thread. */
+#ifndef GBT_DEAD_SEARCH_MIN		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_DEAD_SEARCH_MIN 65536
+#endif
+
+static void
+dead_search_piece(void *arg)
+{
+	DeadSearch *s = arg;
+	int64		i;
+
+	for (i = s->from; i < s->to; i++)
+		if (!IS_REMOVED(s->m, i) && dead_tids_has(s->d, &s->m->base.tids[i]))
+			s->hits[i >> 6] |= UINT64CONST(1) << (i & 63);
+}
+
+/*
+ * Take the tree's entries with dead TIDs out: found by up to
+ * gbt_threads_wanted() threads (a pass over every entry, the whole of a
+ * REMOVE's time on a large mirror), then removed here one by one.
+ */
+static int64
+remove_from_tree(GbtMirror *m, const DeadTids *d)
+{
+	DeadSearch	pieces[GBT_THREADS_MAX];
+	int64		nwords = (m->base.n + 63) / 64;
+	uint64	   *hits = palloc_extended(sizeof(uint64) * Max(nwords, 1),
+									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	int64		per;
+	int64		removed = 0;
+	int64		w;
+	int			npieces;
+	int			p;
+
+	npieces = (int) Max(Min(gbt_threads_wanted(), m->base.n / GBT_DEAD_SEARCH_MIN), 1);
+	per = ((m->base.n + npieces - 1) / npieces + 63) & ~INT64CONST(63);
+	for (p = 0; p < npieces; p++)
+	{
+		pieces[p].m = m;
+		pieces[p].d = d;
+		pieces[p].from = Min(p * per, m->base.n);
+		pieces[p].to = Min((p + 1) * per, m->base.n);
+		pieces[p].hits = hits;
+	}
+	gbt_run_pieces(dead_search_piece, pieces, sizeof(DeadSearch), npieces);
+	for (w = 0; w < nwords; w++)
+	{
+		uint64		bits;
+
+		for (bits = hits[w]; bits != 0; bits &= bits - 1)
+		{
+			gbt_mirror_remove_entry(m, w * 64 + pg_rightmost_one_pos64(bits));
+			removed++;
+		}
+	}
+	pfree(hits);
+	return removed;
+}
+
 int64
 gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 {
-	int64		removed = 0;
+	int64		removed;
 	int64		i;
 	int			r;
 	DeadTids	d;
@@ -177,13 +252,7 @@ gbt_mirror_remove(GbtMirror *m, const ItemPointerData *dead, int64 ndead)
 		return 0;
 	gbt_mirror_merge_finish(m);
 	dead_tids_init(&d, dead, ndead);
-	for (i = 0; i < m->base.n; i++)
-	{
-		if (IS_REMOVED(m, i) || !dead_tids_has(&d, &m->base.tids[i]))
-			continue;
-		gbt_mirror_remove_entry(m, i);
-		removed++;
-	}
+	removed = remove_from_tree(m, &d);
 	if (removed > 0)
 		gbt_stamps_drop(m);
 	for (r = 0; r < GBT_RUNS; r++)

@@ -417,10 +417,11 @@ agg_slice(TakenRequest *t, int64 max)
 
 /*
  * REMOVE (VACUUM's sweep): take the dead TIDs out of the mirror the sweep
- * read, and move it to a new generation, which makes any export that began
- * before nbtree's pass ended unusable (it may hold dead entries).  A mirror
- * that is not the one swept, or that missed a generation meanwhile, is
- * dropped instead.
+ * read (or, given VACUUM's whole dead list, out of the current one), and
+ * move it to a new generation, which makes any export that began before
+ * nbtree's pass ended unusable (it may hold dead entries).  A mirror that
+ * is not the one swept, or that missed a generation meanwhile, is dropped
+ * instead.
  */
 static void
 handle_remove(GbtRequest *req)
@@ -430,7 +431,8 @@ handle_remove(GbtRequest *req)
 	uint64		before = gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid);
 	uint64		after;
 
-	if (sm != NULL && (sm->lineage != req->body.remove.mirror_id || sm->generation != before))
+	if (sm != NULL && ((!req->body.remove.all_dead && sm->lineage != req->body.remove.mirror_id) ||
+					   sm->generation != before))
 	{
 		gbt_drop_mirror(sm);
 		sm = NULL;
