@@ -12,7 +12,8 @@
  *   needs is the btree equality strategy of the operator families, which
  *   gpubtree's have.  For each such statement the unique gpubtree indexes of
  *   its target tables (partitions included) are labelled from ExecutorStart
- *   to ExecutorEnd.
+ *   to ExecutorEnd.  The same hook tells resync.c that the transaction may
+ *   super-delete speculative tuples (gbt_resync_note_speculative()).
  * - amcheck: gpubtree_index_check() labels the index while amcheck's
  *   bt_index_check() or bt_index_parent_check() verifies it.
  *
@@ -37,6 +38,7 @@
 #include "utils/rel.h"
 
 #include "backend.h"
+#include "resync.h"
 
 typedef struct LabelledIndex
 {
@@ -135,6 +137,8 @@ label_for_plan(Plan *plan, PlannedStmt *stmt, QueryDesc *queryDesc)
 	{
 		Index		rti = linitial_int(mt->resultRelations);
 
+		/* Its super-deleted tuples' entries must not reach the mirrors. */
+		gbt_resync_note_speculative();
 		label_unique_gpubtree_indexes(rt_fetch(rti, stmt->rtable)->relid,
 									  queryDesc);
 	}

@@ -22,6 +22,15 @@
  * (or of the log, for small mirrors) stops logging them and invalidates the
  * mirror instead, at the same points: rebuilding once is cheaper than
  * shipping a bulk load entry by entry.
+ *
+ * INSERT ... ON CONFLICT super-deletes a speculative tuple that meets a
+ * conflict (its xmin made Invalid) after aminsert batched its entries, and
+ * no trigger hears of it: written as they are, the entries would be stamped
+ * inserted by a transaction that commits, and aggregates the stamps decide
+ * would count a row that never existed.  So in a transaction that ran such
+ * a statement (gbt_resync_note_speculative()), each write first drops the
+ * entries whose tuple is no longer this transaction's, and keeps back
+ * those whose speculative insertion is still under way, for the next write.
  */
 #include "postgres.h"
 
@@ -71,6 +80,7 @@ static SubxactMark *marks = NULL;
 static int	nmarks = 0;
 static int	maxmarks = 0;
 static bool wrote_log = false;	/* this transaction wrote to the log */
+static bool speculative = false;	/* it ran an INSERT ... ON CONFLICT */
 
 static void resync_xact_callback(XactEvent event, void *arg);
 static void resync_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -127,18 +137,25 @@ epoch_unchanged(const GbtMirrorKey *key)
 		pi->epoch == gbt_vacuum_epoch(key->dbid, key->indexrelid);
 }
 
-/* Is the heap tuple at tid one this transaction inserted and still has? */
-static bool
-tuple_is_ours(Relation heap, BlockNumber nblocks, ItemPointer tid)
+/* What became of the heap tuple an entry of this transaction points to. */
+typedef enum TupleFate
+{
+	TUPLE_GONE,					/* not this transaction's (any more) */
+	TUPLE_OURS,					/* inserted by this transaction, still there */
+	TUPLE_SPECULATIVE			/* ours, its speculative insertion not done */
+} TupleFate;
+
+static TupleFate
+tuple_fate(Relation heap, BlockNumber nblocks, ItemPointer tid)
 {
 	BlockNumber blkno = ItemPointerGetBlockNumber(tid);
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	Buffer		buf;
 	Page		page;
-	bool		ours = false;
+	TupleFate	fate = TUPLE_GONE;
 
 	if (blkno >= nblocks)
-		return false;			/* cannot be: our lock keeps VACUUM from truncating */
+		return TUPLE_GONE;		/* cannot be: our lock keeps VACUUM from truncating */
 	buf = ReadBuffer(heap, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
@@ -148,11 +165,38 @@ tuple_is_ours(Relation heap, BlockNumber nblocks, ItemPointer tid)
 
 		/* A super-deleted speculative tuple has an invalid xmin. */
 		if (ItemIdIsNormal(lp))
-			ours = TransactionIdIsCurrentTransactionId(
-				HeapTupleHeaderGetRawXmin((HeapTupleHeader) PageGetItem(page, lp)));
+		{
+			HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(page, lp);
+
+			if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(tup)))
+				fate = HeapTupleHeaderIsSpeculative(tup) ?
+					TUPLE_SPECULATIVE : TUPLE_OURS;
+		}
 	}
 	UnlockReleaseBuffer(buf);
-	return ours;
+	return fate;
+}
+
+/* Keep only the entries keep[] says, and move the savepoint marks with them. */
+static void
+compact_batch(const bool *keep)
+{
+	int		   *kept_before = palloc(sizeof(int) * (nbatch + 1));
+	int			i,
+				j,
+				o;
+
+	for (j = 0, o = 0; j < nbatch; j++)
+	{
+		kept_before[j] = o;
+		if (keep[j])
+			batch[o++] = batch[j];
+	}
+	kept_before[nbatch] = o;
+	for (i = 0; i < nmarks; i++)
+		marks[i].nbatch = kept_before[marks[i].nbatch];
+	nbatch = o;
+	pfree(kept_before);
 }
 
 /*
@@ -166,10 +210,8 @@ static void
 recheck_batch(void)
 {
 	bool	   *keep = palloc(sizeof(bool) * nbatch);
-	int		   *kept_before = palloc(sizeof(int) * (nbatch + 1));
 	int			i,
-				j,
-				o;
+				j;
 
 	for (j = 0; j < nbatch; j++)
 		keep[j] = true;
@@ -196,23 +238,86 @@ recheck_batch(void)
 		for (j = 0; j < nbatch; j++)
 			if (batch[j].key.indexrelid == pi->indexrelid)
 				keep[j] = heap_am && (batch[j].kind == GBT_LOG_DELETE ||
-									  tuple_is_ours(heap, nblocks, &batch[j].tid));
+									  tuple_fate(heap, nblocks, &batch[j].tid) != TUPLE_GONE);
+		table_close(heap, NoLock);
+	}
+	compact_batch(keep);
+	pfree(keep);
+}
+
+/*
+ * In a transaction that ran INSERT ... ON CONFLICT: drop the inserts whose
+ * tuple is not this transaction's (super-deleted, or pruned after that),
+ * and return how many entries at the batch's end wait on a speculative
+ * insertion still under way (none when committing: every one is done).
+ * Those are the running row's and come last; one found before another
+ * kind of entry (a flush from inside the row's index expressions) costs
+ * its index's mirror instead.  A table that is not heap cannot be read
+ * here: its indexes' mirrors are invalidated.
+ */
+static int
+settle_speculative(bool committing)
+{
+	bool	   *keep = palloc(sizeof(bool) * nbatch);
+	bool	   *wait = palloc0(sizeof(bool) * nbatch);
+	int			nwait = 0;
+	int			i,
+				j;
+
+	for (j = 0; j < nbatch; j++)
+		keep[j] = true;
+	for (i = 0; i < npending; i++)
+	{
+		PendingIndex *pi = &pending[i];
+		Relation	heap;
+		bool		heap_am;
+		BlockNumber nblocks;
+
+		if (!pi->epoch_set)
+			continue;			/* nothing of it in the batch */
+		/* This transaction holds a lock on the table since it inserted. */
+		heap = table_open(pi->heaprelid, NoLock);
+		heap_am = heap->rd_rel->relam == HEAP_TABLE_AM_OID;
+		nblocks = RelationGetNumberOfBlocks(heap);
+		if (!heap_am)
+			pi->invalidate = pi->dirty = true;
+		for (j = 0; j < nbatch; j++)
+		{
+			TupleFate	fate;
+
+			if (batch[j].key.indexrelid != pi->indexrelid)
+				continue;
+			if (!heap_am)
+			{
+				keep[j] = false;
+				continue;
+			}
+			if (batch[j].kind == GBT_LOG_DELETE)
+				continue;
+			fate = tuple_fate(heap, nblocks, &batch[j].tid);
+			keep[j] = fate != TUPLE_GONE;
+			wait[j] = fate == TUPLE_SPECULATIVE && !committing;
+		}
 		table_close(heap, NoLock);
 	}
 
-	/* Compact, and move the savepoint marks with their entries. */
-	for (j = 0, o = 0; j < nbatch; j++)
-	{
-		kept_before[j] = o;
-		if (keep[j])
-			batch[o++] = batch[j];
-	}
-	kept_before[nbatch] = o;
-	for (i = 0; i < nmarks; i++)
-		marks[i].nbatch = kept_before[marks[i].nbatch];
-	nbatch = o;
+	/* The entries that wait: the batch's tail; any before it, invalidate. */
+	for (j = nbatch - 1; j >= 0 && (wait[j] || !keep[j]); j--)
+		;
+	for (; j >= 0; j--)
+		if (wait[j])
+		{
+			PendingIndex *pi = pending_find(batch[j].key.indexrelid);
+
+			pi->invalidate = pi->dirty = true;
+			keep[j] = wait[j] = false;
+		}
+	for (j = 0; j < nbatch; j++)
+		nwait += keep[j] && wait[j];
+	compact_batch(keep);
 	pfree(keep);
-	pfree(kept_before);
+	pfree(wait);
+	return nwait;
 }
 
 /*
@@ -222,17 +327,21 @@ recheck_batch(void)
 static void
 write_batch(bool committing)
 {
-	GbtLogWrite result;
+	GbtLogWrite result = GBT_LOG_WRITTEN;
 	int			i;
 	int64		mark;
+	int			nwait = 0;
 
-	if (nbatch == 0)
+	if (nbatch > 0 && speculative)
+		nwait = settle_speculative(committing);
+	if (nbatch == nwait)
 		return;
 	mark = gbt_service_wait_mark();
-	while ((result = gbt_log_write(batch, nbatch, epoch_unchanged)) != GBT_LOG_WRITTEN)
+	while ((result = gbt_log_write(batch, nbatch - nwait, epoch_unchanged)) != GBT_LOG_WRITTEN)
 	{
 		if (result == GBT_LOG_RECHECK)
 		{
+			/* (keeps the waiting entries, this transaction's, at the end) */
 			recheck_batch();
 			continue;
 		}
@@ -251,12 +360,17 @@ write_batch(bool committing)
 		for (i = 0; i < npending; i++)
 			gbt_invalidate(MyDatabaseId, pending[i].indexrelid);
 	}
-	nbatch = 0;
 	/* Written entries are in the log for good, whatever aborts later. */
 	for (i = 0; i < nmarks; i++)
-		marks[i].nbatch = 0;
+		marks[i].nbatch = Max(0, marks[i].nbatch - (nbatch - nwait));
+	if (nwait > 0)
+		memmove(batch, batch + nbatch - nwait, sizeof(GbtLogEntry) * nwait);
+	nbatch = nwait;
 	for (i = 0; i < npending; i++)
 		pending[i].epoch_set = false;
+	/* The waiting entries' indexes: their epoch as read when batched. */
+	for (i = 0; i < nwait; i++)
+		pending_find(batch[i].key.indexrelid)->epoch_set = true;
 }
 
 /*
@@ -288,7 +402,12 @@ batch_entry(const GbtMirrorKey *key, Oid heaprelid, GbtLogKind kind)
 
 	/* A batch always fits into an empty log. */
 	if (nbatch == Min(GBT_BATCH_SIZE, gbt_shared->log.size / 4))
+	{
 		write_batch(false);
+		/* All of it waits on one row's speculative insertion: cannot be. */
+		if (nbatch == Min(GBT_BATCH_SIZE, gbt_shared->log.size / 4))
+			elog(ERROR, "gpubtree: change batch full of one row's entries");
+	}
 	if (!pi->epoch_set)
 	{
 		/* Before the row can die, so a sweep that may free it moves it. */
@@ -351,6 +470,16 @@ gbt_resync_delete(const GbtMirrorKey *key, Oid heaprelid, uint64 ikey,
 		return;
 	e->ikey = ikey;
 	e->tid = *root;
+}
+
+/*
+ * Called at the start of an INSERT ... ON CONFLICT (btree_label.c): from now
+ * to its end, the transaction's writes check its inserts' tuples.
+ */
+void
+gbt_resync_note_speculative(void)
+{
+	speculative = true;
 }
 
 /*
@@ -422,6 +551,7 @@ resync_xact_callback(XactEvent event, void *arg)
 			npending = 0;
 			nmarks = 0;
 			wrote_log = false;
+			speculative = false;
 			break;
 		default:
 			break;

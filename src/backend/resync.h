@@ -19,5 +19,6 @@ extern void gbt_resync_insert(Relation index, const Datum *values,
 extern void gbt_resync_delete(const GbtMirrorKey *key, Oid heaprelid, uint64 ikey,
 							  ItemPointer root);
 extern void gbt_resync_flush(void);
+extern void gbt_resync_note_speculative(void);
 
 #endif							/* GPUBTREE_RESYNC_H */
