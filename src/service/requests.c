@@ -38,6 +38,7 @@ handle_build(GbtRequest *req, int slotno)
 	int64		estimate = gbt_mirror_estimate_bytes(req->body.build.nentries, req->body.build.columns.ncols,
 													 gbt_gpu_usable);
 	BuildCapture *bc;
+	bool		captured;
 	bool		registered;
 	int			device;
 	TimestampTz taken;
@@ -80,25 +81,34 @@ handle_build(GbtRequest *req, int slotno)
 	 * What was logged since the export began: apply_log, which ran first in
 	 * this round, captured it up to the log's current applied position.
 	 */
+	bc = &gbt_captures[slotno];
+	captured = bc->active && !bc->overflow && bc->start == req->body.build.log_start &&
+		memcmp(&bc->key, &req->hdr.key, sizeof(GbtMirrorKey)) == 0;
+	if (captured && bc->n > 0)
+		gbt_mirror_apply(m, bc->entries, bc->pos, bc->n);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+
+	/*
+	 * Writers log an entry for a registered export or a published mirror
+	 * (client.c: log_wanted(), under the log's lock).  A backend that gives
+	 * up on its build unregisters at any time: the mirror is published
+	 * under the same lock as the registration is checked, so that no entry
+	 * falls between the two.
+	 */
 	LWLockAcquire(gbt_shared->log.lock, LW_SHARED);
 	registered = slot->building && slot->build_service_pid == MyProcPid &&
 		slot->build_start == req->body.build.log_start;
-	LWLockRelease(gbt_shared->log.lock);
-	bc = &gbt_captures[slotno];
-	if (!registered || !bc->active || bc->overflow || bc->start != req->body.build.log_start ||
-		memcmp(&bc->key, &req->hdr.key, sizeof(GbtMirrorKey)) != 0)
+	if (!registered || !captured)
 	{
+		LWLockRelease(gbt_shared->log.lock);
 		gbt_mirror_free(m);
 		gbt_reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
-			  "too many changes during the export" : "the export is no longer registered");
+				  "too many changes during the export" : "the export is no longer registered");
 		gbt_capture_reset(bc);
 		return;
 	}
-	if (bc->n > 0)
-		gbt_mirror_apply(m, bc->entries, bc->pos, bc->n);
 	gbt_capture_reset(bc);
-	INSTR_TIME_SET_CURRENT(duration);
-	INSTR_TIME_SUBTRACT(duration, start);
 
 	sm->in_use = true;
 	sm->key = req->hdr.key;
@@ -114,6 +124,8 @@ handle_build(GbtRequest *req, int slotno)
 	sm->phases.built = GetCurrentTimestamp();
 	sm->phases.summed = 0;
 	sm->hits = 0;
+	gbt_publish_mirrors();
+	LWLockRelease(gbt_shared->log.lock);
 	req->hdr.device_ms = sm->build_ms;
 	req->hdr.on_gpu = gbt_mirror_on_gpu(m);
 	if (message_level_is_interesting(DEBUG1) && gbt_mirror_entries(m) > 0)
