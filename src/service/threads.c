@@ -12,17 +12,80 @@
 
 #include "threads.h"
 
-typedef struct Piece
+/*
+ * The pool: GBT_THREADS_MAX - 1 threads started at the first call and kept
+ * for the service's life (a thread's start costs about what a small piece
+ * does, and a busy service runs thousands of rounds a second).  A call
+ * posts its pieces under the mutex, bumps the generation and waits for
+ * them; each worker runs the piece of its own number, if any.
+ */
+typedef struct Pool
 {
+	pthread_mutex_t mutex;
+	pthread_cond_t posted;		/* a new generation of pieces */
+	pthread_cond_t done;		/* a worker finished its piece */
+	uint64		generation;
+	int			npieces;		/* of this generation, piece 0 the caller's */
+	int			left;			/* workers' pieces not yet finished */
 	void		(*fn) (void *);
-	void	   *arg;
-} Piece;
+	char	   *arg;
+	Size		argsize;
+	int			nworkers;		/* started */
+} Pool;
+
+static Pool pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+PTHREAD_COND_INITIALIZER};
+static __thread bool in_worker = false;
 
 static void *
-run_piece(void *p)
+pool_worker(void *p)
 {
-	((Piece *) p)->fn(((Piece *) p)->arg);
+	int			me = (int) (intptr_t) p;	/* 1 .. GBT_THREADS_MAX - 1 */
+	uint64		seen = 0;		/* started before the first generation */
+
+	in_worker = true;
+	pthread_mutex_lock(&pool.mutex);
+	for (;;)
+	{
+		while (pool.generation == seen)
+			pthread_cond_wait(&pool.posted, &pool.mutex);
+		seen = pool.generation;
+		if (me < pool.npieces)
+		{
+			void		(*fn) (void *) = pool.fn;
+			char	   *arg = pool.arg + me * pool.argsize;
+
+			pthread_mutex_unlock(&pool.mutex);
+			fn(arg);
+			pthread_mutex_lock(&pool.mutex);
+			if (--pool.left == 0)
+				pthread_cond_signal(&pool.done);
+		}
+	}
 	return NULL;
+}
+
+/* Start the pool's workers (once; those that fail to start are not used). */
+static void
+pool_start(void)
+{
+	sigset_t	all,
+				old;
+	int			i;
+
+	/* The new threads start with every signal blocked: ours to handle. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (i = 1; i < GBT_THREADS_MAX; i++)
+	{
+		pthread_t	t;
+
+		if (pthread_create(&t, NULL, pool_worker, (void *) (intptr_t) i) != 0)
+			break;
+		pthread_detach(t);
+		pool.nworkers = i;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int
@@ -38,32 +101,36 @@ gbt_threads_wanted(void)
 void
 gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 {
-	pthread_t	threads[GBT_THREADS_MAX];
-	Piece		pieces[GBT_THREADS_MAX];
-	bool		started[GBT_THREADS_MAX] = {0};
-	sigset_t	all,
-				old;
+	int			posted;
 	int			i;
 
 	Assert(n <= GBT_THREADS_MAX);
-
-	/* The new threads start with every signal blocked: ours to handle. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (i = 1; i < n; i++)
+	if (n <= 1 || in_worker)
 	{
-		pieces[i].fn = fn;
-		pieces[i].arg = (char *) arg + i * argsize;
-		started[i] = pthread_create(&threads[i], NULL, run_piece, &pieces[i]) == 0;
+		for (i = 0; i < n; i++)
+			fn((char *) arg + i * argsize);
+		return;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pool.nworkers == 0)
+		pool_start();
+	posted = Min(n, pool.nworkers + 1);
+
+	pthread_mutex_lock(&pool.mutex);
+	pool.fn = fn;
+	pool.arg = arg;
+	pool.argsize = argsize;
+	pool.npieces = posted;
+	pool.left = posted - 1;
+	pool.generation++;
+	pthread_cond_broadcast(&pool.posted);
+	pthread_mutex_unlock(&pool.mutex);
 
 	fn(arg);
-	for (i = 1; i < n; i++)
-	{
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			fn((char *) arg + i * argsize);
-	}
+	for (i = posted; i < n; i++)	/* pieces no worker could take */
+		fn((char *) arg + i * argsize);
+
+	pthread_mutex_lock(&pool.mutex);
+	while (pool.left > 0)
+		pthread_cond_wait(&pool.done, &pool.mutex);
+	pthread_mutex_unlock(&pool.mutex);
 }

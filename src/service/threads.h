@@ -15,10 +15,11 @@ extern int	gbt_threads_wanted(void);
 
 /*
  * Call fn(arg + i * argsize) for i in [0, n), at once: piece 0 in this
- * thread, the others in threads of their own (in this thread too, one after
- * another, when one cannot be started).  fn must not touch PostgreSQL's
- * state: no palloc, no ereport, no CHECK_FOR_INTERRUPTS.  Signals reach only
- * this thread.
+ * thread, the others in the service's pool of threads, started at the first
+ * call and kept (pieces no pool thread could take run in this thread, one
+ * after another; so does a call from a pool thread).  fn must not touch
+ * PostgreSQL's state: no palloc, no ereport, no CHECK_FOR_INTERRUPTS.
+ * Signals reach only this thread.
  */
 extern void gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n);
 
