@@ -16,6 +16,7 @@
 /* Called every so many entries an export has read. */
 typedef void (*GbtExportProgress) (int64 done, void *arg);
 
+extern int64 gbt_export_room(Relation index);
 extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
 							  const GbtColumns *cols, GbtEntries *out,
 							  GbtExportProgress progress, void *progress_arg);

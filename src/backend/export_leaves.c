@@ -145,7 +145,10 @@ gbt_export_leaves(Relation index, Oid keytype, const GbtColumns *cols, GbtEntrie
 			key = kt->encode(values[0]);
 			nulls = gbt_entry_values(index, cols, values, isnull, vals);
 			if (n + ntids > out->cap)
+			{
+				out->n = n;		/* what a move out of borrowed arrays copies */
 				gbt_entries_grow(out, Max(out->cap * 2, n + ntids));
+			}
 			if (ntids == 1 && !BTreeTupleIsPosting(itup))
 				put_entry(out, n++, key, &itup->t_tid, nulls, vals, cols->ncols);
 			else

@@ -290,6 +290,7 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 	gbt_index_columns(index, &cols);
+	gbt_entries_init(&exported, cols.ncols, gbt_export_room(index));
 	ni = gbt_export_index(heap, index, keytype, &cols, &exported, NULL, NULL);
 	ie = palloc_extended(sizeof(Entry) * Max(ni, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < ni; i++)
