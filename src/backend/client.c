@@ -350,7 +350,11 @@ gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 	if (!entries->borrowed)
 	{
 		if (call->seg != NULL)
-			dsm_detach(call->seg);	/* outgrown */
+		{
+			elog(DEBUG1, "gpubtree: export of %lld entries outgrew its request's room for %lld",
+				 (long long) entries->n, (long long) call->req->body.build.room);
+			dsm_detach(call->seg);
+		}
 		call->seg = NULL;
 		req = call_begin(call, GBT_REQ_BUILD, index, generation,
 						 gbt_entries_flat_size(cols->ncols, entries->n), 0);
