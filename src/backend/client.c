@@ -21,6 +21,7 @@
 #include "utils/timestamp.h"
 
 #include "client.h"
+#include "prefault.h"
 #include "backend.h"
 #include "pg_compat.h"
 
@@ -293,6 +294,7 @@ call_begin(GbtCall *call, GbtRequestKind kind, Relation index, uint64 generation
 		   Size datasize, Size resultsize)
 {
 	call->answered = false;
+	call->prefault = NULL;
 	call->req = request_create(&call->seg, datasize, resultsize);
 	if (call->req == NULL)
 		return NULL;
@@ -320,6 +322,10 @@ gbt_call_build_begin(GbtCall *call, Relation index, uint64 generation,
 					 const GbtColumns *cols, int64 room, GbtEntries *entries)
 {
 	GbtRequest *req;
+	char	   *starts[GBT_PREFAULT_MAX_PARTS];
+	Size		lens[GBT_PREFAULT_MAX_PARTS];
+	int			nparts = 0;
+	int			c;
 
 	room = Max(room, 16);
 	req = call_begin(call, GBT_REQ_BUILD, index, generation,
@@ -330,6 +336,25 @@ gbt_call_build_begin(GbtCall *call, Relation index, uint64 generation,
 	entries->n = 0;
 	entries->borrowed = true;
 	req->body.build.room = room;
+
+	/*
+	 * The arrays fill side by side: their pages given memory ahead, where
+	 * asked for (on 2 busy cores it did not measurably help).
+	 */
+	StaticAssertStmt(GBT_MAX_COLS + 3 <= GBT_PREFAULT_MAX_PARTS, "too few prefault parts");
+	starts[nparts] = (char *) entries->keys;
+	lens[nparts++] = sizeof(uint64) * room;
+	starts[nparts] = (char *) entries->tids;
+	lens[nparts++] = sizeof(ItemPointerData) * room;
+	for (c = 0; c < cols->ncols; c++)
+	{
+		starts[nparts] = (char *) entries->vals[c];
+		lens[nparts++] = sizeof(int64) * room;
+	}
+	starts[nparts] = (char *) entries->nulls;
+	lens[nparts++] = room;
+	if (gpubtree_debug_export_prefault)
+		call->prefault = gbt_prefault_start(starts, lens, nparts);
 	return true;
 }
 
@@ -347,6 +372,8 @@ gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 {
 	GbtRequest *req = call->req;
 
+	gbt_prefault_stop(call->prefault);
+	call->prefault = NULL;
 	if (!entries->borrowed)
 	{
 		if (call->seg != NULL)
@@ -564,6 +591,8 @@ keep_spare(GbtCall *call)
 void
 gbt_call_end(GbtCall *call)
 {
+	gbt_prefault_stop(call->prefault);
+	call->prefault = NULL;
 	if (call->seg != NULL && keep_spare(call))
 	{
 		dsm_pin_mapping(call->seg);

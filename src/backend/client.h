@@ -29,6 +29,7 @@ typedef struct GbtCall
 	dsm_segment *seg;
 	GbtRequest *req;
 	bool		answered;		/* the service answered: done with seg */
+	struct GbtPrefault *prefault;	/* populating seg's pages (prefault.c) */
 } GbtCall;
 
 extern void gbt_fill_key(GbtMirrorKey *key, Relation index);

@@ -21,6 +21,7 @@
 #include "client.h"
 #include "export.h"
 #include "keytypes.h"
+#include "prefault.h"
 #include "resync.h"
 #include "scanstats.h"
 #include "shmem.h"
@@ -258,6 +259,9 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	}
 	PG_FINALLY();
 	{
+		/* before an error lets the segment go */
+		gbt_prefault_stop(call.prefault);
+		call.prefault = NULL;
 		gbt_unregister_build();
 	}
 	PG_END_TRY();
