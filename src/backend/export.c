@@ -109,18 +109,19 @@ gbt_export_room(Relation index)
  * Read every entry of the index with a non-NULL key, in (key, TID) order,
  * with its mirrored column values, into out (initialised by the caller,
  * with room for gbt_export_room() entries, else it grows as it fills):
- * from its leaf pages (export_leaves.c).
+ * from its leaf pages (export_leaves.c).  Without key_values, an integer
+ * key column's values are left out (gbt_export_leaves()).
  */
 int64
 gbt_export_index(Relation heap, Relation index, Oid keytype,
-				 const GbtColumns *cols, GbtEntries *out,
+				 const GbtColumns *cols, GbtEntries *out, bool key_values,
 				 GbtExportProgress progress, void *progress_arg)
 {
 	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
 	bool		multikey = IndexRelationGetNumberOfKeyAttributes(index) > 1;
 	int64		n;
 
-	n = gbt_export_leaves(index, keytype, cols, out, progress, progress_arg);
+	n = gbt_export_leaves(index, keytype, cols, out, key_values, progress, progress_arg);
 	out->n = n;
 
 	/*
@@ -247,7 +248,8 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 		if (!gbt_call_build_begin(&call, index, generation, &cols, gbt_export_room(index),
 								  &entries))
 			gbt_entries_init(&entries, cols.ncols, gbt_export_room(index));
-		gbt_export_index(heap, index, keytype, &cols, &entries, progress, progress_arg);
+		gbt_export_index(heap, index, keytype, &cols, &entries, false, progress,
+						 progress_arg);
 		phases.read = GetCurrentTimestamp();
 		if (captured)
 			flag_unknown(heap, &entries);
