@@ -346,8 +346,9 @@ gbt_call_build_begin(GbtCall *call, Relation index, uint64 generation,
 	lens[nparts++] = sizeof(uint64) * room;
 	starts[nparts] = (char *) entries->tids;
 	lens[nparts++] = sizeof(ItemPointerData) * room;
-	for (c = 0; c < cols->ncols; c++)
+	for (c = cols->type[0] == GBT_COL_INT64 ? 1 : 0; c < cols->ncols; c++)
 	{
+		/* (an integer key column's values are not written: see protocol.h) */
 		starts[nparts] = (char *) entries->vals[c];
 		lens[nparts++] = sizeof(int64) * room;
 	}
