@@ -98,6 +98,34 @@ gbt_prefault_start(char *const *starts, const Size *lens, int nparts)
 	return NULL;
 }
 
+/*
+ * A thread populating the arrays of e, borrowed from a segment and laid
+ * out for e->cap entries, which an export fills side by side; an integer
+ * key column's values are not written (protocol.h), so not populated.
+ */
+GbtPrefault *
+gbt_prefault_entries(const GbtEntries *e, const GbtColumns *cols)
+{
+	char	   *starts[GBT_PREFAULT_MAX_PARTS];
+	Size		lens[GBT_PREFAULT_MAX_PARTS];
+	int			nparts = 0;
+	int			c;
+
+	StaticAssertStmt(GBT_MAX_COLS + 3 <= GBT_PREFAULT_MAX_PARTS, "too few prefault parts");
+	starts[nparts] = (char *) e->keys;
+	lens[nparts++] = sizeof(uint64) * e->cap;
+	starts[nparts] = (char *) e->tids;
+	lens[nparts++] = sizeof(ItemPointerData) * e->cap;
+	for (c = cols->type[0] == GBT_COL_INT64 ? 1 : 0; c < cols->ncols; c++)
+	{
+		starts[nparts] = (char *) e->vals[c];
+		lens[nparts++] = sizeof(int64) * e->cap;
+	}
+	starts[nparts] = (char *) e->nulls;
+	lens[nparts++] = e->cap;
+	return gbt_prefault_start(starts, lens, nparts);
+}
+
 /* Stop the thread (within one step) and wait for it; frees pf. */
 void
 gbt_prefault_stop(GbtPrefault *pf)

@@ -8,11 +8,14 @@
 
 #include "postgres.h"
 
+#include "entries.h"
+
 #define GBT_PREFAULT_MAX_PARTS 8
 
 typedef struct GbtPrefault GbtPrefault;
 
 extern GbtPrefault *gbt_prefault_start(char *const *starts, const Size *lens, int nparts);
+extern GbtPrefault *gbt_prefault_entries(const GbtEntries *e, const GbtColumns *cols);
 extern void gbt_prefault_stop(GbtPrefault *pf);
 
 #endif							/* GPUBTREE_PREFAULT_H */
