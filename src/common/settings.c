@@ -25,6 +25,7 @@ bool		gpubtree_build_on_scan = true;
 int			gpubtree_build_after_create = GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND;
 int			gpubtree_build_wait = 0;
 int			gpubtree_debug_build_delay = 0;
+bool		gpubtree_debug_export_prefault = false;
 bool		gpubtree_enable_aggregate = true;
 bool		gpubtree_enable_lookup = true;
 int			gpubtree_change_log_size = 1 << 18;
@@ -249,6 +250,15 @@ gbt_settings_init(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.debug_export_prefault",
+							 "Gives an export's request segment its memory in a helper thread, ahead of the export (to measure).",
+							 NULL,
+							 &gpubtree_debug_export_prefault,
+							 false,
+							 PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpubtree.enable_aggregate",
 							 "Lets the planner answer range aggregates through the GPU service.",

@@ -43,6 +43,15 @@ handle_build(GbtRequest *req, int slotno)
 	int			device;
 	TimestampTz taken;
 
+	if (req->body.build.nentries < 0 || req->body.build.nentries > req->body.build.room ||
+		req->body.build.columns.ncols < 0 || req->body.build.columns.ncols > GBT_MAX_COLS ||
+		MAXALIGN(sizeof(GbtRequest)) +
+		gbt_entries_flat_size(req->body.build.columns.ncols, req->body.build.room) >
+		req->hdr.capacity)
+	{
+		gbt_reply(req, GBT_REPLY_ERROR, "bad BUILD request");
+		return;
+	}
 	if (!gbt_new_mirror_device(&device))
 	{
 		gbt_reply(req, GBT_REPLY_ERROR, gbt_no_engine);
@@ -68,7 +77,9 @@ handle_build(GbtRequest *req, int slotno)
 
 	INSTR_TIME_SET_CURRENT(start);
 	taken = GetCurrentTimestamp();
-	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.nentries, GBT_REQUEST_DATA(req));
+	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.room,
+						  GBT_REQUEST_DATA(req));
+	entries.n = req->body.build.nentries;
 	m = gbt_mirror_build(&req->body.build.columns, &entries, req->body.build.captured,
 						 device, err, sizeof(err));
 	if (m == NULL)
