@@ -162,6 +162,23 @@ gbt_share_memory_limit(int64 total, bool auto_gpu)
 	return sum;
 }
 
+/* The devices and their shares, for the log: "0 (NAME): N MB, ...". */
+void
+gbt_devices_text(char *buf, Size len)
+{
+	int			d;
+
+	buf[0] = '\0';
+	for (d = 0; d < gbt_ndevices; d++)
+	{
+		Size		used = strlen(buf);
+
+		snprintf(buf + used, len - used, "%s%d (%s): %lld MB", d > 0 ? ", " : "",
+				 gbt_devices[d].number, gbt_devices[d].name,
+				 (long long) (gbt_devices[d].limit >> 20));
+	}
+}
+
 /* The most one mirror may take: the largest device's share. */
 int64
 gbt_largest_share(void)

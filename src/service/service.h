@@ -122,6 +122,7 @@ extern int	gbt_ndevices;
 extern bool gbt_find_devices(char *name, Size namelen, char *why, Size whylen);
 extern int64 gbt_share_memory_limit(int64 total, bool auto_gpu);
 extern int64 gbt_largest_share(void);
+extern void gbt_devices_text(char *buf, Size len);
 extern int64 gbt_device_used(int d);
 extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes, int *device);
 extern void gbt_keep_under_limits(void);

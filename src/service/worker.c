@@ -341,6 +341,15 @@ gpubtree_service_main(Datum arg)
 			(errmsg("gpubtree service %s; mirrors up to %lld MB (%s)",
 					gbt_shared->status, (long long) (gbt_memory_limit >> 20),
 					gbt_shared->memory_limit_source)));
+	if (gbt_ndevices > 1)
+	{
+		char		devices[GBT_ERRMSG_LEN];
+
+		gbt_devices_text(devices, sizeof(devices));
+		ereport(LOG,
+				(errmsg("gpubtree service: mirrors placed on %d devices, each within its share: %s",
+						gbt_ndevices, devices)));
+	}
 
 	gbt_captures = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(BuildCapture) * gbt_shared->nslots);
