@@ -15,7 +15,7 @@
 
 EXTENSION = gpubtree
 MODULE_big = gpubtree
-DATA = sql/gpubtree--0.1.0.sql sql/gpubtree--0.1.0--0.2.0.sql
+DATA = sql/gpubtree--0.1.0.sql sql/gpubtree--0.1.0--0.2.0.sql sql/gpubtree--0.2.0--0.3.0.sql
 PGFILEDESC = "gpubtree - B-tree index access method with a GPU mirror"
 
 # The tests: test/sql/*.sql against test/expected/*.out (pg_regress), and

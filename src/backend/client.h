@@ -29,10 +29,14 @@ typedef struct GbtCall
 	dsm_segment *seg;
 	GbtRequest *req;
 	bool		answered;		/* the service answered: done with seg */
+	struct GbtPrefault *prefault;	/* populating seg's pages (prefault.c) */
 } GbtCall;
 
 extern void gbt_fill_key(GbtMirrorKey *key, Relation index);
 
+extern bool gbt_call_build_begin(GbtCall *call, Relation index, uint64 generation,
+								 const GbtColumns *cols, int64 room,
+								 GbtEntries *entries);
 extern bool gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 						   uint64 log_start, int service_pid, bool captured,
 						   const GbtColumns *cols, GbtEntries *entries,

@@ -21,6 +21,7 @@
 #include "client.h"
 #include "export.h"
 #include "keytypes.h"
+#include "prefault.h"
 #include "resync.h"
 #include "scanstats.h"
 #include "shmem.h"
@@ -95,22 +96,32 @@ sort_run_by_tid(GbtEntries *e, int64 from, int64 to)
 }
 
 /*
+ * Room for about as many entries as the index holds, and a little more:
+ * what an export is read into.
+ */
+int64
+gbt_export_room(Relation index)
+{
+	return gbt_estimate_entries(index) / 16 * 17 + 1024;
+}
+
+/*
  * Read every entry of the index with a non-NULL key, in (key, TID) order,
- * with its mirrored column values, into out (initialised here): from its
- * leaf pages (export_leaves.c), room made for about as many entries as
- * the index holds.
+ * with its mirrored column values, into out (initialised by the caller,
+ * with room for gbt_export_room() entries, else it grows as it fills):
+ * from its leaf pages (export_leaves.c).  Without key_values, an integer
+ * key column's values are left out (gbt_export_leaves()).
  */
 int64
 gbt_export_index(Relation heap, Relation index, Oid keytype,
-				 const GbtColumns *cols, GbtEntries *out,
+				 const GbtColumns *cols, GbtEntries *out, bool key_values,
 				 GbtExportProgress progress, void *progress_arg)
 {
 	bool		desc = (index->rd_indoption[0] & INDOPTION_DESC) != 0;
 	bool		multikey = IndexRelationGetNumberOfKeyAttributes(index) > 1;
 	int64		n;
 
-	gbt_entries_init(out, cols->ncols, gbt_estimate_entries(index) / 16 * 17 + 1024);
-	n = gbt_export_leaves(index, keytype, cols, out, progress, progress_arg);
+	n = gbt_export_leaves(index, keytype, cols, out, key_values, progress, progress_arg);
 	out->n = n;
 
 	/*
@@ -227,7 +238,18 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 		captured = gbt_capture_active(heap, index);
 		phases.started = GetCurrentTimestamp();
 		phases.asked = asked != 0 ? asked : phases.started;
-		gbt_export_index(heap, index, keytype, &cols, &entries, progress, progress_arg);
+
+		/*
+		 * Read straight into the request's segment, where the service reads
+		 * them: when the index holds more than estimated, they move out to
+		 * local memory as they outgrow it, and are copied into a larger one
+		 * at the hand-over (gbt_call_build()).
+		 */
+		if (!gbt_call_build_begin(&call, index, generation, &cols, gbt_export_room(index),
+								  &entries))
+			gbt_entries_init(&entries, cols.ncols, gbt_export_room(index));
+		gbt_export_index(heap, index, keytype, &cols, &entries, false, progress,
+						 progress_arg);
 		phases.read = GetCurrentTimestamp();
 		if (captured)
 			flag_unknown(heap, &entries);
@@ -239,6 +261,9 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	}
 	PG_FINALLY();
 	{
+		/* before an error lets the segment go */
+		gbt_prefault_stop(call.prefault);
+		call.prefault = NULL;
 		gbt_unregister_build();
 	}
 	PG_END_TRY();

@@ -16,11 +16,12 @@
 /* Called every so many entries an export has read. */
 typedef void (*GbtExportProgress) (int64 done, void *arg);
 
+extern int64 gbt_export_room(Relation index);
 extern int64 gbt_export_index(Relation heap, Relation index, Oid keytype,
-							  const GbtColumns *cols, GbtEntries *out,
+							  const GbtColumns *cols, GbtEntries *out, bool key_values,
 							  GbtExportProgress progress, void *progress_arg);
 extern int64 gbt_export_leaves(Relation index, Oid keytype, const GbtColumns *cols,
-							   GbtEntries *out, GbtExportProgress progress,
+							   GbtEntries *out, bool key_values, GbtExportProgress progress,
 							   void *progress_arg);
 extern int64 gbt_export_decide_unknown(Relation heap, GbtEntries *e,
 									   BlockNumber nblocks, BlockNumber *nread);

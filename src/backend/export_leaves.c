@@ -83,29 +83,31 @@ leftmost_leaf(Relation index, BufferAccessStrategy strategy)
 	}
 }
 
-/* Append one entry (room made by the caller). */
+/* Append one entry (room made by the caller): columns first..ncols-1. */
 static inline void
 put_entry(GbtEntries *out, int64 n, uint64 key, ItemPointer tid, uint8 nulls,
-		  const int64 *vals, int ncols)
+		  const int64 *vals, int first, int ncols)
 {
 	int			c;
 
 	out->keys[n] = key;
 	out->tids[n] = *tid;
 	out->nulls[n] = nulls;
-	for (c = 0; c < ncols; c++)
+	for (c = first; c < ncols; c++)
 		out->vals[c][n] = vals[c];
 }
 
 /*
  * Every entry of the index with a non-NULL key, in the index's order, with
  * its mirrored column values, appended to out (initialised by the caller);
- * returns how many.
+ * returns how many.  Without key_values, an integer key column's values
+ * are not written (left as they were): its keys give them.
  */
 int64
 gbt_export_leaves(Relation index, Oid keytype, const GbtColumns *cols, GbtEntries *out,
-				  GbtExportProgress progress, void *progress_arg)
+				  bool key_values, GbtExportProgress progress, void *progress_arg)
 {
+	int			first = !key_values && cols->type[0] == GBT_COL_INT64 ? 1 : 0;
 	const GbtKeyType *kt = gbt_key_type(keytype);
 	TupleDesc	desc = RelationGetDescr(index);
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -145,13 +147,16 @@ gbt_export_leaves(Relation index, Oid keytype, const GbtColumns *cols, GbtEntrie
 			key = kt->encode(values[0]);
 			nulls = gbt_entry_values(index, cols, values, isnull, vals);
 			if (n + ntids > out->cap)
+			{
+				out->n = n;		/* what a move out of borrowed arrays copies */
 				gbt_entries_grow(out, Max(out->cap * 2, n + ntids));
+			}
 			if (ntids == 1 && !BTreeTupleIsPosting(itup))
-				put_entry(out, n++, key, &itup->t_tid, nulls, vals, cols->ncols);
+				put_entry(out, n++, key, &itup->t_tid, nulls, vals, first, cols->ncols);
 			else
 				for (t = 0; t < ntids; t++)
 					put_entry(out, n++, key, BTreeTupleGetPostingN(itup, t), nulls, vals,
-							  cols->ncols);
+							  first, cols->ncols);
 		}
 		if (progress != NULL && n - reported >= 65536)
 		{

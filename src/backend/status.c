@@ -170,8 +170,8 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 	bool	   *shown;
 	bool		all;
 	int			i;
-	Datum		values[21];
-	bool		nulls[21];
+	Datum		values[22];
+	bool		nulls[22];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (gbt_shared == NULL)
@@ -213,6 +213,9 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		values[19] = Int64GetDatum(m->scratch_bytes);
 		values[20] = Float8GetDatum(m->entries > 0 ? (double) m->bytes / m->entries : 0);
 		nulls[20] = m->entries <= 0;
+		/* (0.2.0's function has no device column: tuplestore takes natts) */
+		values[21] = Int32GetDatum(m->device);
+		nulls[21] = m->device < 0;
 		job = job_of(jobs, njobs, &m->key);
 		if (job != NULL)
 			shown[job - jobs] = true;

@@ -290,7 +290,8 @@ gpubtree_verify(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 	gbt_index_columns(index, &cols);
-	ni = gbt_export_index(heap, index, keytype, &cols, &exported, NULL, NULL);
+	gbt_entries_init(&exported, cols.ncols, gbt_export_room(index));
+	ni = gbt_export_index(heap, index, keytype, &cols, &exported, true, NULL, NULL);
 	ie = palloc_extended(sizeof(Entry) * Max(ni, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < ni; i++)
 		take(&ie[i], &exported, i, &cols);

@@ -16,6 +16,26 @@ gbt_entries_init(GbtEntries *e, int ncols, int64 cap)
 	gbt_entries_grow(e, Max(cap, 16));
 }
 
+/*
+ * Borrowed arrays (entries.h) moved to palloc'd ones of cap entries: their
+ * first e->n entries copied.
+ */
+static void
+move_out(GbtEntries *e, int64 cap)
+{
+	GbtEntries	own;
+	int			c;
+
+	gbt_entries_init(&own, e->ncols, cap);
+	own.n = e->n;
+	memcpy(own.keys, e->keys, sizeof(uint64) * e->n);
+	memcpy(own.tids, e->tids, sizeof(ItemPointerData) * e->n);
+	for (c = 0; c < e->ncols; c++)
+		memcpy(own.vals[c], e->vals[c], sizeof(int64) * e->n);
+	memcpy(own.nulls, e->nulls, e->n);
+	*e = own;
+}
+
 /* Room for cap entries (never shrinks); in the current memory context. */
 void
 gbt_entries_grow(GbtEntries *e, int64 cap)
@@ -24,6 +44,11 @@ gbt_entries_grow(GbtEntries *e, int64 cap)
 
 	if (cap <= e->cap)
 		return;
+	if (e->borrowed)
+	{
+		move_out(e, cap);
+		return;
+	}
 #define GROW(p, type) \
 	((p) = (p) ? repalloc_huge((p), sizeof(type) * cap) \
 	 : palloc_extended(sizeof(type) * cap, MCXT_ALLOC_HUGE))
@@ -41,6 +66,11 @@ gbt_entries_free(GbtEntries *e)
 {
 	int			c;
 
+	if (e->borrowed)
+	{
+		memset(e, 0, sizeof(GbtEntries));
+		return;
+	}
 	if (e->keys)
 		pfree(e->keys);
 	if (e->tids)

@@ -48,6 +48,9 @@ typedef struct GbtEntries
 	uint8		narrow_float;	/* bit c: a float8 that a float holds */
 	uint8	   *nulls;			/* bit c set: column c is NULL (NULL: none
 								 * is); and the flag: */
+	bool		borrowed;		/* the arrays lie in memory not ours (a
+								 * request segment): grow moves them to
+								 * palloc'd ones, free leaves them */
 } GbtEntries;
 
 /*

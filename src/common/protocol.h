@@ -130,8 +130,10 @@ typedef struct GbtBuildPhases
 extern void gbt_build_phases_text(const GbtBuildPhases *p, char *out, Size outlen);
 
 /*
- * BUILD: nentries entries follow (entries.h's flat layout, columns as in
- * columns), in (key, TID) order; log_start is the change-log position
+ * BUILD: nentries entries follow (entries.h's flat layout for room entries,
+ * columns as in columns: the export reads into it before it knows how
+ * many), in (key, TID) order, an integer key column's values left out (its
+ * keys give them: the mirror does not hold them, mirror_build.c); log_start is the change-log position
  * registered before the export began, with the service it was registered
  * with.
  */
@@ -141,6 +143,7 @@ typedef struct GbtBuildRequest
 	int			service_pid;
 	GbtColumns	columns;
 	int64		nentries;
+	int64		room;			/* entries the layout has room for */
 	bool		captured;		/* the table's deletes reach the log */
 	GbtBuildPhases phases;		/* up to sent */
 } GbtBuildRequest;

@@ -18,6 +18,8 @@
 int			gpubtree_device_mode = GPUBTREE_DEVICE_AUTO;
 int			gpubtree_engine = GPUBTREE_ENGINE_AUTO;
 int			gpubtree_mirror_memory_limit = -1;
+int			gpubtree_simulated_devices = 0;
+char	   *gpubtree_devices = NULL;
 int			gpubtree_batch_window = 0;
 int			gpubtree_service_timeout = 5000;
 int			gpubtree_min_gpu_batch = 1024;
@@ -25,6 +27,7 @@ bool		gpubtree_build_on_scan = true;
 int			gpubtree_build_after_create = GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND;
 int			gpubtree_build_wait = 0;
 int			gpubtree_debug_build_delay = 0;
+bool		gpubtree_debug_export_prefault = false;
 bool		gpubtree_enable_aggregate = true;
 bool		gpubtree_enable_lookup = true;
 int			gpubtree_change_log_size = 1 << 18;
@@ -97,6 +100,46 @@ gpubtree_device_mode_name(int mode)
 	return enum_name(device_mode_options, mode);
 }
 
+/*
+ * gpubtree.devices: device numbers (0 .. GBT_MAX_DEVICES - 1), separated by
+ * commas.  Whether they exist is known only to the service, which says so
+ * when one does not.
+ */
+static bool
+check_devices(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+
+	while (*p != '\0')
+	{
+		char	   *end;
+		long		d;
+
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		errno = 0;
+		d = strtol(p, &end, 10);
+		if (end == p || errno != 0 || d < 0 || d >= GBT_MAX_DEVICES)
+		{
+			GUC_check_errdetail("\"%s\" is not a list of device numbers from 0 to %d.",
+								*newval, GBT_MAX_DEVICES - 1);
+			return false;
+		}
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (*p != '\0' && *p != ',')
+		{
+			GUC_check_errdetail("\"%s\" is not a list of device numbers from 0 to %d.",
+								*newval, GBT_MAX_DEVICES - 1);
+			return false;
+		}
+	}
+	return true;
+}
+
 const char *
 gpubtree_engine_name(int engine)
 {
@@ -153,6 +196,30 @@ gbt_settings_init(void)
 								 PGC_POSTMASTER,
 								 0,
 								 NULL, NULL, NULL);
+
+	/* The service's devices: read once, when it starts. */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomStringVariable("gpubtree.devices",
+								   "The devices the GPU service places mirrors on, by number (for example '0,2').",
+								   "Empty (the default): every device it finds.  A new mirror goes to the listed "
+								   "device with the most room under its share of gpubtree.mirror_memory_limit.",
+								   &gpubtree_devices,
+								   "",
+								   PGC_POSTMASTER,
+								   GUC_LIST_INPUT,
+								   check_devices, NULL, NULL);
+		DefineCustomIntVariable("gpubtree.simulated_devices",
+								"A test aid: the CPU engine's mirrors placed as on this many devices.",
+								"0 (the default): off.  N > 0: the service runs on the CPU engine and treats it as N "
+								"devices, each with 1/N of gpubtree.mirror_memory_limit, to test placement and "
+								"eviction without several GPUs.",
+								&gpubtree_simulated_devices,
+								0, 0, GBT_MAX_DEVICES,
+								PGC_POSTMASTER,
+								GUC_NOT_IN_SAMPLE,
+								NULL, NULL, NULL);
+	}
 
 	DefineCustomIntVariable("gpubtree.mirror_memory_limit",
 							"Memory all mirrors together may use: their bytes in the GPU's memory and in the service's.",
@@ -249,6 +316,15 @@ gbt_settings_init(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.debug_export_prefault",
+							 "Gives an export's request segment its memory in a helper thread, ahead of the export (to measure).",
+							 NULL,
+							 &gpubtree_debug_export_prefault,
+							 false,
+							 PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpubtree.enable_aggregate",
 							 "Lets the planner answer range aggregates through the GPU service.",

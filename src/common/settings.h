@@ -10,6 +10,9 @@
 #ifndef GPUBTREE_SETTINGS_H
 #define GPUBTREE_SETTINGS_H
 
+/* Most devices the service places mirrors on (gpubtree.devices). */
+#define GBT_MAX_DEVICES 16
+
 /* Values of gpubtree.device */
 typedef enum GpubtreeDeviceMode
 {
@@ -43,9 +46,12 @@ extern bool gpubtree_build_on_scan;
 extern int	gpubtree_build_after_create;
 extern int	gpubtree_build_wait;	/* milliseconds */
 extern int	gpubtree_debug_build_delay;	/* milliseconds */
+extern bool gpubtree_debug_export_prefault;
 extern bool gpubtree_enable_aggregate;
 extern bool gpubtree_enable_lookup;
 extern int	gpubtree_change_log_size;	/* entries */
+extern int	gpubtree_simulated_devices; /* test aid: devices on the CPU engine */
+extern char *gpubtree_devices;	/* the devices mirrors may go to; "": all */
 
 extern void gbt_settings_init(void);
 extern const char *gpubtree_device_mode_name(int mode);

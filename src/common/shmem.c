@@ -95,6 +95,7 @@ gbt_service_facts(GbtServiceFacts *facts)
 	facts->procno = gbt_shared->service_procno;
 	facts->gpu_usable = gbt_shared->gpu_usable;
 	facts->memory_limit = gbt_shared->memory_limit;
+	facts->device_limit = gbt_shared->device_limit;
 	SpinLockRelease(&gbt_shared->mutex);
 }
 
@@ -124,8 +125,9 @@ gbt_wake_service(void)
 }
 
 /*
- * The bytes the service's mirrors may take (0 until the service has
- * resolved gpubtree.mirror_memory_limit), and whether they live on a GPU.
+ * The bytes one mirror may take: the largest device's share of
+ * gpubtree.mirror_memory_limit (0 until the service has resolved it), and
+ * whether mirrors live on a GPU.
  */
 int64
 gbt_service_memory_limit(bool *on_gpu)
@@ -134,7 +136,7 @@ gbt_service_memory_limit(bool *on_gpu)
 
 	gbt_service_facts(&facts);
 	*on_gpu = facts.gpu_usable;
-	return facts.memory_limit;
+	return facts.device_limit;
 }
 
 /* Entries of the index's published mirror; 0 when it has none. */

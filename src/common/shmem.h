@@ -132,6 +132,7 @@ typedef struct GbtMirrorInfo
 	GbtMirrorKey key;
 	bool		in_use;
 	bool		on_gpu;
+	int			device;			/* gpubtree.devices' number; -1: the CPU engine alone */
 	uint64		generation;
 	int64		entries;
 	int64		delta;			/* entries inserted or removed since the build */
@@ -157,6 +158,7 @@ typedef struct GbtServiceShared
 	char		status[GBT_ERRMSG_LEN];
 	int64		mirror_bytes;	/* all mirrors, on device or host */
 	int64		memory_limit;	/* bytes mirror_bytes may reach */
+	int64		device_limit;	/* bytes one mirror may take: the largest device share */
 	char		memory_limit_source[64];	/* what set it */
 	GbtMirrorInfo mirrors[GBT_MAX_MIRRORS];
 
@@ -185,6 +187,7 @@ typedef struct GbtServiceFacts
 	int			procno;
 	bool		gpu_usable;
 	int64		memory_limit;	/* bytes; 0 until the service resolved it */
+	int64		device_limit;	/* bytes one mirror may take; 0 likewise */
 } GbtServiceFacts;
 
 /* shmem.c: shared memory, generations and counters, for both sides */

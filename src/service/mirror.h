@@ -224,7 +224,7 @@ extern bool gbt_mirror_key_extent(const GbtMirror *m, uint64 *min, uint64 *max);
  * Whether this process can use a GPU, CUDA device 0 (with its name and
  * memory), with the reason when it cannot.
  */
-extern bool gbt_engine_gpu_usable(char *name, Size namelen, int64 *memory,
+extern bool gbt_engine_gpu_usable(int device, char *name, Size namelen, int64 *memory,
 								  char *why, Size whylen);
 
 #endif							/* GPUBTREE_MIRROR_H */

@@ -83,29 +83,29 @@ gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 }
 
 /*
- * Column c in 4 bytes a value when its values (NULLs aside) allow: integers
- * within 2^32 of the smallest, floats that a float holds exactly.
+ * Column c of src in 4 bytes a value, into dst's narrow arrays, when its
+ * values (NULLs aside) allow: integers within 2^32 of the smallest, floats
+ * that a float holds exactly.  dst may be src.
  */
-static void
-narrow_column(GbtMirror *m, int c)
+static bool
+narrow_column(GbtEntries *dst, const GbtEntries *src, int c, bool isfloat)
 {
-	GbtEntries *e = &m->base;
-	bool		isfloat = m->columns.type[c] == GBT_COL_FLOAT8;
+	const int64 *vals = src->vals[c];
 	int64		lo = PG_INT64_MAX;
 	int64		hi = PG_INT64_MIN;
 	int64		i;
 
-	for (i = 0; i < e->n; i++)
+	for (i = 0; i < src->n; i++)
 	{
-		int64		v = e->vals[c][i];
+		int64		v = vals[i];
 
-		if (gbt_entry_nulls(e, i) & (1 << c))
+		if (gbt_entry_nulls(src, i) & (1 << c))
 			continue;
 		if (isfloat)
 		{
 			/* bit for bit: a NaN's payload too (min/max return its bits) */
 			if (gbt_float8_val((float) gbt_val_float8(v)) != v)
-				return;
+				return false;
 		}
 		else
 		{
@@ -114,30 +114,29 @@ narrow_column(GbtMirror *m, int c)
 		}
 	}
 	if (!isfloat && lo <= hi && (uint64) hi - (uint64) lo > PG_UINT32_MAX)
-		return;
-	e->narrow_base[c] = isfloat || lo > hi ? 0 : lo;
-	e->narrow[c] = MemoryContextAllocExtended(TopMemoryContext,
-											  sizeof(uint32) * Max(e->n, 1),
-											  MCXT_ALLOC_HUGE);
-	for (i = 0; i < e->n; i++)
+		return false;
+	dst->narrow_base[c] = isfloat || lo > hi ? 0 : lo;
+	dst->narrow[c] = MemoryContextAllocExtended(TopMemoryContext,
+												sizeof(uint32) * Max(src->n, 1),
+												MCXT_ALLOC_HUGE);
+	for (i = 0; i < src->n; i++)
 	{
-		int64		v = e->vals[c][i];
+		int64		v = vals[i];
 
-		if (gbt_entry_nulls(e, i) & (1 << c))
-			e->narrow[c][i] = 0;
+		if (gbt_entry_nulls(src, i) & (1 << c))
+			dst->narrow[c][i] = 0;
 		else if (isfloat)
 		{
 			float		f = (float) gbt_val_float8(v);
 
-			memcpy(&e->narrow[c][i], &f, sizeof(f));
+			memcpy(&dst->narrow[c][i], &f, sizeof(f));
 		}
 		else
-			e->narrow[c][i] = (uint32) ((uint64) v - (uint64) e->narrow_base[c]);
+			dst->narrow[c][i] = (uint32) ((uint64) v - (uint64) dst->narrow_base[c]);
 	}
 	if (isfloat)
-		e->narrow_float |= 1 << c;
-	pfree(e->vals[c]);
-	e->vals[c] = NULL;
+		dst->narrow_float |= 1 << c;
+	return true;
 }
 
 /*
@@ -174,18 +173,26 @@ drop_unheld_columns(GbtMirror *m)
 			pfree(m->colnulls[c]);
 			m->colnulls[c] = NULL;
 		}
-		if (m->base.vals[c] != NULL)
-			narrow_column(m, c);
+		if (m->base.vals[c] != NULL &&
+			narrow_column(&m->base, &m->base, c, m->columns.type[c] == GBT_COL_FLOAT8))
+		{
+			pfree(m->base.vals[c]);
+			m->base.vals[c] = NULL;
+		}
 	}
 }
 
 /*
- * dst (uninitialised): a copy of src, array by array where src holds every
- * array in full (an export's), else entry by entry.
+ * m's entries (uninitialised): a copy of src, array by array where src
+ * holds every array in full (an export's), else entry by entry.  From an
+ * export, the columns the mirror does not hold are not copied, and those
+ * it holds in 4 bytes a value are narrowed straight from src
+ * (drop_unheld_columns() decides the rest, as for any copy).
  */
 static void
-copy_entries(GbtEntries *dst, const GbtEntries *src)
+copy_entries(GbtMirror *m, const GbtEntries *src)
 {
+	GbtEntries *dst = &m->base;
 	int64		n = src->n;
 	bool		plain = src->nulls != NULL;
 	int			c;
@@ -205,7 +212,16 @@ copy_entries(GbtEntries *dst, const GbtEntries *src)
 	memcpy(dst->tids, src->tids, sizeof(ItemPointerData) * n);
 	memcpy(dst->nulls, src->nulls, n);
 	for (c = 0; c < src->ncols; c++)
-		memcpy(dst->vals[c], src->vals[c], sizeof(int64) * n);
+	{
+		if (m->columns.type[c] == GBT_COL_NONE || key_column(m, c) ||
+			narrow_column(dst, src, c, m->columns.type[c] == GBT_COL_FLOAT8))
+		{
+			pfree(dst->vals[c]);	/* never touched: its pages cost nothing */
+			dst->vals[c] = NULL;
+		}
+		else
+			memcpy(dst->vals[c], src->vals[c], sizeof(int64) * n);
+	}
 }
 
 /*
@@ -244,7 +260,7 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	if (take)
 		m->base = *entries;
 	else
-		copy_entries(&m->base, entries);
+		copy_entries(m, entries);
 	for (i = 0; i < n; i++)
 		maxblock = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&entries->tids[i]));
 	m->nallvis = (int64) maxblock + 1;

@@ -105,7 +105,7 @@ gbt_mirror_device(const GbtMirror *m)
 }
 
 bool
-gbt_engine_gpu_usable(char *name, Size namelen, int64 *memory,
+gbt_engine_gpu_usable(int device, char *name, Size namelen, int64 *memory,
 					  char *why, Size whylen)
 {
 	const gbt_engine_ops *gpu = gbt_engine_gpu_ops();
@@ -115,5 +115,5 @@ gbt_engine_gpu_usable(char *name, Size namelen, int64 *memory,
 		strlcpy(why, "built without CUDA", whylen);
 		return false;
 	}
-	return gpu->usable(0, name, namelen, (int64_t *) memory, why, whylen) == 0;
+	return gpu->usable(device, name, namelen, (int64_t *) memory, why, whylen) == 0;
 }

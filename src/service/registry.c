@@ -22,51 +22,42 @@
 ServiceMirror gbt_mirrors[GBT_MAX_MIRRORS];
 BuildCapture *gbt_captures;
 bool		gbt_gpu_usable = false;
-int64		gbt_gpu_free_at_start = 0;	/* bytes free on the GPU at start */
-int64		gbt_memory_limit = 0;	/* gpubtree.mirror_memory_limit, resolved */
+int64		gbt_memory_limit = 0;	/* gpubtree.mirror_memory_limit, resolved: all devices */
 uint64		gbt_next_mirror_id = 1;
 char		gbt_no_engine[GBT_ERRMSG_LEN];	/* why no mirrors are built, if so */
 
 /*
- * Decide the engine once, at start, from gpubtree.engine: fills name (the
- * GPU's) or why (why not the GPU).  With gpubtree.engine = gpu and no usable
+ * Decide the engine and the devices once, at start, from gpubtree.engine,
+ * gpubtree.devices and gpubtree.simulated_devices: fills name (the first
+ * GPU's) or why (why not a GPU).  With gpubtree.engine = gpu and no usable
  * GPU there is none: gbt_no_engine says so, and no mirror is ever built.
  */
 void
 gbt_choose_engine(char *name, Size namelen, char *why, Size whylen)
 {
-	if (gpubtree_engine == GPUBTREE_ENGINE_CPU)
-		strlcpy(why, "gpubtree.engine = cpu", whylen);
-	else
-		gbt_gpu_usable = gbt_engine_gpu_usable(name, namelen, &gbt_gpu_free_at_start,
-											   why, whylen);
+	gbt_gpu_usable = gbt_find_devices(name, namelen, why, whylen);
 	if (!gbt_gpu_usable && gpubtree_engine == GPUBTREE_ENGINE_GPU)
 		snprintf(gbt_no_engine, sizeof(gbt_no_engine),
 				 "gpubtree.engine = gpu and no usable GPU (%s): no mirrors are built, queries use nbtree",
 				 why);
-}
-
-/*
- * The device new mirrors go to: a CUDA device (>= 0) or -1, the CPU twin.
- * False when there is none to build them on (gbt_no_engine says why).
- */
-bool
-gbt_new_mirror_device(int *device)
-{
-	*device = gbt_gpu_usable ? 0 : -1;
-	return gbt_no_engine[0] == '\0';
+	else if (gbt_ndevices == 0)
+		snprintf(gbt_no_engine, sizeof(gbt_no_engine),
+				 "gpubtree.devices = '%s' names none of the %d simulated devices: no mirrors are built, queries use nbtree",
+				 gpubtree_devices, gpubtree_simulated_devices);
 }
 
 /*
  * Resolve gpubtree.mirror_memory_limit: an explicit value, or by default a
- * share of the memory the mirrors live in, as found at start.  Publishes it
- * for gpubtree_status() and for backends, which refuse to export an index
- * whose mirror cannot fit (build.c).
+ * share of the memory the mirrors live in, as found at start; then each
+ * device's share of it (devices.c).  Publishes the total for
+ * gpubtree_status(), and the largest share for backends, which refuse to
+ * export an index whose mirror cannot fit on a device (build.c).
  */
 void
 gbt_set_memory_limit(void)
 {
 	char		source[64];
+	bool		auto_gpu = false;
 
 	if (gpubtree_mirror_memory_limit >= 0)
 	{
@@ -75,8 +66,9 @@ gbt_set_memory_limit(void)
 	}
 	else if (gbt_gpu_usable)
 	{
-		gbt_memory_limit = gbt_gpu_free_at_start / 4 * 3;
-		strlcpy(source, "auto: 3/4 of the GPU's free memory at start", sizeof(source));
+		auto_gpu = true;
+		strlcpy(source, gbt_ndevices > 1 ? "auto: 3/4 of each GPU's free memory at start" :
+				"auto: 3/4 of the GPU's free memory at start", sizeof(source));
 	}
 	else
 	{
@@ -87,8 +79,11 @@ gbt_set_memory_limit(void)
 			(int64) 1024 * 1024 * 1024;
 		strlcpy(source, "auto: 1/4 of the server's memory (CPU engine)", sizeof(source));
 	}
+	if (gbt_ndevices > 0)
+		gbt_memory_limit = gbt_share_memory_limit(gbt_memory_limit, auto_gpu);
 	SpinLockAcquire(&gbt_shared->mutex);
 	gbt_shared->memory_limit = gbt_memory_limit;
+	gbt_shared->device_limit = gbt_ndevices > 0 ? gbt_largest_share() : gbt_memory_limit;
 	strlcpy(gbt_shared->memory_limit_source, source, sizeof(gbt_shared->memory_limit_source));
 	SpinLockRelease(&gbt_shared->mutex);
 }
@@ -112,6 +107,7 @@ gbt_publish_mirrors(void)
 		info->key = sm->key;
 		info->generation = sm->generation;
 		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);
+		info->device = gbt_devices[sm->device].number;
 		info->entries = gbt_mirror_entries(sm->mirror);
 		info->delta = gbt_mirror_delta(sm->mirror);
 		info->stamped = gbt_mirror_stamped_entries(sm->mirror);
@@ -147,56 +143,6 @@ gbt_find_mirror(const GbtMirrorKey *key)
 		if (gbt_mirrors[i].in_use && memcmp(&gbt_mirrors[i].key, key, sizeof(GbtMirrorKey)) == 0)
 			return &gbt_mirrors[i];
 	return NULL;
-}
-
-/*
- * Make room for a mirror of the given size: drop this index's older
- * mirrors (other storage), then the least recently used ones while the total
- * would exceed the memory limit.  Returns a free entry, or NULL when the
- * mirror cannot fit at all.
- */
-ServiceMirror *
-gbt_make_room(const GbtMirrorKey *key, int64 bytes)
-{
-	int64		limit = gbt_memory_limit;
-	int64		total = 0;
-	int			i;
-
-	if (bytes > limit)
-		return NULL;
-
-	for (i = 0; i < GBT_MAX_MIRRORS; i++)
-	{
-		ServiceMirror *sm = &gbt_mirrors[i];
-
-		if (sm->in_use && sm->key.dbid == key->dbid &&
-			sm->key.indexrelid == key->indexrelid)
-			gbt_drop_mirror(sm);
-		else if (sm->in_use)
-			total += gbt_mirror_bytes(sm->mirror);
-	}
-
-	for (;;)
-	{
-		ServiceMirror *lru = NULL;
-		ServiceMirror *free_entry = NULL;
-
-		for (i = 0; i < GBT_MAX_MIRRORS; i++)
-		{
-			ServiceMirror *sm = &gbt_mirrors[i];
-
-			if (!sm->in_use)
-				free_entry = free_entry ? free_entry : sm;
-			else if (lru == NULL || sm->last_used < lru->last_used)
-				lru = sm;
-		}
-		if (free_entry != NULL && total + bytes <= limit)
-			return free_entry;
-		if (lru == NULL)
-			return NULL;
-		total -= gbt_mirror_bytes(lru->mirror);
-		gbt_drop_mirror(lru);
-	}
 }
 
 /* A mirror usable for a request that saw the given generation. */
@@ -599,26 +545,7 @@ gbt_maintain_mirrors(void)
 	forget_outcomes(horizon);
 
 	/* Deltas grow, and gpubtree.mirror_memory_limit may have been lowered. */
-	for (;;)
-	{
-		int64		limit = gbt_memory_limit;
-		int64		total = 0;
-		ServiceMirror *lru = NULL;
-
-		for (i = 0; i < GBT_MAX_MIRRORS; i++)
-		{
-			ServiceMirror *sm = &gbt_mirrors[i];
-
-			if (!sm->in_use)
-				continue;
-			total += gbt_mirror_bytes(sm->mirror);
-			if (lru == NULL || sm->last_used < lru->last_used)
-				lru = sm;
-		}
-		if (total <= limit || lru == NULL)
-			break;
-		gbt_drop_mirror(lru);
-	}
+	gbt_keep_under_limits();
 	return more;
 }
 

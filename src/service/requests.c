@@ -43,7 +43,16 @@ handle_build(GbtRequest *req, int slotno)
 	int			device;
 	TimestampTz taken;
 
-	if (!gbt_new_mirror_device(&device))
+	if (req->body.build.nentries < 0 || req->body.build.nentries > req->body.build.room ||
+		req->body.build.columns.ncols < 0 || req->body.build.columns.ncols > GBT_MAX_COLS ||
+		MAXALIGN(sizeof(GbtRequest)) +
+		gbt_entries_flat_size(req->body.build.columns.ncols, req->body.build.room) >
+		req->hdr.capacity)
+	{
+		gbt_reply(req, GBT_REPLY_ERROR, "bad BUILD request");
+		return;
+	}
+	if (gbt_no_engine[0] != '\0')
 	{
 		gbt_reply(req, GBT_REPLY_ERROR, gbt_no_engine);
 		return;
@@ -57,20 +66,24 @@ handle_build(GbtRequest *req, int slotno)
 		return;
 	}
 
-	sm = gbt_make_room(&req->hdr.key, estimate);
+	sm = gbt_make_room(&req->hdr.key, estimate, &device);
 	if (sm == NULL)
 	{
-		snprintf(err, sizeof(err), "mirror needs %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
-				 (long long) (estimate >> 20), (long long) (gbt_memory_limit >> 20));
+		snprintf(err, sizeof(err), gbt_ndevices > 1 ?
+				 "mirror needs %lld MB, more than a device's share of gpubtree.mirror_memory_limit (%lld MB)" :
+				 "mirror needs %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
+				 (long long) (estimate >> 20), (long long) (gbt_largest_share() >> 20));
 		gbt_reply(req, GBT_REPLY_ERROR, err);
 		return;
 	}
 
 	INSTR_TIME_SET_CURRENT(start);
 	taken = GetCurrentTimestamp();
-	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.nentries, GBT_REQUEST_DATA(req));
+	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.room,
+						  GBT_REQUEST_DATA(req));
+	entries.n = req->body.build.nentries;
 	m = gbt_mirror_build(&req->body.build.columns, &entries, req->body.build.captured,
-						 device, err, sizeof(err));
+						 gbt_devices[device].engine_device, err, sizeof(err));
 	if (m == NULL)
 	{
 		gbt_reply(req, GBT_REPLY_ERROR, err);
@@ -117,6 +130,7 @@ handle_build(GbtRequest *req, int slotno)
 	sm->generation = req->hdr.generation;
 	sm->db_generation = gbt_generation(req->hdr.key.dbid, InvalidOid);
 	sm->mirror = m;
+	sm->device = device;
 	sm->last_used = GetCurrentTimestamp();
 	sm->build_ms = INSTR_TIME_GET_MILLISEC(duration);
 	sm->phases = req->body.build.phases;

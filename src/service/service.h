@@ -14,6 +14,7 @@
 #include "storage/dsm.h"
 
 #include "mirror.h"
+#include "settings.h"
 #include "shmem.h"
 
 /*
@@ -33,6 +34,7 @@ typedef struct ServiceMirror
 	uint64		generation;		/* the index generation it is valid at */
 	uint64		db_generation;	/* its database's, bumped by DROP DATABASE */
 	GbtMirror  *mirror;
+	int			device;			/* where it lives: an index into gbt_devices */
 	TimestampTz last_used;
 	TimestampTz last_settled;	/* its stamps, by gbt_mirror_settle() */
 	TransactionId settled_horizon;	/* ... against this horizon */
@@ -84,24 +86,46 @@ typedef struct BuildCapture
 extern ServiceMirror gbt_mirrors[GBT_MAX_MIRRORS];
 extern BuildCapture *gbt_captures;	/* one per slot */
 extern bool gbt_gpu_usable;
-extern int64 gbt_gpu_free_at_start;
 extern int64 gbt_memory_limit;
 extern uint64 gbt_next_mirror_id;
 extern char gbt_no_engine[GBT_ERRMSG_LEN];
 
 extern void gbt_choose_engine(char *name, Size namelen, char *why, Size whylen);
-extern bool gbt_new_mirror_device(int *device);
 
 extern void gbt_set_memory_limit(void);
 extern void gbt_publish_mirrors(void);
 extern void gbt_drop_mirror(ServiceMirror *sm);
 extern ServiceMirror *gbt_find_mirror(const GbtMirrorKey *key);
 extern ServiceMirror *gbt_current_mirror(const GbtMirrorKey *key, uint64 generation);
-extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes);
 extern void gbt_capture_reset(BuildCapture *bc);
 extern void gbt_rebuild_cancel(ServiceMirror *sm);
 extern int64 gbt_apply_log(void);
 extern bool gbt_maintain_mirrors(void);
+
+/*
+ * devices.c: the devices mirrors are placed on.  A device is a CUDA device,
+ * a simulated device of the CPU engine (engine_device -1, number >= 0), or
+ * the CPU engine alone (both -1).
+ */
+typedef struct GbtDevice
+{
+	int			number;			/* as gpubtree.devices and gpubtree_mirrors() name it */
+	int			engine_device;	/* what the engine builds on: CUDA device or -1 */
+	char		name[64];
+	int64		free_at_start;	/* bytes free on the GPU at start */
+	int64		limit;			/* its share of the memory limit */
+} GbtDevice;
+
+extern GbtDevice gbt_devices[GBT_MAX_DEVICES];
+extern int	gbt_ndevices;
+
+extern bool gbt_find_devices(char *name, Size namelen, char *why, Size whylen);
+extern int64 gbt_share_memory_limit(int64 total, bool auto_gpu);
+extern int64 gbt_largest_share(void);
+extern void gbt_devices_text(char *buf, Size len);
+extern int64 gbt_device_used(int d);
+extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes, int *device);
+extern void gbt_keep_under_limits(void);
 
 /* requests.c: answers, one function per request kind */
 extern void gbt_answer_requests(TakenRequest *taken, int ntaken);

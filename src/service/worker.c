@@ -321,7 +321,9 @@ gpubtree_service_main(Datum arg)
 	gbt_shared->service_procno = MyProcNumber;
 	gbt_shared->gpu_usable = gbt_gpu_usable;
 	strlcpy(gbt_shared->device_name, name, sizeof(gbt_shared->device_name));
-	if (gbt_gpu_usable)
+	if (gbt_gpu_usable && gbt_ndevices > 1)
+		snprintf(gbt_shared->status, GBT_ERRMSG_LEN, "running on %d GPUs", gbt_ndevices);
+	else if (gbt_gpu_usable)
 		strlcpy(gbt_shared->status, "running on the GPU", GBT_ERRMSG_LEN);
 	else if (gbt_no_engine[0] != '\0')
 		snprintf(gbt_shared->status, GBT_ERRMSG_LEN, "running without an engine: %s",
@@ -339,6 +341,15 @@ gpubtree_service_main(Datum arg)
 			(errmsg("gpubtree service %s; mirrors up to %lld MB (%s)",
 					gbt_shared->status, (long long) (gbt_memory_limit >> 20),
 					gbt_shared->memory_limit_source)));
+	if (gbt_ndevices > 1)
+	{
+		char		devices[GBT_ERRMSG_LEN];
+
+		gbt_devices_text(devices, sizeof(devices));
+		ereport(LOG,
+				(errmsg("gpubtree service: mirrors placed on %d devices, each within its share: %s",
+						gbt_ndevices, devices)));
+	}
 
 	gbt_captures = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(BuildCapture) * gbt_shared->nslots);

@@ -134,3 +134,22 @@ DROP TABLE ev_mixed, ev_changed;
 DROP TABLE ev, ev_copy;
 DROP FUNCTION ev_check(text, bool);
 DROP FUNCTION ev_mirror(regclass);
+
+-- An index holding more entries than its statistics say: the export, read
+-- straight into the BUILD request's segment laid out for the estimate
+-- (client.c: gbt_call_build_begin()), outgrows it, moves its entries out
+-- and hands them over in a segment of their size; the mirror holds every
+-- entry and answers as the index does.
+SET gpubtree.build_after_create = off;
+CREATE TABLE ev_grown (k int8, v int8) WITH (autovacuum_enabled = off);
+INSERT INTO ev_grown SELECT g % 700, g FROM generate_series(1, 5000) g;
+CREATE INDEX ev_grown_k ON ev_grown USING gpubtree (k) INCLUDE (v);
+RESET gpubtree.build_after_create;
+VACUUM ev_grown;
+UPDATE pg_class SET reltuples = 1 WHERE oid = 'ev_grown_k'::regclass;
+SELECT gpubtree_count('ev_grown_k', 100, 599) =
+	(SELECT count(*) FROM ev_grown WHERE k BETWEEN 100 AND 599) AS same_count;
+SELECT count(*) AS problems FROM gpubtree_verify('ev_grown_k');
+SELECT entries = (SELECT count(*) FROM ev_grown) AS every_entry
+  FROM gpubtree_mirrors() WHERE index = 'ev_grown_k'::regclass;
+DROP TABLE ev_grown;

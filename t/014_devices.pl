@@ -1,0 +1,149 @@
+# t/014_devices.pl: mirrors placed on several devices, on the CPU engine
+# with gpubtree.simulated_devices = 2 (each device has half of
+# gpubtree.mirror_memory_limit), so that CI tests placement without GPUs.
+#
+# Tables a (4 units of 100,000 rows), b, c and d (1 unit each), with the
+# limit set from a's measured mirror to 6 units a device:
+#   a goes to device 0 (both empty: the lowest number), b to device 1 (more
+#   room), c to device 1 too (5 units left there, 2 on device 0).
+# Lowered to 3 units a device, device 0 (4 units) is over its share and
+# device 1 (2) is not: a is dropped, though it was used last and b is the
+# least recently used mirror of all: eviction is per device.  d then goes
+# to device 0, where there is room.  (The placement compares a new
+# mirror's estimate, larger than its bytes, with the bytes of those placed:
+# the sizes leave room for that.)
+# Every answer equals the ordinary plan's.  Then gpubtree.devices = '1'
+# puts every mirror on device 1, and a list naming no device leaves the
+# service without an engine, saying why.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use GpubtreeTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $unit = 100000;
+my $node = gpubtree_node('devices');
+$node->append_conf('postgresql.conf',
+	"gpubtree.simulated_devices = 2\ngpubtree.mirror_memory_limit = '4GB'\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION gpubtree');
+ok(wait_service($node), 'the service runs');
+like(service_stat($node, 'status'), qr/simulated_devices = 2/,
+	'the status names the simulated devices');
+
+# make_table(NAME, UNITS): a table of UNITS * $unit rows, its gpubtree
+# index made and its mirror built inside CREATE INDEX.
+sub make_table
+{
+	my ($name, $units) = @_;
+	my $rows = $units * $unit;
+	$node->safe_psql(
+		'postgres', qq{
+CREATE TABLE $name (k int8, v int8) WITH (autovacuum_enabled = off);
+INSERT INTO $name SELECT g, g % 1000 FROM generate_series(1, $rows) g;
+VACUUM ANALYZE $name;
+SET gpubtree.build_after_create = wait;
+CREATE INDEX ${name}_k ON $name USING gpubtree (k) INCLUDE (v);
+});
+	return;
+}
+
+# device_of(NAME): the device of the index's current mirror; '' if none.
+sub device_of
+{
+	return $node->safe_psql('postgres',
+		"SELECT device FROM gpubtree_mirrors() WHERE index = '$_[0]_k'::regclass AND current AND bytes IS NOT NULL"
+	);
+}
+
+# show(WHEN): the mirrors, for the test's log.
+sub show
+{
+	note("mirrors $_[0]:\n" . $node->safe_psql('postgres',
+		"SELECT index::regclass, device, bytes, entries FROM gpubtree_mirrors() ORDER BY 1"));
+	return;
+}
+
+# agree(NAME): a range sum through the mirror against the ordinary plan's.
+sub agree
+{
+	return node_vs_plan($node, 'postgres',
+		"SELECT count(*) || ':' || coalesce(sum(v), 0) FROM $_[0] WHERE k BETWEEN 1000 AND 123456");
+}
+
+# set_share(UNITS): each device's share, in units of a's mirror / 4,
+# waited for until the service took it.
+my $unit_bytes;
+sub set_share
+{
+	my ($units) = @_;
+	my $limit_mb = int($unit_bytes * $units * 2 / (1024 * 1024) + 0.5);
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET gpubtree.mirror_memory_limit = '${limit_mb}MB'; SELECT pg_reload_conf()");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT memory_limit = ${limit_mb}::int8 * 1024 * 1024 FROM gpubtree_status()"),
+		"the service took the new limit ($limit_mb MB, $units units a device)");
+	return $limit_mb;
+}
+
+make_table('a', 4);
+is(device_of('a'), '0', 'the first mirror goes to device 0 (both empty)');
+$unit_bytes = $node->safe_psql('postgres',
+	"SELECT bytes FROM gpubtree_mirrors() WHERE index = 'a_k'::regclass") / 4;
+set_share(6);
+
+make_table('b', 1);
+is(device_of('b'), '1', 'the second mirror goes to the device with more room');
+make_table('c', 1);
+is(device_of('c'), '1', 'the third goes where there is more room left, not to the lowest device');
+is(device_of('b'), '1', 'b stays on device 1 (room for both)');
+is(device_of('a'), '0', 'a stays on device 0');
+is(agree($_), 'same', "$_: answers equal the ordinary plan's") for qw(b c a);
+show('before the limit is lowered');
+
+# a is used last, b is the least recently used mirror of all.  With 3
+# units a device, device 0 (a: 4) is over its share and device 1 (b and c:
+# 2) is not: only a is dropped.
+my $limit_mb = set_share(3);
+ok($node->poll_query_until('postgres',
+		"SELECT NOT EXISTS (SELECT FROM gpubtree_mirrors() WHERE index = 'a_k'::regclass AND bytes IS NOT NULL)"),
+	'a is dropped: its device is over its share');
+show('after the limit is lowered');
+is(device_of('b'), '1', 'b, the least recently used, stays: its device is within its share');
+is(device_of('c'), '1', 'c stays');
+
+make_table('d', 1);
+is(device_of('d'), '0', 'the fourth goes to device 0, where there is room now');
+is(agree($_), 'same', "$_: answers equal the ordinary plan's after the eviction") for qw(b c d);
+ok( $node->safe_psql(
+		'postgres',
+		"SELECT bool_and(s <= ${limit_mb}::int8 * 1024 * 1024 / 2) FROM "
+		  . "(SELECT sum(bytes) s FROM gpubtree_mirrors() WHERE bytes IS NOT NULL GROUP BY device) x"),
+	'each device holds no more than its share');
+set_share(6);
+
+# Pinned: only device 1.
+$node->append_conf('postgresql.conf', "gpubtree.devices = '1'\n");
+$node->restart;
+ok(wait_service($node), 'the service runs with gpubtree.devices = 1');
+is(agree('b'), 'same', 'b answers after the restart');
+is(agree('a'), 'same', 'a answers after the restart');
+is(device_of('b'), '1', 'b is on device 1, the only one listed');
+is(device_of('a'), '1', 'a is on device 1 too');
+
+# A list naming no device: no engine, and the status says why.
+$node->append_conf('postgresql.conf', "gpubtree.devices = '5'\n");
+$node->restart;
+ok(wait_service($node), 'the service runs with gpubtree.devices = 5');
+like(service_stat($node, 'status'), qr/names none of the 2 simulated devices/,
+	'a list naming no device: the status says so');
+is(agree('b'), 'same', 'b answers without a mirror (nbtree)');
+is(device_of('b'), '', 'and no mirror is built');
+
+$node->stop;
+done_testing();
