@@ -17,7 +17,8 @@
  * wait: the mirror is built inside CREATE INDEX, which takes that much
  * longer; not during REINDEX (and so CLUSTER, VACUUM FULL, table rewrites),
  * where PostgreSQL forbids scanning the index being rebuilt; there the
- * first scan asks for it.
+ * first scan asks for it.  Where the same transaction installed the table's
+ * capture trigger (its first gpubtree index) it is built as in background.
  *
  * off: the first scan or aggregate that could use the mirror asks for it
  * (gpubtree.build_on_scan).
@@ -25,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/index.h"
@@ -36,6 +38,7 @@
 
 #include "backend.h"
 #include "build.h"
+#include "capture.h"
 #include "client.h"
 #include "export.h"
 #include "keytypes.h"
@@ -154,6 +157,17 @@ note_created(Relation index)
 	ncreated++;
 }
 
+/* Would an export of index now take its stamps from the capture trigger? */
+static bool
+capture_trusted_now(Relation index)
+{
+	Relation	heap = table_open(index->rd_index->indrelid, NoLock);
+	bool		trusted = gbt_capture_active(heap, index);
+
+	table_close(heap, NoLock);
+	return trusted;
+}
+
 /*
  * After ambuild (CREATE INDEX, REINDEX, and what rebuilds indexes): have
  * the new index's mirror built as gpubtree.build_after_create says.  Never
@@ -178,9 +192,16 @@ gbt_mirror_after_build(Relation index)
 	if (engine != NULL && strcmp(engine, "none") == 0)
 		return;
 
-	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND)
+	/*
+	 * Its size is judged by the job (the index's is known by then).  Under
+	 * wait too when this transaction installed or changed the table's
+	 * capture trigger: an export inside it could not trust its stamps (the
+	 * mirror would decide by the visibility map); the job, after the
+	 * commit, can.
+	 */
+	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND ||
+		!capture_trusted_now(index))
 	{
-		/* Its size is judged by the job (the index's is known by then). */
 		note_created(index);
 		return;
 	}

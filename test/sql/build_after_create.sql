@@ -138,6 +138,19 @@ REINDEX INDEX bac_off;
 SELECT count(*) AS reindex_wait_rows FROM gpubtree_mirrors() WHERE index = 'bac_off'::regclass;
 CREATE INDEX bac_wait ON bac USING gpubtree (v DESC);
 SELECT current FROM gpubtree_mirrors() WHERE index = 'bac_wait'::regclass;
+-- wait, where this CREATE INDEX installs the table's capture trigger (its
+-- first gpubtree index): an export inside the transaction could not trust
+-- the stamps, so the job builds it after the commit, and on a table never
+-- vacuumed since its load the stamps decide; a second index, the trigger
+-- there already, is built inside CREATE INDEX and decides by them too.
+CREATE TABLE bac_fresh (k int8, v int8) WITH (autovacuum_enabled = off);
+INSERT INTO bac_fresh SELECT g, g FROM generate_series(1, 5000) g;
+CREATE INDEX bac_fresh_k ON bac_fresh USING gpubtree (k);
+SELECT bac_wait_current('bac_fresh_k') AS first_index_current;
+CREATE INDEX bac_fresh_v ON bac_fresh USING gpubtree (v);
+SELECT index::regclass, current, decided_by FROM gpubtree_mirrors()
+WHERE index IN ('bac_fresh_k'::regclass, 'bac_fresh_v'::regclass) ORDER BY 1;
+DROP TABLE bac_fresh;
 -- The former bool's values stay valid: on is wait.
 SET gpubtree.build_after_create = on;
 SHOW gpubtree.build_after_create;
