@@ -83,6 +83,106 @@ gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 }
 
 /*
+ * A build's passes over its entries run in pieces on the service's threads
+ * (the page faults of new arrays among them, which dominate a copy): pieces
+ * of whole pages of keys (and so whole bytes of NULL bits), none under
+ * GBT_BUILD_PIECE_MIN entries, where a thread costs more than it saves.  No
+ * piece allocates or reports.
+ */
+#ifndef GBT_BUILD_PIECE_MIN		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
+#define GBT_BUILD_PIECE_ALIGN 4096
+#define GBT_BUILD_PIECE_MIN (1 << 16)
+#endif
+
+/* How many pieces for n entries, and how many entries each (but the last). */
+static int
+build_pieces(int64 n, int64 *per)
+{
+	int			npieces = (int) Min((int64) gbt_threads_wanted(), Max(n / GBT_BUILD_PIECE_MIN, 1));
+
+	*per = TYPEALIGN(GBT_BUILD_PIECE_ALIGN, Max((n + npieces - 1) / npieces, 1));
+	return (int) Min((int64) npieces, Max((n + *per - 1) / *per, 1));
+}
+
+/* Piece k of n entries, per entries a piece. */
+#define PIECE_LO(k, per, n) Min((int64) (k) * (per), (n))
+#define PIECE_HI(k, per, n) Min((int64) ((k) + 1) * (per), (n))
+
+/* One piece of a column's narrowing: its range first, then its writing. */
+typedef struct NarrowPiece
+{
+	const GbtEntries *src;
+	GbtEntries *dst;
+	int			c;
+	bool		isfloat;
+	int64		lo,
+				hi;
+	/* out of the range pass */
+	int64		vlo,
+				vhi;
+	bool		exact;			/* every float's value held by a float */
+} NarrowPiece;
+
+static void
+narrow_range_piece(void *arg)
+{
+	NarrowPiece *p = arg;
+	const int64 *vals = p->src->vals[p->c];
+	int64		i;
+
+	p->vlo = PG_INT64_MAX;
+	p->vhi = PG_INT64_MIN;
+	p->exact = true;
+	for (i = p->lo; i < p->hi; i++)
+	{
+		int64		v = vals[i];
+
+		if (gbt_entry_nulls(p->src, i) & (1 << p->c))
+			continue;
+		if (p->isfloat)
+		{
+			/* bit for bit: a NaN's payload too (min/max return its bits) */
+			if (gbt_float8_val((float) gbt_val_float8(v)) != v)
+			{
+				p->exact = false;
+				return;
+			}
+		}
+		else
+		{
+			p->vlo = Min(p->vlo, v);
+			p->vhi = Max(p->vhi, v);
+		}
+	}
+}
+
+static void
+narrow_write_piece(void *arg)
+{
+	NarrowPiece *p = arg;
+	const int64 *vals = p->src->vals[p->c];
+	uint32	   *narrow = p->dst->narrow[p->c];
+	int64		base = p->dst->narrow_base[p->c];
+	int64		i;
+
+	for (i = p->lo; i < p->hi; i++)
+	{
+		int64		v = vals[i];
+
+		if (gbt_entry_nulls(p->src, i) & (1 << p->c))
+			narrow[i] = 0;
+		else if (p->isfloat)
+		{
+			float		f = (float) gbt_val_float8(v);
+
+			memcpy(&narrow[i], &f, sizeof(f));
+		}
+		else
+			narrow[i] = (uint32) ((uint64) v - (uint64) base);
+	}
+}
+
+/*
  * Column c of src in 4 bytes a value, into dst's narrow arrays, when its
  * values (NULLs aside) allow: integers within 2^32 of the smallest, floats
  * that a float holds exactly.  dst may be src.
@@ -90,28 +190,29 @@ gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 static bool
 narrow_column(GbtEntries *dst, const GbtEntries *src, int c, bool isfloat)
 {
-	const int64 *vals = src->vals[c];
+	NarrowPiece pieces[GBT_THREADS_MAX];
+	int64		per;
+	int			npieces = build_pieces(src->n, &per);
 	int64		lo = PG_INT64_MAX;
 	int64		hi = PG_INT64_MIN;
-	int64		i;
+	int			k;
 
-	for (i = 0; i < src->n; i++)
+	for (k = 0; k < npieces; k++)
 	{
-		int64		v = vals[i];
-
-		if (gbt_entry_nulls(src, i) & (1 << c))
-			continue;
-		if (isfloat)
-		{
-			/* bit for bit: a NaN's payload too (min/max return its bits) */
-			if (gbt_float8_val((float) gbt_val_float8(v)) != v)
-				return false;
-		}
-		else
-		{
-			lo = Min(lo, v);
-			hi = Max(hi, v);
-		}
+		pieces[k].src = src;
+		pieces[k].dst = dst;
+		pieces[k].c = c;
+		pieces[k].isfloat = isfloat;
+		pieces[k].lo = PIECE_LO(k, per, src->n);
+		pieces[k].hi = PIECE_HI(k, per, src->n);
+	}
+	gbt_run_pieces(narrow_range_piece, pieces, sizeof(NarrowPiece), npieces);
+	for (k = 0; k < npieces; k++)
+	{
+		if (!pieces[k].exact)
+			return false;
+		lo = Min(lo, pieces[k].vlo);
+		hi = Max(hi, pieces[k].vhi);
 	}
 	if (!isfloat && lo <= hi && (uint64) hi - (uint64) lo > PG_UINT32_MAX)
 		return false;
@@ -119,24 +220,33 @@ narrow_column(GbtEntries *dst, const GbtEntries *src, int c, bool isfloat)
 	dst->narrow[c] = MemoryContextAllocExtended(TopMemoryContext,
 												sizeof(uint32) * Max(src->n, 1),
 												MCXT_ALLOC_HUGE);
-	for (i = 0; i < src->n; i++)
-	{
-		int64		v = vals[i];
-
-		if (gbt_entry_nulls(src, i) & (1 << c))
-			dst->narrow[c][i] = 0;
-		else if (isfloat)
-		{
-			float		f = (float) gbt_val_float8(v);
-
-			memcpy(&dst->narrow[c][i], &f, sizeof(f));
-		}
-		else
-			dst->narrow[c][i] = (uint32) ((uint64) v - (uint64) dst->narrow_base[c]);
-	}
+	gbt_run_pieces(narrow_write_piece, pieces, sizeof(NarrowPiece), npieces);
 	if (isfloat)
 		dst->narrow_float |= 1 << c;
 	return true;
+}
+
+/* One piece of a copy of arrays: bytes [lo, hi) of each. */
+typedef struct CopyPiece
+{
+	int			narrays;
+	void	   *dst[GBT_MAX_COLS + 3];
+	const void *src[GBT_MAX_COLS + 3];
+	Size		width[GBT_MAX_COLS + 3];	/* bytes an entry */
+	int64		lo,
+				hi;
+} CopyPiece;
+
+static void
+copy_piece(void *arg)
+{
+	CopyPiece  *p = arg;
+	int			a;
+
+	for (a = 0; a < p->narrays; a++)
+		memcpy((char *) p->dst[a] + p->lo * p->width[a],
+			   (const char *) p->src[a] + p->lo * p->width[a],
+			   (p->hi - p->lo) * p->width[a]);
 }
 
 /*
@@ -146,14 +256,11 @@ narrow_column(GbtEntries *dst, const GbtEntries *src, int c, bool isfloat)
  * the others in 4 bytes a value where the values allow.
  */
 static void
-drop_unheld_columns(GbtMirror *m)
+drop_unheld_columns(GbtMirror *m, bool anynull)
 {
 	int			c;
-	int64		i;
 
-	for (i = 0; i < m->base.n && m->base.nulls[i] == 0; i++)
-		;
-	if (i == m->base.n && m->base.nulls != NULL)
+	if (!anynull && m->base.nulls != NULL)
 	{
 		pfree(m->base.nulls);
 		m->base.nulls = NULL;
@@ -195,6 +302,11 @@ copy_entries(GbtMirror *m, const GbtEntries *src)
 	GbtEntries *dst = &m->base;
 	int64		n = src->n;
 	bool		plain = src->nulls != NULL;
+	CopyPiece	copy;
+	CopyPiece	pieces[GBT_THREADS_MAX];
+	int64		per;
+	int			npieces;
+	int			k;
 	int			c;
 	int64		i;
 
@@ -208,9 +320,13 @@ copy_entries(GbtMirror *m, const GbtEntries *src)
 			gbt_copy_entry(dst, i, src, i);
 		return;
 	}
-	memcpy(dst->keys, src->keys, sizeof(uint64) * n);
-	memcpy(dst->tids, src->tids, sizeof(ItemPointerData) * n);
-	memcpy(dst->nulls, src->nulls, n);
+	copy.narrays = 0;
+#define COPY_ARRAY(d, s_, w) \
+	(copy.dst[copy.narrays] = (d), copy.src[copy.narrays] = (s_), \
+	 copy.width[copy.narrays++] = (w))
+	COPY_ARRAY(dst->keys, src->keys, sizeof(uint64));
+	COPY_ARRAY(dst->tids, src->tids, sizeof(ItemPointerData));
+	COPY_ARRAY(dst->nulls, src->nulls, 1);
 	for (c = 0; c < src->ncols; c++)
 	{
 		if (m->columns.type[c] == GBT_COL_NONE || key_column(m, c) ||
@@ -220,7 +336,100 @@ copy_entries(GbtMirror *m, const GbtEntries *src)
 			dst->vals[c] = NULL;
 		}
 		else
-			memcpy(dst->vals[c], src->vals[c], sizeof(int64) * n);
+			COPY_ARRAY(dst->vals[c], src->vals[c], sizeof(int64));
+	}
+#undef COPY_ARRAY
+	npieces = build_pieces(n, &per);
+	for (k = 0; k < npieces; k++)
+	{
+		pieces[k] = copy;
+		pieces[k].lo = PIECE_LO(k, per, n);
+		pieces[k].hi = PIECE_HI(k, per, n);
+	}
+	gbt_run_pieces(copy_piece, pieces, sizeof(CopyPiece), npieces);
+}
+
+/*
+ * One piece of a build's pass over its entries: their NULL bits by column,
+ * their largest heap block, how many are flagged unknown (or, with
+ * clear_unknown, their flags cleared), whether any has a NULL.
+ */
+typedef struct ScanPiece
+{
+	GbtMirror  *m;
+	const TransactionId *xmin;	/* NULL: unknown by the entry's flag */
+	bool		clear_unknown;
+	int64		lo,
+				hi;
+	/* out */
+	uint32		maxblock;
+	int64		nunknown;
+	bool		flagged;		/* any entry's flag set */
+	bool		anynull;
+} ScanPiece;
+
+static void
+scan_piece(void *arg)
+{
+	ScanPiece  *p = arg;
+	GbtEntries *e = &p->m->base;
+	int64		i;
+
+	p->maxblock = 0;
+	p->nunknown = 0;
+	p->flagged = false;
+	p->anynull = false;
+	if (p->clear_unknown)
+	{
+		for (i = p->lo; i < p->hi; i++)
+			e->nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+		return;
+	}
+	for (i = p->lo; i < p->hi; i++)
+	{
+		uint8		nulls = e->nulls[i];
+
+		p->maxblock = Max(p->maxblock, ItemPointerGetBlockNumberNoCheck(&e->tids[i]));
+		set_null_bits(p->m, i, nulls);
+		if (p->xmin != NULL ? p->xmin[i] == GBT_XMIN_UNKNOWN :
+			(nulls & GBT_ENTRY_XMIN_UNKNOWN) != 0)
+			p->nunknown++;
+		p->flagged |= (nulls & GBT_ENTRY_XMIN_UNKNOWN) != 0;
+		p->anynull |= (nulls & ~GBT_ENTRY_XMIN_UNKNOWN) != 0;
+	}
+}
+
+/* The scan pass (or, with clear_unknown, the flags cleared) over m's entries. */
+static void
+scan_entries(GbtMirror *m, const TransactionId *xmin, bool clear_unknown,
+			 uint32 *maxblock, int64 *nunknown, bool *flagged, bool *anynull)
+{
+	ScanPiece	pieces[GBT_THREADS_MAX];
+	int64		per;
+	int			npieces = build_pieces(m->base.n, &per);
+	int			k;
+
+	for (k = 0; k < npieces; k++)
+	{
+		pieces[k].m = m;
+		pieces[k].xmin = xmin;
+		pieces[k].clear_unknown = clear_unknown;
+		pieces[k].lo = PIECE_LO(k, per, m->base.n);
+		pieces[k].hi = PIECE_HI(k, per, m->base.n);
+	}
+	gbt_run_pieces(scan_piece, pieces, sizeof(ScanPiece), npieces);
+	if (clear_unknown)
+		return;
+	*maxblock = 0;
+	*nunknown = 0;
+	*flagged = false;
+	*anynull = false;
+	for (k = 0; k < npieces; k++)
+	{
+		*maxblock = Max(*maxblock, pieces[k].maxblock);
+		*nunknown += pieces[k].nunknown;
+		*flagged |= pieces[k].flagged;
+		*anynull |= pieces[k].anynull;
 	}
 }
 
@@ -244,7 +453,11 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	int64	   *spos;
 	TransactionId *sxmin;
 	TransactionId *sxmax;
-	uint32		maxblock = 0;
+	uint32		maxblock;
+	int64		nunknown;
+	bool		flagged;
+	bool		anynull;
+	bool		none_stamped;
 	gbt_agg_input in;
 
 	if (ops == NULL)
@@ -261,15 +474,12 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 		m->base = *entries;
 	else
 		copy_entries(m, entries);
-	for (i = 0; i < n; i++)
-		maxblock = Max(maxblock, ItemPointerGetBlockNumberNoCheck(&entries->tids[i]));
+	for (i = 0; i < columns->ncols; i++)
+		m->colnulls[i] = palloc_extended(n / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	scan_entries(m, xmin, false, &maxblock, &nunknown, &flagged, &anynull);
 	m->nallvis = (int64) maxblock + 1;
 	m->allvis = palloc_extended(m->nallvis / 8 + 1, MCXT_ALLOC_HUGE);
 	memset(m->allvis, 0xff, m->nallvis / 8 + 1);
-	for (i = 0; i < columns->ncols; i++)
-		m->colnulls[i] = palloc_extended(n / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (i = 0; i < n; i++)
-		set_null_bits(m, i, entries->nulls[i]);
 	MemoryContextSwitchTo(old);
 	for (i = 0; i < GBT_RUNS; i++)
 		gbt_run_alloc(&m->runs[i], columns->ncols, 16);
@@ -282,19 +492,16 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	 * mode: entries whose inserters a mirror deciding by the map took as
 	 * frozen are frozen in the copy too, and the map must go on deciding.
 	 */
-	for (i = 0; i < n; i++)
-		if (xmin != NULL ? xmin[i] == GBT_XMIN_UNKNOWN :
-			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) != 0)
-			nstamped++;
-	m->vm_mode = vm_mode || !captured || nstamped > n / GBT_UNKNOWN_ONE_IN;
-	nstamped = 0;
-	spos = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
-	sxmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
-	sxmax = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
-	for (i = 0; i < n; i++)
+	m->vm_mode = vm_mode || !captured || nunknown > n / GBT_UNKNOWN_ONE_IN;
+	/* From an export with no entry unknown (or all frozen): none stamped. */
+	none_stamped = xmin == NULL && xmax == NULL && (nunknown == 0 || m->vm_mode);
+	spos = palloc_extended(sizeof(int64) * (none_stamped ? 1 : Max(n, 1)), MCXT_ALLOC_HUGE);
+	sxmin = palloc_extended(sizeof(TransactionId) * (none_stamped ? 1 : Max(n, 1)), MCXT_ALLOC_HUGE);
+	sxmax = palloc_extended(sizeof(TransactionId) * (none_stamped ? 1 : Max(n, 1)), MCXT_ALLOC_HUGE);
+	for (i = none_stamped ? n : 0; i < n; i++)
 	{
 		TransactionId mn = xmin != NULL ? xmin[i] :
-			(entries->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
+			(m->base.nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
 		TransactionId mx = xmax != NULL ? xmax[i] : InvalidTransactionId;
 
 		if (m->vm_mode && mn == GBT_XMIN_UNKNOWN)
@@ -311,11 +518,11 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	pfree(spos);
 	pfree(sxmin);
 	pfree(sxmax);
-	for (i = 0; i < n; i++)
-		m->base.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+	if (flagged)
+		scan_entries(m, NULL, true, NULL, NULL, NULL, NULL);
 	if (take)
 		memset(entries, 0, sizeof(GbtEntries));
-	drop_unheld_columns(m);
+	drop_unheld_columns(m, anynull);
 
 	m->ops = ops;
 	gbt_mirror_agg_input(&in, m, n);
