@@ -7,9 +7,10 @@
 # INCLUDE column; = ANY of a few hundred keys), then the same query with
 # SET LOCAL gpubtree.device = off, and check_same() raises "wrong answer"
 # when the two differ.  Writers commit (or roll back) 1-row updates,
-# inserts and deletes meanwhile.
+# inserts and deletes meanwhile, and one session runs VACUUM every second.
 #   1. The load alone: no failed transaction, the service answered a fair
-#      share of the node's queries, gpubtree_verify() clean.
+#      share of the node's queries, several sessions' aggregates were
+#      answered in one round, gpubtree_verify() clean.
 #   2. The load while the service is stopped (SIGTERM: it exits and the
 #      postmaster starts it again) and random readers are cancelled
 #      mid-query (pg_cancel_backend): every completed transaction compared
@@ -135,6 +136,7 @@ INSERT INTO m VALUES (:k, :v, :k % 7);
 append_to_file("$dir/delete.sql", q{\set k random(0, 199999)
 DELETE FROM m WHERE ctid = (SELECT ctid FROM m WHERE k = :k LIMIT 1);
 });
+append_to_file("$dir/vacuum.sql", "\\sleep 1 s\nVACUUM m;\n");
 append_to_file("$dir/rollback.sql", q{\set k random(0, 199999)
 \set v random(1, 1000000)
 BEGIN;
@@ -179,8 +181,9 @@ sub verify_clean
 		"$label: gpubtree_verify('m_k') clean");
 }
 
-# load(TAG): readers and writers in the background; their IPC::Run handles,
-# output in $dir/TAG.{readers,writers}.log.
+# load(TAG): readers, writers and a session that vacuums m every second in
+# the background (so that TIDs are reused under the readers); their IPC::Run
+# handles, output in $dir/TAG.{readers,writers,vacuum}.log.
 sub load
 {
 	my ($tag) = @_;
@@ -196,7 +199,9 @@ sub load
 			map { ('-f', "$dir/$_") } qw(update.sql@3 move.sql@1 insert.sql@2 delete.sql@2 rollback.sql@1)
 		],
 		'>', "$dir/$tag.writers.log", '2>&1');
-	return ($r, $w);
+	$ENV{PGAPPNAME} = 'vacuum';
+	my $v = IPC::Run::start([ @common, '-c', 1, '-f', "$dir/vacuum.sql" ], '>', "$dir/$tag.vacuum.log", '2>&1');
+	return ($r, $w, $v);
 }
 
 my $copies = 0;
@@ -279,6 +284,8 @@ my $wlog = slurp_file("$dir/calm.writers.log");
 my ($writes) = $wlog =~ /number of transactions actually processed: (\d+)/;
 cmp_ok($writes // 0, '>', 0, '1. writers committed meanwhile');
 is(scalar(grep { /aborted in command/ } split /\n/, $wlog), 0, '1. no writer failed');
+my ($vacuums) = slurp_file("$dir/calm.vacuum.log") =~ /number of transactions actually processed: (\d+)/;
+cmp_ok($vacuums // 0, '>', 0, '1. VACUUM ran meanwhile');
 # One node query through the service per reader transaction, if it always
 # answers; one that answers fewer than half falls back too often.
 cmp_ok($req1 - $req0, '>=', $total / 2, '1. the service answered a fair share of the node queries');
