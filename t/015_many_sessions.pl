@@ -1,8 +1,8 @@
 # t/015_many_sessions.pl: 64 reading sessions through the aggregate node
 # while 8 writers commit, then the same load under faults.
 #
-# Each reader transaction (REPEATABLE READ, so one snapshot) runs a random
-# range aggregate through the GpubtreeAggregate node (count/sum/min/max; a
+# Each reader transaction (REPEATABLE READ, so one snapshot, taken up to
+# 100 ms before, while writers commit) runs a random range aggregate through the GpubtreeAggregate node (count/sum/min/max; a
 # filter on an INCLUDE column and a FILTER aggregate; GROUP BY a small
 # INCLUDE column; = ANY of a few hundred keys), then the same query with
 # SET LOCAL gpubtree.device = off, and check_same() raises "wrong answer"
@@ -112,8 +112,10 @@ for my $name (@shape_names)
 	my $through = join '/', map { ":a_$_" } @$cols;
 	my $ordinary = join '/', map { ":b_$_" } @$cols;
 	append_to_file(
-		"$dir/$name.sql", "$sets
+		"$dir/$name.sql", "$sets\\set pause random(0, 100)
 BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT 1;
+\\sleep :pause ms
 $q \\gset a_
 SET LOCAL gpubtree.device = off;
 $q \\gset b_
@@ -315,12 +317,13 @@ while (time < $end)
 		$stops++ if kill 'TERM', $service;
 		$next_stop = time + 7;
 	}
-	my $hit = $ctl->query_safe(
+	# (a cancelled client ends: at most half of them)
+	my $hit = $cancels >= $clients / 2 ? undef : $ctl->query_safe(
 		"SELECT pg_cancel_backend(pid)::int || ':' || waiting::int
 		FROM (SELECT pid, coalesce(wait_event_type = 'Extension', false) AS waiting
 			FROM pg_stat_activity WHERE application_name = 'reader' AND state = 'active') s
 		ORDER BY waiting DESC, random() LIMIT 1");
-	if ($hit =~ /^1:(\d)/)
+	if (defined $hit && $hit =~ /^1:(\d)/)
 	{
 		$cancels++;
 		$cancels_waiting += $1;
