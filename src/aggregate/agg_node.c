@@ -605,7 +605,7 @@ answer_by_service(AggScanState *s)
 	gbt_exec_keys_ready(node);
 	if (!ok)
 		;
-	else if (runtime_array && !gbt_exec_enough_keys(node, s->nranges))
+	else if (runtime_array && !gbt_exec_enough_keys(node, s->nranges, true))
 		ok = false;				/* planned before the array was known */
 	else
 	{

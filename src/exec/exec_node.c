@@ -196,12 +196,17 @@ gbt_exec_device_on(GbtExecNode *node)
 	return false;
 }
 
-/* A few keys are nbtree's: not worth a request. */
+/*
+ * A few keys are nbtree's: not worth a request.  An aggregate's answer
+ * brings no rows back, so it is worth one from fewer keys (GBT_AGG_KEYS_SHARE).
+ */
 bool
-gbt_exec_enough_keys(GbtExecNode *node, int64 nkeys)
+gbt_exec_enough_keys(GbtExecNode *node, int64 nkeys, bool aggregate)
 {
-	if (nkeys >= gpubtree_min_gpu_batch)
+	if (nkeys >= (aggregate ? GBT_AGG_MIN_KEYS : gpubtree_min_gpu_batch))
 		return true;
-	node->why = psprintf("%lld keys, fewer than gpubtree.min_gpu_batch", (long long) nkeys);
+	node->why = psprintf(aggregate ? "%lld keys, fewer than gpubtree.min_gpu_batch / %d" :
+						 "%lld keys, fewer than gpubtree.min_gpu_batch",
+						 (long long) nkeys, GBT_AGG_KEYS_SHARE);
 	return false;
 }

@@ -101,7 +101,7 @@ extern void gbt_exec_keys_ready(GbtExecNode *node);
 
 /* Whether the service may be asked, and of nkeys keys; if not, why says why. */
 extern bool gbt_exec_device_on(GbtExecNode *node);
-extern bool gbt_exec_enough_keys(GbtExecNode *node, int64 nkeys);
+extern bool gbt_exec_enough_keys(GbtExecNode *node, int64 nkeys, bool aggregate);
 
 /* The ExplainCustomScan of every such node (exec_explain.c). */
 extern void gbt_exec_explain(CustomScanState *css, List *ancestors, ExplainState *es);

@@ -401,7 +401,7 @@ ask_service(GbtJoinState *s, uint64 *points, int64 n, GbtEntries *rows)
 	bool		found;
 	ListCell   *lc;
 
-	if (!gbt_exec_device_on(node) || !gbt_exec_enough_keys(node, n))
+	if (!gbt_exec_device_on(node) || !gbt_exec_enough_keys(node, n, false))
 		return false;
 	if (!gbt_comparable(s->subtype, s->index->rd_opcintype[0]))
 	{
@@ -426,7 +426,7 @@ ask_service(GbtJoinState *s, uint64 *points, int64 n, GbtEntries *rows)
 		s->ndistinct = gbt_sort_unique_mapped(points, n, s->map);
 		mapped = true;
 		gbt_exec_keys_ready(node);
-		found = gbt_exec_enough_keys(node, s->ndistinct) &&
+		found = gbt_exec_enough_keys(node, s->ndistinct, false) &&
 			gbt_lookup(s->heap, s->index, points, points, s->ndistinct, true, snapshot,
 					   rows, &node->answer, &node->why);
 	}

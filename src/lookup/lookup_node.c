@@ -129,7 +129,7 @@ ask_service(LookupState *s, ScanKey key)
 	/* Too few elements to be worth encoding and sorting: no need to look. */
 	s->nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(key->sk_argument)),
 							  ARR_DIMS(DatumGetArrayTypeP(key->sk_argument)));
-	if (!gbt_exec_enough_keys(node, s->nkeys))
+	if (!gbt_exec_enough_keys(node, s->nkeys, false))
 		return false;
 	if (!gbt_keys_to_ranges(key, 1, s->index->rd_opcintype[0], true, &sorted, &lo, &hi,
 							&s->nkeys))
@@ -138,7 +138,7 @@ ask_service(LookupState *s, ScanKey key)
 		return false;
 	}
 	gbt_exec_keys_ready(node);
-	if (!gbt_exec_enough_keys(node, s->nkeys))
+	if (!gbt_exec_enough_keys(node, s->nkeys, false))
 		return false;
 	if (!gbt_lookup(heap, s->index, lo, hi, s->nkeys, sorted, node->css.ss.ps.state->es_snapshot,
 					&s->rows, &node->answer, &node->why))
