@@ -61,6 +61,10 @@ INSERT INTO ap_arrays VALUES
 	('NULL', NULL),
 	('NULL elements among 5000 keys', (SELECT array_agg(CASE WHEN a % 3 = 0 THEN NULL ELSE a END) FROM ap_probe)),
 	('1200 keys, repeated keys of the table', (SELECT array_agg(g) FROM generate_series(1, 3600, 3) g)),
+	-- An aggregate's own threshold, a sixteenth of gpubtree.min_gpu_batch
+	-- (the rows' is the whole): just under it, and at it.
+	('aggregate threshold less one', (SELECT array_agg(g * 7) FROM generate_series(1, current_setting('gpubtree.min_gpu_batch')::int / 16 - 1) g)),
+	('aggregate threshold', (SELECT array_agg(g * 7) FROM generate_series(1, current_setting('gpubtree.min_gpu_batch')::int / 16) g)),
 	-- Large enough for the radix sort of the keys; shuffled, repeated, negative.
 	('90000 keys, shuffled, repeated, negative',
 	 (SELECT array_agg(x ORDER BY md5(g::text)) FROM (SELECT g, (g * 7919) % 60000 - 20000 AS x FROM generate_series(1, 90000) g) s)),
