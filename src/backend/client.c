@@ -216,12 +216,33 @@ wait_for_service(long ms)
 	return true;
 }
 
+/* Why the last request was not answered, for EXPLAIN. */
+const char *gbt_service_no_answer = "the service did not answer";
+
+/*
+ * A query's request (a scan or an aggregate) does not wait behind a long
+ * build in the service (GBT_BUILD_BLOCK_MS): its caller's fallback is
+ * quicker.  VACUUM's, whose fallback is to drop the mirror, waits.
+ */
+static bool
+gives_way_to_build(GbtCall *call)
+{
+	GbtRequestKind kind = call->req->hdr.kind;
+
+	if ((kind != GBT_REQ_SCAN && kind != GBT_REQ_AGG_PREPARE && kind != GBT_REQ_AGG) ||
+		!gbt_service_building_long())
+		return false;
+	gbt_service_no_answer = "the service was building a mirror";
+	return true;
+}
+
 /*
  * Send the request in seg and wait for the answer, within what is left of
  * the statement's budget (see wait_budget_left()).  Returns true when the
  * service answered (the reply is in the request); false when it is not
  * running, busy with our previous, abandoned request, or did not answer in
- * time, or the budget was spent already (then nothing is sent).  Query
+ * time, or the budget was spent already (then nothing is sent), or has been
+ * building a mirror too long (gbt_service_no_answer says so).  Query
  * cancel and statement_timeout interrupt the wait as usual.
  */
 static bool
@@ -232,7 +253,10 @@ request_send(GbtCall *call)
 	bool		answered = false;
 	int64		mark = gbt_service_wait_mark();
 
+	gbt_service_no_answer = "the service did not answer";
 	if (!gbt_service_running() || wait_budget_left() <= 0)
+		return false;
+	if (gives_way_to_build(call))
 		return false;
 
 	register_slot_cleanup();
@@ -257,7 +281,8 @@ request_send(GbtCall *call)
 				answered = true;
 				break;
 			}
-			if (!gbt_service_running() || !wait_for_service(100L))
+			if (!gbt_service_running() || !wait_for_service(100L) ||
+				gives_way_to_build(call))
 				break;
 			CHECK_FOR_INTERRUPTS();
 		}

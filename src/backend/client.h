@@ -32,6 +32,7 @@ typedef struct GbtCall
 	struct GbtPrefault *prefault;	/* populating seg's pages (prefault.c) */
 } GbtCall;
 
+extern const char *gbt_service_no_answer;
 extern void gbt_fill_key(GbtMirrorKey *key, Relation index);
 
 extern bool gbt_call_build_begin(GbtCall *call, Relation index, uint64 generation,

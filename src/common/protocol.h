@@ -53,6 +53,14 @@
  */
 #define GBT_SEGMENT_KEEP_MAX ((Size) 64 * 1024 * 1024)
 
+/*
+ * A mirror's build holds up the service's round (several seconds for 2^26
+ * entries).  Once one has run this long, other requests are not sent and
+ * those waiting stop: their callers take nbtree or the plan below.  Builds
+ * shorter than this (most of them) are waited for.
+ */
+#define GBT_BUILD_BLOCK_MS 1000
+
 typedef enum GbtRequestKind
 {
 	GBT_REQ_BUILD,				/* here are the index's entries: build the mirror */

@@ -67,6 +67,7 @@ gbt_service_shmem_startup(void)
 		strlcpy(gbt_shared->status, "not started", GBT_ERRMSG_LEN);
 		pg_atomic_init_u64(&gbt_shared->requests, 0);
 		pg_atomic_init_u64(&gbt_shared->fallbacks, 0);
+		pg_atomic_init_u64(&gbt_shared->building_since, 0);
 		pg_atomic_init_u64(&gbt_shared->builds, 0);
 		pg_atomic_init_u64(&gbt_shared->exports, 0);
 		pg_atomic_init_u64(&gbt_shared->logged, 0);
@@ -112,6 +113,31 @@ bool
 gbt_service_running(void)
 {
 	return gbt_shared != NULL && gbt_service_pid() != 0;
+}
+
+/*
+ * The service builds a mirror in its round: every request of the round, and
+ * any sent meanwhile, waits for it.  The service says when it began one.
+ */
+void
+gbt_service_building(bool building)
+{
+	pg_atomic_write_u64(&gbt_shared->building_since,
+						building ? (uint64) GetCurrentTimestamp() : 0);
+}
+
+/*
+ * Has the service been building a mirror for more than GBT_BUILD_BLOCK_MS?
+ * Then a request other than a build is not sent, or stops waiting, and its
+ * caller takes its fallback: no query waits long for a mirror build.
+ */
+bool
+gbt_service_building_long(void)
+{
+	uint64		since = pg_atomic_read_u64(&gbt_shared->building_since);
+
+	return since != 0 &&
+		GetCurrentTimestamp() - (TimestampTz) since > (int64) GBT_BUILD_BLOCK_MS * 1000;
 }
 
 /* Set the service's latch: work for it, or room in the log wanted. */

@@ -170,6 +170,7 @@ typedef struct GbtServiceShared
 	pg_atomic_uint64 invalidations; /* generation bumps */
 	pg_atomic_uint64 generation[GBT_GENERATIONS];
 	pg_atomic_uint64 vacuum_epoch[GBT_GENERATIONS]; /* bumped by sweeps */
+	pg_atomic_uint64 building_since;	/* when the service began a BUILD; 0: none */
 
 	GbtLog		log;
 
@@ -194,6 +195,8 @@ typedef struct GbtServiceFacts
 extern void gbt_service_shmem_request(void);
 extern void gbt_service_shmem_startup(void);
 extern bool gbt_service_running(void);
+extern bool gbt_service_building_long(void);
+extern void gbt_service_building(bool building);
 extern void gbt_service_facts(GbtServiceFacts *facts);
 extern pid_t gbt_service_pid(void);
 extern void gbt_wake_service(void);

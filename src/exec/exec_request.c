@@ -297,7 +297,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 					gbt_mirror_wanted(index, keytype, note, sizeof(note)))
 					continue;
 				*why = status == GBT_REPLY_NO_MIRROR ? note :
-					"the service did not answer";
+					gbt_service_no_answer;
 				return false;
 			}
 			prepared_by_agg = false;
@@ -330,7 +330,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		if (!answered || call->req->hdr.status == GBT_REPLY_ERROR)
 		{
 			gbt_call_end(call);
-			*why = "the service did not answer";
+			*why = gbt_service_no_answer;
 			return false;
 		}
 		if (here && call->req->hdr.status != GBT_REPLY_OK)
@@ -450,7 +450,7 @@ gbt_key_extent(Relation index, bool *has_keys, uint64 *key_min, uint64 *key_max,
 		/* Built in the background, as for any request; waited for only if asked. */
 		if (status != GBT_REPLY_NO_MIRROR)
 		{
-			*why = "the service did not answer";
+			*why = gbt_service_no_answer;
 			return false;
 		}
 		if (!gbt_mirror_wanted(index, gbt_mirror_key_type(index), note, sizeof(note)) ||
@@ -636,7 +636,7 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	if (map != NULL && (answer->nkeys < 0 || answer->nkeys > nranges))
 	{
 		gbt_call_end(&call);
-		*why = "the service did not answer";
+		*why = gbt_service_no_answer;
 		return false;
 	}
 	if (map != NULL)

@@ -711,7 +711,11 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 		else if (request_sliced(req))
 			done[i] = taken[i].sliced = true;	/* the worker's, slice by slice */
 		else if (req->hdr.kind == GBT_REQ_BUILD)
+		{
+			gbt_service_building(true);
 			handle_build(req, taken[i].slotno);
+			gbt_service_building(false);
+		}
 		else if (req->hdr.kind == GBT_REQ_DUMP)
 			handle_dump(req);
 		else if (req->hdr.kind == GBT_REQ_REMOVE)
