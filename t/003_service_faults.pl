@@ -209,6 +209,53 @@ is(answers('g', 'SET gpubtree.service_timeout = 10'), $expected, 'answer past gp
 cmp_ok(status_of('fallbacks'), '>', $f0, 'timeouts counted as fallbacks');
 reload('gpubtree.batch_window = 0');
 
+# 4b. A long build holds up the service's round: a query's request waits
+#     for it at most GBT_BUILD_BLOCK_MS (1 s), then takes nbtree or the plan
+#     below.  The build of gb_k is held 60 s in the service
+#     (gpubtree.debug_service_check_delay) while g is queried.
+$node->safe_psql('postgres', q{
+	SET gpubtree.build_after_create = off;
+	CREATE TABLE gb (k int8) WITH (autovacuum_enabled = off);
+	INSERT INTO gb SELECT g FROM generate_series(1, 10000) g;
+	CREATE INDEX gb_k ON gb USING gpubtree (k);
+});
+my $agg_q = 'SELECT count(*), sum(k) FROM g WHERE k BETWEEN 5 AND 150000';
+my $agg_expected = $node->safe_psql('postgres', "SET gpubtree.device = off; $agg_q");
+my $log_at = -s $node->logfile;
+reload('gpubtree.debug_service_check_delay = 60000');
+my ($built_out, $built_err) = ('', '');
+my $builder = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-c', "SELECT gpubtree_count('gb_k', 1, 10000)" ],
+	'>', \$built_out, '2>', \$built_err);
+my $held = 0;
+for (1 .. 300)
+{
+	$held = 1, last
+	  if slurp_file($node->logfile, $log_at) =~ /registration check of the mirror of index \d+ held back/;
+	usleep(100_000);
+}
+ok($held, '4b. the service holds a build');
+usleep(1_200_000);    # past GBT_BUILD_BLOCK_MS
+$f0 = status_of('fallbacks');
+like(
+	$node->safe_psql('postgres',
+		"SET max_parallel_workers_per_gather = 0; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $agg_q"),
+	qr/Answered by: the plan below \(the service was building a mirror\)/,
+	'4b. an aggregate does not wait for the build: the plan below answers, and says why');
+is($node->safe_psql('postgres', $agg_q), $agg_expected, "4b. the aggregate's answer is the ordinary plan's");
+is(answers('g'), $expected, '4b. bitmap scans during the build: nbtree answers');
+cmp_ok(status_of('fallbacks'), '>', $f0, '4b. counted as fallbacks');
+reload('gpubtree.debug_service_check_delay = 0');
+$builder->finish;
+is($built_out, "10000\n", '4b. the held build finishes') or diag($built_err);
+$r0 = status_of('requests');
+like(
+	$node->safe_psql('postgres',
+		"SET max_parallel_workers_per_gather = 0; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $agg_q"),
+	qr/Answered by: GPU service/, '4b. after the build the service answers again');
+cmp_ok(status_of('requests'), '>', $r0, '4b. served again');
+$node->safe_psql('postgres', 'DROP TABLE gb');
+
 # 5. No room under gpubtree.mirror_memory_limit (lowered: the service evicts
 # the mirror, and cannot build it again): nbtree answers.
 reload('gpubtree.mirror_memory_limit = 1');
