@@ -27,6 +27,7 @@ bool		gpubtree_build_on_scan = true;
 int			gpubtree_build_after_create = GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND;
 int			gpubtree_build_wait = 0;
 int			gpubtree_debug_build_delay = 0;
+int			gpubtree_debug_service_publish_delay = 0;
 bool		gpubtree_debug_export_prefault = false;
 bool		gpubtree_enable_aggregate = true;
 bool		gpubtree_enable_lookup = true;
@@ -312,6 +313,16 @@ gbt_settings_init(void)
 							"Makes background mirror builds wait this long before they start (for tests).",
 							NULL,
 							&gpubtree_debug_build_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.debug_service_publish_delay",
+							"Makes the service hold a newly built mirror back this long before publishing it (for tests).",
+							"The service waits holding what the publication holds; a reload that lowers the "
+							"setting ends the wait early.",
+							&gpubtree_debug_service_publish_delay,
 							0, 0, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,

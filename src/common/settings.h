@@ -46,6 +46,7 @@ extern bool gpubtree_build_on_scan;
 extern int	gpubtree_build_after_create;
 extern int	gpubtree_build_wait;	/* milliseconds */
 extern int	gpubtree_debug_build_delay;	/* milliseconds */
+extern int	gpubtree_debug_service_publish_delay;	/* milliseconds */
 extern bool gpubtree_debug_export_prefault;
 extern bool gpubtree_enable_aggregate;
 extern bool gpubtree_enable_lookup;

@@ -9,10 +9,14 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "portability/instr_time.h"
+#include "postmaster/interrupt.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "storage/spin.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -88,6 +92,51 @@ gbt_set_memory_limit(void)
 	SpinLockRelease(&gbt_shared->mutex);
 }
 
+/* The newest build published so far: mirrors of a higher lineage are new. */
+static uint64 published_lineage = 0;
+
+/*
+ * gpubtree.debug_service_publish_delay: hold a newly built mirror back this
+ * long before it is published, holding what the caller holds (the change
+ * log's lock, in handle_build()), so that tests can have a backend give up
+ * on its build and a writer commit in that window (t/017_build_give_up.pl).
+ * A reload is read at once (a test lowers the setting to end the wait); the
+ * main loop still sees it, for the rest of a reload.  The LOG line is what
+ * tests wait for.
+ */
+static void
+debug_publish_delay(void)
+{
+	TimestampTz start;
+	Oid			indexrelid = InvalidOid;
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		if (gbt_mirrors[i].in_use && gbt_mirrors[i].lineage > published_lineage)
+			indexrelid = gbt_mirrors[i].key.indexrelid;
+	if (!OidIsValid(indexrelid))
+		return;
+	ereport(LOG,
+			(errmsg("gpubtree service: publication of the mirror of index %u held back (gpubtree.debug_service_publish_delay)",
+					indexrelid)));
+	start = GetCurrentTimestamp();
+	for (;;)
+	{
+		long		ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+														 TimestampTzPlusMilliseconds(start, gpubtree_debug_service_publish_delay));
+
+		if (ms <= 0 || ShutdownRequestPending)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (ConfigReloadPending)
+			ProcessConfigFile(PGC_SIGHUP);
+	}
+	/* requests that came meanwhile: a round at once */
+	SetLatch(MyLatch);
+}
+
 /* Publish the mirror table for gpubtree_status(). */
 void
 gbt_publish_mirrors(void)
@@ -95,6 +144,8 @@ gbt_publish_mirrors(void)
 	int64		total = 0;
 	int			i;
 
+	if (gpubtree_debug_service_publish_delay > 0)
+		debug_publish_delay();
 	SpinLockAcquire(&gbt_shared->mutex);
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
@@ -104,6 +155,7 @@ gbt_publish_mirrors(void)
 		info->in_use = sm->in_use;
 		if (!sm->in_use)
 			continue;
+		published_lineage = Max(published_lineage, sm->lineage);
 		info->key = sm->key;
 		info->generation = sm->generation;
 		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);
