@@ -9,14 +9,10 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "portability/instr_time.h"
-#include "postmaster/interrupt.h"
-#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "storage/spin.h"
-#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -100,14 +96,11 @@ static uint64 published_lineage = 0;
  * long before it is published, holding what the caller holds (the change
  * log's lock, in handle_build()), so that tests can have a backend give up
  * on its build and a writer commit in that window (t/017_build_give_up.pl).
- * A reload is read at once (a test lowers the setting to end the wait); the
- * main loop still sees it, for the rest of a reload.  The LOG line is what
- * tests wait for.
+ * The LOG line is what tests wait for.
  */
 static void
 debug_publish_delay(void)
 {
-	TimestampTz start;
 	Oid			indexrelid = InvalidOid;
 	int			i;
 
@@ -119,22 +112,7 @@ debug_publish_delay(void)
 	ereport(LOG,
 			(errmsg("gpubtree service: publication of the mirror of index %u held back (gpubtree.debug_service_publish_delay)",
 					indexrelid)));
-	start = GetCurrentTimestamp();
-	for (;;)
-	{
-		long		ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
-														 TimestampTzPlusMilliseconds(start, gpubtree_debug_service_publish_delay));
-
-		if (ms <= 0 || ShutdownRequestPending)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		if (ConfigReloadPending)
-			ProcessConfigFile(PGC_SIGHUP);
-	}
-	/* requests that came meanwhile: a round at once */
-	SetLatch(MyLatch);
+	gbt_debug_wait(&gpubtree_debug_service_publish_delay);
 }
 
 /* Publish the mirror table for gpubtree_status(). */
