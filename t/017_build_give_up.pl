@@ -11,8 +11,9 @@
 #     (gpubtree.debug_service_check_delay), also with the export of another
 #     index registered meanwhile in the same slot (the next build worker
 #     takes the PGPROC the one that gave up left, PostgreSQL handing them
-#     out last in, first out) at the same log position (nothing was logged:
-#     nothing wanted it; autovacuum is off);
+#     out last in, first out): the check must not take it for the first
+#     one's (it tells them apart by their log positions: the writer's
+#     commit moved the log's head);
 #   - checked, before the publication (gpubtree.debug_service_publish_delay,
 #     which holds the change log's lock as the publication does);
 # and over the ways to give up (cancelled, terminated, out of
@@ -34,6 +35,7 @@ use Test::More;
 
 $ENV{GBT_BUILD_WAIT} = '';    # queries never wait for a build: the tests' polls ask
 my $node = gpubtree_node('build_give_up');
+# (no VACUUM but the test's own, in the service's way while it is held)
 $node->append_conf('postgresql.conf', 'autovacuum = off');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION gpubtree');
