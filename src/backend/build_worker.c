@@ -35,6 +35,7 @@
 #include "nodes/parsenodes.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -93,7 +94,17 @@ static void
 report_progress(int64 done, void *arg)
 {
 	GbtBuildJob *job;
+	static bool held = false;
 
+	/* The index read, the export registered: held here for tests. */
+	if (gpubtree_debug_export_delay > 0 && !held)
+	{
+		held = true;
+		ereport(LOG,
+				(errmsg("gpubtree: export of index %u held before its hand-over (gpubtree.debug_export_delay)",
+						my_key.indexrelid)));
+		gbt_debug_wait(&gpubtree_debug_export_delay);
+	}
 	SpinLockAcquire(&gbt_builds->mutex);
 	if ((job = my_job()) != NULL)
 		job->done = done;
@@ -253,6 +264,7 @@ gpubtree_builder_main(Datum arg)
 	my_jobno = DatumGetInt32(arg);
 	memcpy(&my_key, MyBgworkerEntry->bgw_extra, sizeof(GbtMirrorKey));
 	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);	/* gbt_debug_wait() */
 	BackgroundWorkerUnblockSignals();
 
 	/* Claim the job, unless it was given up meanwhile. */

@@ -10,7 +10,11 @@
 #include <limits.h>
 
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/interrupt.h"
+#include "storage/latch.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 #include "settings.h"
 #include "shmem.h"
@@ -27,6 +31,9 @@ bool		gpubtree_build_on_scan = true;
 int			gpubtree_build_after_create = GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND;
 int			gpubtree_build_wait = 0;
 int			gpubtree_debug_build_delay = 0;
+int			gpubtree_debug_service_publish_delay = 0;
+int			gpubtree_debug_service_check_delay = 0;
+int			gpubtree_debug_export_delay = 0;
 bool		gpubtree_debug_export_prefault = false;
 bool		gpubtree_enable_aggregate = true;
 bool		gpubtree_enable_lookup = true;
@@ -317,6 +324,34 @@ gbt_settings_init(void)
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpubtree.debug_service_publish_delay",
+							"Makes the service hold a newly built mirror back this long before publishing it (for tests).",
+							"The service waits holding what the publication holds; a reload that lowers the "
+							"setting ends the wait early.",
+							&gpubtree_debug_service_publish_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.debug_service_check_delay",
+							"Makes the service hold a newly built mirror back this long before it checks that its export is still registered (for tests).",
+							"A reload that lowers the setting ends the wait early.",
+							&gpubtree_debug_service_check_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.debug_export_delay",
+							"Makes background mirror builds wait this long once their export is registered and the index read, before the hand-over (for tests).",
+							"A reload that lowers the setting ends the wait early.",
+							&gpubtree_debug_export_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("gpubtree.debug_export_prefault",
 							 "Gives an export's request segment its memory in a helper thread, ahead of the export (to measure).",
 							 NULL,
@@ -345,4 +380,33 @@ gbt_settings_init(void)
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpubtree");
+}
+
+/*
+ * Wait as long as the debug setting *delay_ms says, counted from now: a
+ * reload is read at once, so that a test ends the wait by lowering the
+ * setting (the caller's main loop still sees the reload); a shutdown request
+ * ends it, and interrupts are served (a cancel or a terminate of a build
+ * worker).  Sets the latch after, for what came meanwhile.
+ */
+void
+gbt_debug_wait(const int *delay_ms)
+{
+	TimestampTz start = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		long		ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+														 TimestampTzPlusMilliseconds(start, *delay_ms));
+
+		if (ms <= 0 || ShutdownRequestPending)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+			ProcessConfigFile(PGC_SIGHUP);
+	}
+	SetLatch(MyLatch);
 }

@@ -55,6 +55,9 @@ extern bool gpubtree_build_on_scan;
 extern int	gpubtree_build_after_create;
 extern int	gpubtree_build_wait;	/* milliseconds */
 extern int	gpubtree_debug_build_delay;	/* milliseconds */
+extern int	gpubtree_debug_service_publish_delay;	/* milliseconds */
+extern int	gpubtree_debug_service_check_delay;	/* milliseconds */
+extern int	gpubtree_debug_export_delay;	/* milliseconds */
 extern bool gpubtree_debug_export_prefault;
 extern bool gpubtree_enable_aggregate;
 extern bool gpubtree_enable_lookup;
@@ -63,6 +66,7 @@ extern int	gpubtree_simulated_devices; /* test aid: devices on the CPU engine */
 extern char *gpubtree_devices;	/* the devices mirrors may go to; "": all */
 
 extern void gbt_settings_init(void);
+extern void gbt_debug_wait(const int *delay_ms);
 extern const char *gpubtree_device_mode_name(int mode);
 extern const char *gpubtree_engine_name(int engine);
 extern const char *gbt_service_engine(void);

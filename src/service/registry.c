@@ -88,6 +88,33 @@ gbt_set_memory_limit(void)
 	SpinLockRelease(&gbt_shared->mutex);
 }
 
+/* The newest build published so far: mirrors of a higher lineage are new. */
+static uint64 published_lineage = 0;
+
+/*
+ * gpubtree.debug_service_publish_delay: hold a newly built mirror back this
+ * long before it is published, holding what the caller holds (the change
+ * log's lock, in handle_build()), so that tests can have a backend give up
+ * on its build and a writer commit in that window (t/017_build_give_up.pl).
+ * The LOG line is what tests wait for.
+ */
+static void
+debug_publish_delay(void)
+{
+	Oid			indexrelid = InvalidOid;
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		if (gbt_mirrors[i].in_use && gbt_mirrors[i].lineage > published_lineage)
+			indexrelid = gbt_mirrors[i].key.indexrelid;
+	if (!OidIsValid(indexrelid))
+		return;
+	ereport(LOG,
+			(errmsg("gpubtree service: publication of the mirror of index %u held back (gpubtree.debug_service_publish_delay)",
+					indexrelid)));
+	gbt_debug_wait(&gpubtree_debug_service_publish_delay);
+}
+
 /* Publish the mirror table for gpubtree_status(). */
 void
 gbt_publish_mirrors(void)
@@ -95,6 +122,8 @@ gbt_publish_mirrors(void)
 	int64		total = 0;
 	int			i;
 
+	if (gpubtree_debug_service_publish_delay > 0)
+		debug_publish_delay();
 	SpinLockAcquire(&gbt_shared->mutex);
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
@@ -104,6 +133,7 @@ gbt_publish_mirrors(void)
 		info->in_use = sm->in_use;
 		if (!sm->in_use)
 			continue;
+		published_lineage = Max(published_lineage, sm->lineage);
 		info->key = sm->key;
 		info->generation = sm->generation;
 		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);

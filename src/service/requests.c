@@ -16,6 +16,7 @@
 #include "agg_state.h"
 #include "groupby.h"
 #include "service.h"
+#include "settings.h"
 
 void
 gbt_reply(GbtRequest *req, GbtReplyStatus status, const char *message)
@@ -101,6 +102,13 @@ handle_build(GbtRequest *req, int slotno)
 		gbt_mirror_apply(m, bc->entries, bc->pos, bc->n);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
+	if (gpubtree_debug_service_check_delay > 0)
+	{
+		ereport(LOG,
+				(errmsg("gpubtree service: the registration check of the mirror of index %u held back (gpubtree.debug_service_check_delay)",
+						req->hdr.key.indexrelid)));
+		gbt_debug_wait(&gpubtree_debug_service_check_delay);
+	}
 
 	/*
 	 * Writers log an entry for a registered export or a published mirror
