@@ -36,7 +36,7 @@ like(service_stat($node, 'status'), qr/simulated_devices = 2/,
 	'the status names the simulated devices');
 
 # make_table(NAME, UNITS): a table of UNITS * $unit rows, its gpubtree
-# index made and its mirror built inside CREATE INDEX.
+# index made and its mirror built after CREATE INDEX (waited for).
 sub make_table
 {
 	my ($name, $units) = @_;
@@ -49,6 +49,10 @@ VACUUM ANALYZE $name;
 SET gpubtree.build_after_create = wait;
 CREATE INDEX ${name}_k ON $name USING gpubtree (k) INCLUDE (v);
 });
+	# (the table's first gpubtree index: built by a job after the commit)
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM gpubtree_mirrors() WHERE index = '${name}_k'::regclass AND current AND bytes IS NOT NULL")
+	  or die "the mirror of ${name}_k was not built";
 	return;
 }
 

@@ -373,7 +373,7 @@ gbt_call_build_begin(GbtCall *call, Relation index, uint64 generation,
  */
 bool
 gbt_call_build(GbtCall *call, Relation index, uint64 generation,
-			   uint64 log_start, int service_pid, bool captured,
+			   uint64 log_start, uint64 ticket, int service_pid, bool captured,
 			   const GbtColumns *cols, GbtEntries *entries, GbtBuildPhases *phases)
 {
 	GbtRequest *req = call->req;
@@ -400,6 +400,7 @@ gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 	if (req != NULL)
 	{
 		req->body.build.log_start = log_start;
+		req->body.build.ticket = ticket;
 		req->body.build.service_pid = service_pid;
 		req->body.build.columns = *cols;
 		req->body.build.nentries = entries->n;
@@ -770,7 +771,8 @@ gbt_wait_for_log_room(bool committing)
  * others' scans use nbtree meanwhile).
  */
 bool
-gbt_register_build(const GbtMirrorKey *key, uint64 *start, int *service_pid)
+gbt_register_build(const GbtMirrorKey *key, uint64 *start, uint64 *ticket,
+				   int *service_pid)
 {
 	GbtSlot    *slot = &gbt_shared->slots[MyProcNumber];
 	GbtLog	   *log = &gbt_shared->log;
@@ -788,10 +790,12 @@ gbt_register_build(const GbtMirrorKey *key, uint64 *start, int *service_pid)
 			*service_pid = 0;
 	}
 	*start = log->head;
+	*ticket = ++gbt_shared->build_tickets;
 	slot->building = *service_pid != 0;
 	slot->build_key = *key;
 	slot->build_service_pid = *service_pid;
 	slot->build_start = *start;
+	slot->build_ticket = *ticket;
 	LWLockRelease(log->lock);
 	return *service_pid != 0;
 }

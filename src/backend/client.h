@@ -39,7 +39,7 @@ extern bool gbt_call_build_begin(GbtCall *call, Relation index, uint64 generatio
 								 const GbtColumns *cols, int64 room,
 								 GbtEntries *entries);
 extern bool gbt_call_build(GbtCall *call, Relation index, uint64 generation,
-						   uint64 log_start, int service_pid, bool captured,
+						   uint64 log_start, uint64 ticket, int service_pid, bool captured,
 						   const GbtColumns *cols, GbtEntries *entries,
 						   GbtBuildPhases *phases);
 extern bool gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo,
@@ -80,7 +80,7 @@ extern GbtLogWrite gbt_log_write(const GbtLogEntry *entries, int n,
 extern void gbt_log_committed(const TransactionId *xids, int n);
 extern bool gbt_wait_for_log_room(bool committing);
 extern bool gbt_register_build(const GbtMirrorKey *key, uint64 *start,
-							   int *service_pid);
+							   uint64 *ticket, int *service_pid);
 extern void gbt_unregister_build(void);
 
 #endif							/* GPUBTREE_CLIENT_H */

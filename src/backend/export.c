@@ -211,6 +211,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	GbtBuildPhases phases = {0};
 	uint64		generation;
 	uint64		log_start;
+	uint64		ticket;
 	int			service_pid;
 	GbtColumns	cols;
 	GbtEntries	entries;
@@ -225,7 +226,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
 	gbt_fill_key(&key, index);
 	gbt_index_columns(index, &cols);
-	if (!gbt_register_build(&key, &log_start, &service_pid))
+	if (!gbt_register_build(&key, &log_start, &ticket, &service_pid))
 	{
 		strlcpy(why, "no GPU service, or another export of the index under way", whylen);
 		return false;
@@ -256,7 +257,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 		phases.decided = GetCurrentTimestamp();
 		table_close(heap, NoLock);
 
-		answered = gbt_call_build(&call, index, generation, log_start, service_pid,
+		answered = gbt_call_build(&call, index, generation, log_start, ticket, service_pid,
 								  captured, &cols, &entries, &phases);
 	}
 	PG_FINALLY();

@@ -141,13 +141,15 @@ extern void gbt_build_phases_text(const GbtBuildPhases *p, char *out, Size outle
  * BUILD: nentries entries follow (entries.h's flat layout for room entries,
  * columns as in columns: the export reads into it before it knows how
  * many), in (key, TID) order, an integer key column's values left out (its
- * keys give them: the mirror does not hold them, mirror_build.c); log_start is the change-log position
- * registered before the export began, with the service it was registered
- * with.
+ * keys give them: the mirror does not hold them, mirror_build.c); log_start
+ * is the change-log position registered before the export began, with the
+ * service it was registered with, and ticket the registration's number (a
+ * later export in the same slot may start at the same position).
  */
 typedef struct GbtBuildRequest
 {
 	uint64		log_start;
+	uint64		ticket;
 	int			service_pid;
 	GbtColumns	columns;
 	int64		nentries;

@@ -81,6 +81,7 @@ typedef struct GbtSlot
 	GbtMirrorKey build_key;
 	int			build_service_pid;
 	uint64		build_start;	/* log position when the export began */
+	uint64		build_ticket;	/* this registration's number, never reused */
 } GbtSlot;
 
 /*
@@ -170,6 +171,7 @@ typedef struct GbtServiceShared
 	pg_atomic_uint64 invalidations; /* generation bumps */
 	pg_atomic_uint64 generation[GBT_GENERATIONS];
 	pg_atomic_uint64 vacuum_epoch[GBT_GENERATIONS]; /* bumped by sweeps */
+	uint64		build_tickets;	/* registrations made (under the log's lock) */
 	pg_atomic_uint64 building_since;	/* when the service began a BUILD; 0: none */
 
 	GbtLog		log;

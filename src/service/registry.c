@@ -308,12 +308,12 @@ gbt_apply_log(void)
 				gbt_capture_reset(bc);
 			continue;
 		}
-		if (!bc->active || bc->start != slot->build_start ||
-			memcmp(&bc->key, &slot->build_key, sizeof(GbtMirrorKey)) != 0)
+		if (!bc->active || bc->ticket != slot->build_ticket)
 		{
 			gbt_capture_reset(bc);
 			bc->active = true;
 			bc->start = slot->build_start;
+			bc->ticket = slot->build_ticket;
 			bc->key = slot->build_key;
 		}
 	}

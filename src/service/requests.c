@@ -96,7 +96,8 @@ handle_build(GbtRequest *req, int slotno)
 	 * this round, captured it up to the log's current applied position.
 	 */
 	bc = &gbt_captures[slotno];
-	captured = bc->active && !bc->overflow && bc->start == req->body.build.log_start &&
+	captured = bc->active && !bc->overflow && bc->ticket == req->body.build.ticket &&
+		bc->start == req->body.build.log_start &&
 		memcmp(&bc->key, &req->hdr.key, sizeof(GbtMirrorKey)) == 0;
 	if (captured && bc->n > 0)
 		gbt_mirror_apply(m, bc->entries, bc->pos, bc->n);
@@ -119,14 +120,16 @@ handle_build(GbtRequest *req, int slotno)
 	 */
 	LWLockAcquire(gbt_shared->log.lock, LW_SHARED);
 	registered = slot->building && slot->build_service_pid == MyProcPid &&
-		slot->build_start == req->body.build.log_start;
+		slot->build_ticket == req->body.build.ticket;
 	if (!registered || !captured)
 	{
 		LWLockRelease(gbt_shared->log.lock);
 		gbt_mirror_free(m);
 		gbt_reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
 				  "too many changes during the export" : "the export is no longer registered");
-		gbt_capture_reset(bc);
+		/* (a later export of this slot keeps its capture) */
+		if (bc->ticket == req->body.build.ticket)
+			gbt_capture_reset(bc);
 		return;
 	}
 	gbt_capture_reset(bc);

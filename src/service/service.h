@@ -73,6 +73,7 @@ typedef struct BuildCapture
 	bool		active;
 	bool		overflow;		/* more than GBT_CAPTURE_MAX: build refused */
 	uint64		start;
+	uint64		ticket;			/* the registration captured for */
 	GbtMirrorKey key;
 	int64		n;
 	int64		cap;

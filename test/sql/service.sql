@@ -25,6 +25,16 @@ CREATE INDEX sb_k ON sb (k) INCLUDE (v);
 RESET gpubtree.build_after_create;
 CREATE INDEX sb_f ON sb (f DESC NULLS FIRST);
 CREATE INDEX sb_d_k ON sb (d, k);
+-- (sg_k, the table's first gpubtree index, installed the capture trigger:
+-- its mirror is built by a job after its CREATE INDEX commits; waited for.)
+DO $$
+BEGIN
+	FOR i IN 1..600 LOOP
+		EXIT WHEN EXISTS (SELECT FROM gpubtree_mirrors() WHERE index = 'sg_k'::regclass AND current
+						  AND database = (SELECT oid FROM pg_database WHERE datname = current_database()));
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
 VACUUM ANALYZE sg;
 VACUUM ANALYZE sb;
 
