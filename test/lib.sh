@@ -83,6 +83,26 @@ cluster_start() {
 	local dir=$1
 	as_pg "'$PGBIN/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 start" >/dev/null ||
 		{ tail -20 "$dir/server.log" >&2; return 1; }
+	grep -q "^shared_preload_libraries = 'gpubtree'" "$dir/data/postgresql.conf" || return 0
+	cluster_wait_service "$dir"
+}
+
+# cluster_wait_service DIR: wait (at most 60 s) until the GPU service runs.
+# The server accepts connections before the service has chosen its engine
+# (a GPU's set-up takes a second or more), and until then queries go to
+# nbtree: tests whose output says where a query went start after it.
+cluster_wait_service() {
+	local dir=$1 port psql i
+	port=$(sed -n 's/^port = //p' "$dir/data/postgresql.conf" | tail -1)
+	psql="'$PGBIN/psql' -X -q -At -h '$dir' -p $port"
+	as_pg "$psql -d postgres -c 'CREATE DATABASE gbt_service_wait'" >/dev/null 2>&1
+	for i in $(seq 600); do
+		[ "$(as_pg "$psql -d gbt_service_wait -c 'CREATE EXTENSION IF NOT EXISTS gpubtree' \
+			-c 'SELECT running FROM gpubtree_status()'" 2>/dev/null)" = t ] && break
+		sleep 0.1
+	done
+	as_pg "$psql -d postgres -c 'DROP DATABASE IF EXISTS gbt_service_wait'" >/dev/null 2>&1
+	return 0
 }
 
 cluster_stop() {
