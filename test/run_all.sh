@@ -111,7 +111,7 @@ for variant in 0 1; do
 	# tracked files, and new ones not yet in this copy's index
 	git ls-files -z --cached --others --exclude-standard 2>/dev/null | xargs -0 cp --parents -t "$tmp" 2>/dev/null ||
 		cp -r . "$tmp"
-	if make -C "$tmp" USE_CUDA=$variant >"$tmp/build.log" 2>&1 &&
+	if make -j"$(nproc)" -C "$tmp" USE_CUDA=$variant >"$tmp/build.log" 2>&1 &&
 		! grep -iE 'warning' "$tmp/build.log"; then
 		echo "build USE_CUDA=$variant: ok"
 		record "build USE_CUDA=$variant" 0
@@ -124,7 +124,7 @@ for variant in 0 1; do
 done
 
 section "install"
-if ! { make -s && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
+if ! { make -s -j"$(nproc)" && make -s install; } >/tmp/gpubtree-install.log 2>&1; then
 	cat /tmp/gpubtree-install.log
 	echo "install failed: nothing else can run"
 	echo "$passed passed, $((failed + 1)) failed"

@@ -112,7 +112,7 @@ build() {
 		make -s -C "$src" clean PG_CONFIG="$PG_CONFIG" >/dev/null 2>&1
 		echo "$PG_CONFIG" >"$src/.gbt-built-for"
 	fi
-	make -s -C "$src" PG_CONFIG="$PG_CONFIG" && make -s -C "$src" install PG_CONFIG="$PG_CONFIG" ||
+	make -s -j"$(nproc)" -C "$src" PG_CONFIG="$PG_CONFIG" && make -s -C "$src" install PG_CONFIG="$PG_CONFIG" ||
 		{ echo "build failed"; finish 1; }
 	echo "built and installed in $((SECONDS - START)) s"
 }
