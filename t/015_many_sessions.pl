@@ -292,8 +292,9 @@ cmp_ok($vacuums // 0, '>', 0, '1. VACUUM ran meanwhile');
 # One node query through the service per reader transaction, if it always
 # answers; one that answers fewer than half falls back too often.
 cmp_ok($req1 - $req0, '>=', $total / 2, '1. the service answered a fair share of the node queries');
-# "N aggregates in M batches in S s (A a batch, at most B)", every 10 s
-my @batches = slurp_file($node->logfile, $log_at) =~ /aggregates in \d+ batches in \d+ s \([\d.]+ a batch, at most (\d+)\)/g;
+# "N aggregates in M batches (A a batch, at most B)" in the service's
+# summary, every 10 s
+my @batches = slurp_file($node->logfile, $log_at) =~ /aggregates in \d+ batches \([\d.]+ a batch, at most (\d+)\)/g;
 cmp_ok((sort { $b <=> $a } @batches, 0)[0], '>', 1, '1. rounds answered several sessions\' aggregates together')
   or diag('batch summaries: ' . join(', ', @batches));
 note('1. largest batch in each 10 s summary: ' . join(', ', @batches));

@@ -142,31 +142,32 @@ gbt_agg_batchable(const TakenRequest *t)
 		!(agg->unsorted && agg->points);
 }
 
-/* Rounds, and aggregates answered in batches, for the DEBUG1 summary. */
+/*
+ * Aggregates answered in batches, and where a batch's time went, for the
+ * DEBUG1 summary (gbt_note_aggs(), called with the worker's own).
+ */
 static int64 batch_rounds = 0;
 static int64 batch_aggs = 0;
 static int64 batch_max = 0;
-static TimestampTz batch_since = 0;
+static double batch_setup_ms = 0;	/* checks, snapshots, views */
+static double batch_positions_ms = 0;
+static double batch_tree_ms = 0;	/* the tree's plain entries */
+static double batch_walk_ms = 0;	/* unsure, stamped and delta entries */
+static double batch_reply_ms = 0;	/* combining, the replies written */
 
-static void
-note_batch(int n)
+void
+gbt_note_aggs(StringInfo buf)
 {
-	TimestampTz now = GetCurrentTimestamp();
-
-	batch_rounds++;
-	batch_aggs += n;
-	batch_max = Max(batch_max, n);
-	if (batch_since == 0)
-		batch_since = now;
-	if (TimestampDifferenceExceeds(batch_since, now, 10000))
-	{
-		elog(DEBUG1, "gpubtree service: %lld aggregates in %lld batches in %.0f s (%.1f a batch, at most %lld)",
-			 (long long) batch_aggs, (long long) batch_rounds,
-			 (now - batch_since) / 1e6, (double) batch_aggs / batch_rounds,
-			 (long long) batch_max);
-		batch_rounds = batch_aggs = batch_max = 0;
-		batch_since = now;
-	}
+	if (batch_rounds == 0)
+		return;
+	appendStringInfo(buf, "; %lld aggregates in %lld batches (%.1f a batch, at most %lld), ms a batch: setup %.3f, positions %.3f, tree %.3f, walk %.3f, reply %.3f",
+					 (long long) batch_aggs, (long long) batch_rounds,
+					 (double) batch_aggs / batch_rounds, (long long) batch_max,
+					 batch_setup_ms / batch_rounds, batch_positions_ms / batch_rounds,
+					 batch_tree_ms / batch_rounds, batch_walk_ms / batch_rounds,
+					 batch_reply_ms / batch_rounds);
+	batch_rounds = batch_aggs = batch_max = 0;
+	batch_setup_ms = batch_positions_ms = batch_tree_ms = batch_walk_ms = batch_reply_ms = 0;
 }
 
 /*
@@ -186,7 +187,9 @@ gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done)
 	GbtEntries *unsure = palloc(sizeof(GbtEntries) * Max(ntaken, 1));
 	gbt_agg_result *parts = palloc(sizeof(gbt_agg_result) * Max(ntaken, 1));
 	instr_time	t0,
-				t1;
+				t1,
+				t2,
+				t3;
 	int			n = 0;
 	int			i;
 
@@ -233,9 +236,15 @@ gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done)
 	if (n == 0)
 		return;
 
-	gbt_mirror_aggregate_batch(items, n);
 	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
+	gbt_mirror_aggregate_batch(items, n);
+	INSTR_TIME_SET_CURRENT(t2);
+	batch_setup_ms += INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	batch_positions_ms += items[0].steps.positions_ms;
+	batch_tree_ms += items[0].steps.tree_ms - items[0].steps.positions_ms;
+	batch_walk_ms += INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t1) -
+		items[0].steps.tree_ms;
+	INSTR_TIME_SUBTRACT(t2, t0);
 
 	for (i = 0; i < n; i++)
 	{
@@ -253,12 +262,17 @@ gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done)
 		gbt_agg_combine(&agg->agg, &parts[i], gbt_mirror_columns(sm->mirror));
 		t->next = agg->nkeys;
 		req->hdr.nresults = unsure[i].n;
-		req->hdr.device_ms += INSTR_TIME_GET_MILLISEC(t1);
+		req->hdr.device_ms += INSTR_TIME_GET_MILLISEC(t2);
 		req->hdr.on_gpu = gbt_mirror_on_gpu(sm->mirror);
 		agg->columns = *gbt_mirror_columns(sm->mirror);
 		sm->hits++;
 		sm->last_used = GetCurrentTimestamp();
 		gbt_reply(req, GBT_REPLY_OK, NULL);
 	}
-	note_batch(n);
+	INSTR_TIME_SET_CURRENT(t3);
+	INSTR_TIME_ADD(t2, t0);
+	batch_reply_ms += INSTR_TIME_GET_MILLISEC(t3) - INSTR_TIME_GET_MILLISEC(t2);
+	batch_rounds++;
+	batch_aggs += n;
+	batch_max = Max(batch_max, n);
 }

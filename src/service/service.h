@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
 #include "storage/dsm.h"
 
 #include "mirror.h"
@@ -139,6 +140,7 @@ extern bool gbt_agg_refused(TakenRequest *t, ServiceMirror **smp);
 extern void gbt_agg_snapshot(GbtRequest *req, SnapshotData *snap);
 extern bool gbt_agg_batchable(const TakenRequest *t);
 extern void gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done);
+extern void gbt_note_aggs(StringInfo buf);
 
 /* slices.c: the requests answered a slice at a time, in turn */
 extern void gbt_slices_add(const TakenRequest *t);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -117,6 +118,74 @@ static void
 apply_log(void)
 {
 	log_busy = gbt_apply_log() > 0;
+}
+
+/*
+ * Where the service's time goes, summed for the DEBUG1 summary it logs
+ * every GBT_SUMMARY_MS while requests come (how a many-client load is
+ * diagnosed: which part of a round grows with the sessions).
+ */
+#define GBT_SUMMARY_MS 10000
+typedef enum RoundPart
+{
+	PART_WAIT,					/* waiting for a request, batch_window */
+	PART_TAKE,					/* the submitted requests taken */
+	PART_LOG,					/* the change log applied */
+	PART_ANSWER,				/* answered */
+	PART_REPLY,					/* mirrors published, backends woken */
+	PART_SLICES,				/* the sliced requests' slices */
+	PART_MAINTAIN,				/* maintenance after the answers */
+	PART_COUNT
+} RoundPart;
+static const char *const part_names[PART_COUNT] = {
+	"wait", "take", "log", "answer", "reply", "slices", "maintain"
+};
+static double part_ms[PART_COUNT];
+static instr_time part_since;
+static int64 summary_rounds = 0;
+static int64 summary_requests = 0;
+static TimestampTz summary_since = 0;
+
+/* The time since the last call goes to part. */
+static void
+part_done(RoundPart part)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	if (!INSTR_TIME_IS_ZERO(part_since))
+		part_ms[part] += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(part_since);
+	part_since = now;
+}
+
+/* Every GBT_SUMMARY_MS with rounds in it: one DEBUG1 line. */
+static void
+summary_maybe(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	StringInfoData buf;
+	int			i;
+
+	if (summary_since == 0)
+		summary_since = now;
+	if (!TimestampDifferenceExceeds(summary_since, now, GBT_SUMMARY_MS))
+		return;
+	if (summary_rounds > 0 && message_level_is_interesting(DEBUG1))
+	{
+		initStringInfo(&buf);
+		appendStringInfo(&buf, "gpubtree service: %lld requests in %lld rounds in %.0f s, ms a round:",
+						 (long long) summary_requests, (long long) summary_rounds,
+						 (now - summary_since) / 1e6);
+		for (i = 0; i < PART_COUNT; i++)
+			appendStringInfo(&buf, "%s %s %.3f", i > 0 ? "," : "", part_names[i],
+							 part_ms[i] / summary_rounds);
+		gbt_note_aggs(&buf);
+		elog(DEBUG1, "%s", buf.data);
+		pfree(buf.data);
+	}
+	memset(part_ms, 0, sizeof(part_ms));
+	summary_rounds = summary_requests = 0;
+	summary_since = now;
 }
 
 void
@@ -241,9 +310,15 @@ serve_round(void)
 	int			i;
 	bool		more;
 
+	part_done(PART_TAKE);
+	summary_rounds++;
+	summary_requests += ntaken;
+
 	/* Taken first: every entry logged before a request is applied for it. */
 	apply_log();
+	part_done(PART_LOG);
 	gbt_answer_requests(taken, ntaken);
+	part_done(PART_ANSWER);
 
 	/* Published before the answers, so that askers see the new state. */
 	gbt_publish_mirrors();
@@ -255,13 +330,17 @@ serve_round(void)
 			gbt_slices_add(&taken[i]);
 	}
 	pfree(taken);
+	part_done(PART_REPLY);
 
 	/* The sliced requests, after the others. */
 	serve_slices();
+	part_done(PART_SLICES);
 
 	/* Maintenance after the answers: no request waits for it. */
 	more = gbt_maintain_mirrors();
 	gbt_publish_mirrors();
+	part_done(PART_MAINTAIN);
+	summary_maybe();
 	return more;
 }
 
@@ -391,6 +470,7 @@ gpubtree_service_main(Datum arg)
 		/* Let requests from other sessions join this round. */
 		if (gpubtree_batch_window > 0 && any_submitted())
 			pg_usleep(gpubtree_batch_window);
+		part_done(PART_WAIT);
 
 		oldcxt = MemoryContextSwitchTo(round_cxt);
 		more = serve_round();

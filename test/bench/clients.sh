@@ -30,6 +30,9 @@
 #   ONLY (workload ids)  RESULTS [test/bench/out/<UTC time>-clients]
 #   PORT [54426]  BUDGET_S: seconds the runs may take (0: no limit); runs
 #   that would not fit are left out and said so
+#   SERVICE_LOG=1: the service's DEBUG1 summaries (every 10 s: rounds, the
+#   time of each part of a round, aggregates a batch) of each gpubtree run
+#   into clients-service.txt (runs of DURATION >= 10 s have one)
 #
 # Writes clients-report.md (rewritten after every run), clients.csv,
 # clients-plans.txt, clients.log, server.log into RESULTS.  On the GPU
@@ -69,6 +72,9 @@ trap 'echo "clients.sh: stopped (signal)" | tee -a "$LOG"; exit 124' TERM INT
 START=$SECONDS
 
 say() { echo "$*" | tee -a "$LOG"; }
+if [ "${SERVICE_LOG:-}" = 1 ]; then
+	$PSQL -c "ALTER SYSTEM SET log_min_messages = debug1" -c "SELECT pg_reload_conf()" >/dev/null
+fi
 
 bench_identity
 
@@ -170,6 +176,8 @@ run() {
 		sleep 1
 	fi
 	before=$(status)
+	local logat
+	logat=$(wc -l <"$DIR/server.log")
 	out=$(cd "$W" && "$PGBIN"/pgbench -n -M prepared -c "$c" -j "$j" -T "$DURATION" -l -f "$W/$id-$am.sql" 2>&1)
 	rc=$?
 	after=$(status)
@@ -195,6 +203,10 @@ run() {
 		read -r r1 f1 <<<"$after"
 		req=$(awk -v a="$r0" -v b="$r1" -v x="${xacts:-0}" 'BEGIN {if (x > 0) printf "%.2f", (b - a) / x}')
 		fb=$((f1 - f0))
+	fi
+	if [ "${SERVICE_LOG:-}" = 1 ] && [ "$am" = g ]; then
+		{ echo "--- $id, $c clients"; tail -n +$((logat + 1)) "$DIR/server.log" |
+			sed -n 's/^.*gpubtree service: \(.* requests in .*\)$/\1/p'; } >>"$RESULTS/clients-service.txt"
 	fi
 	read -r p50 p95 p99 pmax <<<"$stats"
 	local name=$([ "$am" = g ] && echo gpubtree || echo btree)
@@ -238,4 +250,5 @@ for id in $WORKLOADS; do
 done
 report
 cat "$REPORT"
+[ -f "$RESULTS/clients-service.txt" ] && { echo; echo "The service's summaries:"; cat "$RESULTS/clients-service.txt"; }
 say "clients: total $((SECONDS - START)) s; results in $RESULTS"
