@@ -1,10 +1,10 @@
 /*
  * aggbatch.c
  *	  A round's aggregates answered together, for both engines
- *	  (aggbatch.h).  The chunk sums walk in the calling thread, as they
- *	  make dirty chunks again as they go (one engine, one thread); the
- *	  scans of what they leave, each item's own ranges, buffers and answer,
- *	  are pure reads of the borrowed arrays, run as pieces at once.
+ *	  (aggbatch.h).  The chunk sums are made ready in the calling thread,
+ *	  as that makes dirty chunks again (one engine, one thread); their
+ *	  walks, and the scans of what they leave, each item's own ranges,
+ *	  buffers and answer, are pure reads, run as pieces at once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +47,78 @@ mask_result(gbt_agg_result *r, unsigned cols)
 			memset(&r->col[c], 0, sizeof(gbt_agg_col));
 }
 
-/* A run of host scans [from, to), one piece. */
+/*
+ * Items a piece of the chunk sums' walks takes at least (a walk and its
+ * ends' scan: about 10 us), and the scans done in the same piece: those
+ * of a few chunks (longer ones are balanced across pieces, below).
+ */
+#define GBT_BATCH_SPLIT_ITEMS 4
+#define GBT_BATCH_SCAN_HERE (4 * GBT_CHUNK)
+
+/* A run of host scans (or of chunk sums' walks) [from, to), one piece. */
 typedef struct ScanPiece
 {
 	gbt_batch_scan *scans;
 	int64_t		from;
 	int64_t		to;
+	const gbt_batch_hooks *hooks;
 } ScanPiece;
+
+/*
+ * Item s's part from its chunk sums (made ready), what is left to scan,
+ * and where it is scanned.
+ */
+static void
+take_split(gbt_batch_scan *s, const gbt_batch_hooks *hooks)
+{
+	gbt_agg_item *it = s->item;
+	int64_t		r;
+
+	if (s->sums_ready)
+	{
+		int			rc = gbt_chunk_sums_take(s->sums, it->start, it->end, it->nranges,
+											 it->visible, it->nvisible, &s->split);
+
+		if (rc < 0)
+		{
+			gbt_agg_item_fail(it, "aggregate", "out of host memory");
+			return;
+		}
+		if (rc == 0)
+		{
+			s->split_used = 1;
+			s->start = s->split.start;
+			s->end = s->split.end;
+			s->nranges = s->split.n;
+			mask_result(&s->split.part, it->cols);
+		}
+	}
+	for (r = 0; r < s->nranges; r++)
+		if (s->end[r] > s->start[r])
+			s->entries += s->end[r] - s->start[r];
+	s->on_device = hooks->device != NULL && s->entries > hooks->device_min;
+
+	/* a short scan (a long range's two ends) here, in this piece */
+	if (!s->on_device && s->entries <= GBT_BATCH_SCAN_HERE)
+	{
+		it->rc = gbt_vagg_cpu(&s->in, s->start, s->end, s->nranges, it->visible,
+							  it->nvisible, it->out, it->unsure, it->unsure_cap,
+							  it->err, sizeof(it->err));
+		s->scanned = 1;
+	}
+}
+
+static void
+split_piece(void *arg)
+{
+	ScanPiece  *p = (ScanPiece *) arg;
+	int64_t		i;
+
+	for (i = p->from; i < p->to; i++)
+		if (p->scans[i].item->rc == 0)
+			take_split(&p->scans[i], p->hooks);
+}
+
 
 static void
 scan_piece(void *arg)
@@ -66,7 +131,7 @@ scan_piece(void *arg)
 		gbt_batch_scan *s = &p->scans[i];
 		gbt_agg_item *it = s->item;
 
-		if (it->rc != 0 || s->on_device)
+		if (it->rc != 0 || s->on_device || s->scanned)
 			continue;
 		it->rc = gbt_vagg_cpu(&s->in, s->start, s->end, s->nranges, it->visible,
 							  it->nvisible, it->out, it->unsure, it->unsure_cap,
@@ -89,7 +154,7 @@ scan_on_host(gbt_batch_scan *scans, int64_t n, gbt_engine_par par, int npar)
 	int			k;
 
 	for (i = 0; i < n; i++)
-		if (!scans[i].on_device && scans[i].item->rc == 0)
+		if (!scans[i].on_device && !scans[i].scanned && scans[i].item->rc == 0)
 			total += scans[i].entries + 64;	/* a call's own cost too */
 	npieces = npar < 1 ? 1 : npar > GBT_BATCH_PIECES_MAX ? GBT_BATCH_PIECES_MAX : npar;
 	/* a thread's start costs about a scan of this many entries */
@@ -106,7 +171,7 @@ scan_on_host(gbt_batch_scan *scans, int64_t n, gbt_engine_par par, int npar)
 		pieces[k].from = i;
 		while (i < n && (k == npieces - 1 || acc < total * (k + 1) / npieces))
 		{
-			if (!scans[i].on_device && scans[i].item->rc == 0)
+			if (!scans[i].on_device && !scans[i].scanned && scans[i].item->rc == 0)
 				acc += scans[i].entries + 64;
 			i++;
 		}
@@ -170,13 +235,11 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 		return failed;
 	}
 
-	/* The chunk sums' parts, here: they are the engines' state. */
+	/* The chunk sums made ready, here: they are the engines' state. */
 	for (i = 0; i < nitems; i++)
 	{
 		gbt_agg_item *it = &items[i];
 		gbt_batch_scan *s = &scans[i];
-		int64_t		r;
-		int			rc;
 
 		it->rc = 0;
 		it->err[0] = '\0';
@@ -192,28 +255,35 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 		s->start = it->start;
 		s->end = it->end;
 		s->nranges = it->nranges;
+		s->sums = hooks->sums(it->e);
 		/* all columns: the chunks it makes again are kept */
-		rc = gbt_chunk_sums_split(hooks->sums(it->e), &s->in, it->removed_version,
-								  it->start, it->end, it->nranges, it->visible,
-								  it->nvisible, &s->split);
+		s->sums_ready = gbt_chunk_sums_ready(s->sums, &s->in, it->removed_version,
+											 it->start, it->end, it->nranges) == 0;
 		mask_columns(&s->in, it->cols);
-		if (rc < 0)
+	}
+
+	/* Their walks, in pieces at once: they only read the sums. */
+	{
+		ScanPiece	pieces[GBT_BATCH_PIECES_MAX];
+		int			npieces = npar < 1 ? 1 : npar > GBT_BATCH_PIECES_MAX ?
+			GBT_BATCH_PIECES_MAX : npar;
+		int			k;
+
+		if (par == NULL || npieces > nitems / GBT_BATCH_SPLIT_ITEMS)
+			npieces = (int) (par == NULL ? 1 : nitems / GBT_BATCH_SPLIT_ITEMS);
+		if (npieces < 1)
+			npieces = 1;
+		for (k = 0; k < npieces; k++)
 		{
-			gbt_agg_item_fail(it, "aggregate", "out of host memory");
-			continue;
+			pieces[k].scans = scans;
+			pieces[k].from = nitems * k / npieces;
+			pieces[k].to = nitems * (k + 1) / npieces;
+			pieces[k].hooks = hooks;
 		}
-		if (rc == 0)
-		{
-			s->split_used = 1;
-			s->start = s->split.start;
-			s->end = s->split.end;
-			s->nranges = s->split.n;
-			mask_result(&s->split.part, it->cols);
-		}
-		for (r = 0; r < s->nranges; r++)
-			if (s->end[r] > s->start[r])
-				s->entries += s->end[r] - s->start[r];
-		s->on_device = hooks->device != NULL && s->entries > hooks->device_min;
+		if (npieces == 1)
+			split_piece(&pieces[0]);
+		else
+			par(split_piece, pieces, sizeof(ScanPiece), npieces);
 	}
 
 	scan_on_host(scans, nitems, par, npar);

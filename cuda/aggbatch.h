@@ -1,9 +1,9 @@
 /*
  * aggbatch.h
  *	  The engines' aggregate_batch (engine.h) in one driver for both
- *	  (aggbatch.c): each item's chunk sums split off in the calling thread
- *	  (they are the engine's state), what is left to scan read on the host
- *	  in pieces run at once, or, past the engine's bound, handed to the
+ *	  (aggbatch.c): each item's chunk sums made ready in the calling thread
+ *	  (they are the engine's state), their parts taken and what is left to
+ *	  scan read on the host in pieces run at once, or, past the engine's bound, handed to the
  *	  engine's device a launch per engine; then the chunk sums' parts
  *	  combined in.  Plain C, no PostgreSQL headers.
  */
@@ -28,9 +28,12 @@ typedef struct gbt_batch_scan
 	const int64_t *end;
 	int64_t		nranges;
 	int64_t		entries;		/* their positions */
+	gbt_chunk_sums *sums;		/* the item's engine's */
+	int			sums_ready;		/* gbt_chunk_sums_ready() said yes */
 	gbt_chunk_split split;
 	int			split_used;		/* split.part to combine in */
 	int			on_device;
+	int			scanned;		/* by its split's piece (short) */
 } gbt_batch_scan;
 
 /* What an engine lends the driver. */

@@ -80,6 +80,20 @@ extern int	gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
 extern void gbt_chunk_split_free(gbt_chunk_split *split);
 
 /*
+ * gbt_chunk_sums_split() in two steps, for a round's aggregates: ready()
+ * in one thread for every item of s (it makes dirty chunks again: 1 when
+ * the sums do not apply), then take() of those ready, which only reads s,
+ * in as many threads at once (the same 0, 1 or -1 as split()).
+ */
+extern int	gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
+								 uint64_t removed_version, const int64_t *start,
+								 const int64_t *end, int64_t nranges);
+extern int	gbt_chunk_sums_take(const gbt_chunk_sums *s, const int64_t *start,
+								const int64_t *end, int64_t nranges,
+								const uint8_t *visible, int64_t nvisible,
+								gbt_chunk_split *split);
+
+/*
  * One aggregate per range (a GROUP BY's buckets): out[r] over [start[r],
  * end[r]) alone, each range as gbt_chunk_sums_split() and gbt_vagg_cpu()
  * would answer it by itself, on the host (s may be NULL: every range

@@ -100,13 +100,15 @@ gbt_service_facts(GbtServiceFacts *facts)
 	SpinLockRelease(&gbt_shared->mutex);
 }
 
+/*
+ * The service's pid (0: not running), read without the lock: every query
+ * asks, and 64 sessions taking the spinlock that the service publishes its
+ * mirrors under made them spin.  An aligned int is read whole.
+ */
 pid_t
 gbt_service_pid(void)
 {
-	GbtServiceFacts facts;
-
-	gbt_service_facts(&facts);
-	return facts.pid;
+	return *(volatile pid_t *) &gbt_shared->service_pid;
 }
 
 bool
@@ -140,14 +142,17 @@ gbt_service_building_long(void)
 		GetCurrentTimestamp() - (TimestampTz) since > (int64) GBT_BUILD_BLOCK_MS * 1000;
 }
 
-/* Set the service's latch: work for it, or room in the log wanted. */
+/*
+ * Set the service's latch: work for it, or room in the log wanted.  Read
+ * without the lock, as the pid: a latch set by mistake while a service
+ * restarts only wakes a process for nothing.
+ */
 void
 gbt_wake_service(void)
 {
-	GbtServiceFacts facts;
+	int			procno = *(volatile int *) &gbt_shared->service_procno;
 
-	gbt_service_facts(&facts);
-	SetLatch(&ProcGlobal->allProcs[facts.procno].procLatch);
+	SetLatch(&ProcGlobal->allProcs[procno].procLatch);
 }
 
 /*
