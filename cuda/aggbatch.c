@@ -220,6 +220,25 @@ scan_on_device(gbt_batch_scan *scans, int64_t n, const gbt_batch_hooks *hooks)
 	free(taken);
 }
 
+/*
+ * Dirty chunks of an engine's sums made again in a round, in pieces at
+ * once, before its items' walks (a chunk: about 3 us of one thread); the
+ * others left dirty are scanned, and made between rounds.
+ */
+#define GBT_BATCH_SYNC_CHUNKS 512
+
+/* Whether scans[i] is the first of the round with its chunk sums. */
+static int
+first_of_sums(const gbt_batch_scan *scans, int64_t i)
+{
+	int64_t		j;
+
+	for (j = 0; j < i; j++)
+		if (scans[j].sums == scans[i].sums)
+			return 0;
+	return 1;
+}
+
 int
 gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *hooks,
 				  gbt_engine_par par, int npar)
@@ -257,8 +276,11 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 		s->nranges = it->nranges;
 		s->sums = hooks->sums(it->e);
 		/* all columns: the chunks it makes again are kept */
+		if (s->sums != NULL && first_of_sums(scans, i))
+			gbt_chunk_sums_sync(s->sums, &s->in, it->removed_version,
+								GBT_BATCH_SYNC_CHUNKS, par, npar);
 		s->sums_ready = gbt_chunk_sums_ready(s->sums, &s->in, it->removed_version,
-											 it->start, it->end, it->nranges) == 0;
+											 it->start, it->end, it->nranges, 0) == 0;
 		mask_columns(&s->in, it->cols);
 	}
 

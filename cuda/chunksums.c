@@ -14,6 +14,7 @@
 #include "vagg.h"
 
 #define CHUNK_BYTES (GBT_CHUNK / 8)	/* of a removed bitmap */
+#define DIFF_RUN 64				/* chunks find_dirty() compares at once */
 
 struct gbt_chunk_sums
 {
@@ -258,8 +259,19 @@ find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
 		(removed == NULL || s->removed_version == version))
 		return;
 	for (i = 0; i < s->nitems[0]; i++)
+	{
+		/* a few changed chunks among many: whole runs compared at once */
+		if (removed != NULL && i % DIFF_RUN == 0 &&
+			(i + DIFF_RUN) * CHUNK_BYTES <= s->n / 8 &&
+			memcmp(s->seen + i * CHUNK_BYTES, removed + i * CHUNK_BYTES,
+				   DIFF_RUN * CHUNK_BYTES) == 0)
+		{
+			i += DIFF_RUN - 1;
+			continue;
+		}
 		if (s->dirty[0][i] == 0 && chunk_differs(s, removed, i))
 			mark_dirty(s, i);
+	}
 	s->diffed = 1;
 	s->removed_null = removed == NULL;
 	s->removed_version = version;
@@ -381,7 +393,7 @@ take_items(const gbt_chunk_sums *s, int l, int64_t a, int64_t b, gbt_chunk_split
 int
 gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
 					 uint64_t removed_version, const int64_t *start,
-					 const int64_t *end, int64_t nranges)
+					 const int64_t *end, int64_t nranges, int64_t budget)
 {
 	int64_t		r;
 	int			any_long = 0;
@@ -398,7 +410,111 @@ gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
 	if (!any_long)
 		return 1;
 	find_dirty(s, in->removed, removed_version);
-	return sync_dirty(s, in, GBT_CHUNK_SYNC_MAX) != 0;
+	return sync_dirty(s, in, budget) != 0;
+}
+
+/* Dirty chunks todo[from, to) of s, made by one piece of gbt_chunk_sums_sync(). */
+typedef struct sync_piece
+{
+	gbt_chunk_sums *s;
+	const gbt_agg_input *in;
+	int64_t		from;
+	int64_t		to;
+	char	   *made;
+} sync_piece;
+
+static void
+make_todo(void *arg)
+{
+	sync_piece *p = (sync_piece *) arg;
+	gbt_chunk_sums *s = p->s;
+	int64_t		k;
+
+	for (k = p->from; k < p->to; k++)
+	{
+		int64_t		i = s->todo[k];
+		int64_t		from = i * CHUNK_BYTES;
+		int64_t		bytes = (s->n + 7) / 8 - from;
+
+		if (make_chunk(s, p->in, i) != 0)
+			continue;
+		if (bytes > CHUNK_BYTES)
+			bytes = CHUNK_BYTES;
+		if (p->in->removed != NULL)
+			memcpy(s->seen + from, p->in->removed + from, bytes);
+		else
+			memset(s->seen + from, 0, bytes);
+		p->made[k] = 1;
+	}
+}
+
+void
+gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
+					uint64_t removed_version, int64_t max_chunks,
+					gbt_piece_runner run, int npieces)
+{
+	sync_piece	pieces[64];
+	int64_t		first,
+				n,
+				k,
+				kept;
+	char	   *made;
+	int			l,
+				q;
+
+	if (s == NULL || in->n != s->n)
+		return;
+	find_dirty(s, in->removed, removed_version);
+	n = s->ntodo < max_chunks ? s->ntodo : max_chunks;
+	if (n <= 0)
+		return;
+	first = s->ntodo - n;		/* the top of the stack, as sync_dirty() */
+	made = (char *) calloc(s->ntodo, 1);
+	if (made == NULL)
+		return;
+	if (npieces > 64)
+		npieces = 64;
+	/* a chunk is 1024 entries: a piece of fewer than 8 is not worth a thread */
+	if (run == NULL || npieces > n / 8)
+		npieces = run == NULL ? 1 : (int) (n / 8);
+	if (npieces < 1)
+		npieces = 1;
+	for (q = 0; q < npieces; q++)
+	{
+		pieces[q].s = s;
+		pieces[q].in = in;
+		pieces[q].from = first + n * q / npieces;
+		pieces[q].to = first + n * (q + 1) / npieces;
+		pieces[q].made = made;
+	}
+	if (npieces > 1)
+		run(make_todo, pieces, sizeof(sync_piece), npieces);
+	else
+		make_todo(&pieces[0]);
+
+	/* Off the stack; the items above those whose last dirty chunk it was. */
+	kept = first;
+	for (k = first; k < s->ntodo; k++)
+	{
+		int64_t		i = s->todo[k];
+
+		if (!made[k])
+		{
+			s->todo[kept++] = i;	/* stays dirty */
+			continue;
+		}
+		s->dirty[0][i] = 0;
+		for (l = 1; l < s->nlevels; l++)
+		{
+			int64_t		j = i / span(l);
+
+			if (--s->dirty[l][j] > 0)
+				break;
+			make_item(s, l, j);
+		}
+	}
+	s->ntodo = kept;
+	free(made);
 }
 
 int
@@ -441,7 +557,8 @@ gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
 					 gbt_chunk_split *split)
 {
 	memset(split, 0, sizeof(*split));
-	if (gbt_chunk_sums_ready(s, in, removed_version, start, end, nranges) != 0)
+	if (gbt_chunk_sums_ready(s, in, removed_version, start, end, nranges,
+							 GBT_CHUNK_SYNC_MAX) != 0)
 		return 1;
 	return gbt_chunk_sums_take(s, start, end, nranges, visible, nvisible, split);
 }

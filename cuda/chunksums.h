@@ -80,14 +80,19 @@ extern int	gbt_chunk_sums_split(gbt_chunk_sums *s, const gbt_agg_input *in,
 extern void gbt_chunk_split_free(gbt_chunk_split *split);
 
 /*
- * gbt_chunk_sums_split() in two steps, for a round's aggregates: ready()
- * in one thread for every item of s (it makes dirty chunks again: 1 when
- * the sums do not apply), then take() of those ready, which only reads s,
- * in as many threads at once (the same 0, 1 or -1 as split()).
+ * gbt_chunk_sums_split() in steps, for a round's aggregates: sync() once
+ * for s (up to max_chunks dirty chunks made again, in npieces pieces at
+ * once by run), then ready() in one thread for every item of s (up to
+ * budget more dirty chunks made; 1 when the sums do not apply), then
+ * take() of those ready, which only reads s, in as many threads at once
+ * (the same 0, 1 or -1 as split()).  A dirty chunk left is scanned.
  */
+extern void gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
+								uint64_t removed_version, int64_t max_chunks,
+								gbt_piece_runner run, int npieces);
 extern int	gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
 								 uint64_t removed_version, const int64_t *start,
-								 const int64_t *end, int64_t nranges);
+								 const int64_t *end, int64_t nranges, int64_t budget);
 extern int	gbt_chunk_sums_take(const gbt_chunk_sums *s, const int64_t *start,
 								const int64_t *end, int64_t nranges,
 								const uint8_t *visible, int64_t nvisible,

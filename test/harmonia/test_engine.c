@@ -573,6 +573,12 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 					 "tidy round %d: chunks left", round);
 			checks++;
 		}
+		else if (round == 5 || round == 9)
+		{
+			/* some dirty chunks made in pieces, as a round of aggregates does */
+			gbt_chunk_sums_sync(sums, &d.in, version, 3 + round, te_run_pieces,
+								1 + round / 3);
+		}
 		i = gbt_chunk_sums_split(sums, &d.in, version, q.start, q.end, q.R, q.vis,
 								 q.nvis, &sp);
 		VT_CHECK(i == (applies ? 0 : 1), "split round %d: %lld, want %d", round,
