@@ -134,6 +134,24 @@ make_item(gbt_chunk_sums *s, int l, int64_t i)
 	store(s, l, i, &r);
 }
 
+/* Chunk i made again from in, and the removed bits it was made with kept. */
+static int
+remake_chunk(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t i)
+{
+	int64_t		from = i * CHUNK_BYTES;
+	int64_t		bytes = (s->n + 7) / 8 - from;
+
+	if (make_chunk(s, in, i) != 0)
+		return 1;
+	if (bytes > CHUNK_BYTES)
+		bytes = CHUNK_BYTES;
+	if (in->removed != NULL)
+		memcpy(s->seen + from, in->removed + from, bytes);
+	else
+		memset(s->seen + from, 0, bytes);
+	return 0;
+}
+
 gbt_chunk_sums *
 gbt_chunk_sums_build(const gbt_agg_input *in)
 {
@@ -286,17 +304,9 @@ sync_dirty(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t budget)
 	while (s->ntodo > 0 && budget-- > 0)
 	{
 		int64_t		i = s->todo[s->ntodo - 1];
-		int64_t		from = i * CHUNK_BYTES;
-		int64_t		bytes = (s->n + 7) / 8 - from;
 
-		if (make_chunk(s, in, i) != 0)
+		if (remake_chunk(s, in, i) != 0)
 			return 1;
-		if (bytes > CHUNK_BYTES)
-			bytes = CHUNK_BYTES;
-		if (in->removed != NULL)
-			memcpy(s->seen + from, in->removed + from, bytes);
-		else
-			memset(s->seen + from, 0, bytes);
 		s->ntodo--;
 		s->dirty[0][i] = 0;
 		for (l = 1; l < s->nlevels; l++)
@@ -413,38 +423,39 @@ gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
 	return sync_dirty(s, in, budget) != 0;
 }
 
-/* Dirty chunks todo[from, to) of s, made by one piece of gbt_chunk_sums_sync(). */
-typedef struct sync_piece
+/*
+ * Chunks [from, to) of s (or which[from, to)), made by one piece of
+ * gbt_chunk_sums_tidy_all() or gbt_chunk_sums_sync().  Each piece writes
+ * only its own chunks' slots of level 0 and of seen[] (whole bytes: a
+ * chunk is CHUNK_BYTES of it), and marks those it made: made[k], or else
+ * clean at level 0; a chunk not made stays dirty.
+ */
+typedef struct make_piece
 {
 	gbt_chunk_sums *s;
 	const gbt_agg_input *in;
 	int64_t		from;
 	int64_t		to;
+	const int64_t *which;		/* NULL: chunk k is k */
 	char	   *made;
-} sync_piece;
+} make_piece;
 
 static void
-make_todo(void *arg)
+make_chunks(void *arg)
 {
-	sync_piece *p = (sync_piece *) arg;
-	gbt_chunk_sums *s = p->s;
+	make_piece *p = (make_piece *) arg;
 	int64_t		k;
 
 	for (k = p->from; k < p->to; k++)
 	{
-		int64_t		i = s->todo[k];
-		int64_t		from = i * CHUNK_BYTES;
-		int64_t		bytes = (s->n + 7) / 8 - from;
+		int64_t		i = p->which != NULL ? p->which[k] : k;
 
-		if (make_chunk(s, p->in, i) != 0)
+		if (remake_chunk(p->s, p->in, i) != 0)
 			continue;
-		if (bytes > CHUNK_BYTES)
-			bytes = CHUNK_BYTES;
-		if (p->in->removed != NULL)
-			memcpy(s->seen + from, p->in->removed + from, bytes);
+		if (p->made != NULL)
+			p->made[k] = 1;
 		else
-			memset(s->seen + from, 0, bytes);
-		p->made[k] = 1;
+			p->s->dirty[0][i] = 0;
 	}
 }
 
@@ -453,7 +464,7 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 					uint64_t removed_version, int64_t max_chunks,
 					gbt_piece_runner run, int npieces)
 {
-	sync_piece	pieces[64];
+	make_piece	pieces[64];
 	int64_t		first,
 				n,
 				k,
@@ -485,12 +496,13 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 		pieces[q].in = in;
 		pieces[q].from = first + n * q / npieces;
 		pieces[q].to = first + n * (q + 1) / npieces;
+		pieces[q].which = s->todo;
 		pieces[q].made = made;
 	}
 	if (npieces > 1)
-		run(make_todo, pieces, sizeof(sync_piece), npieces);
+		run(make_chunks, pieces, sizeof(make_piece), npieces);
 	else
-		make_todo(&pieces[0]);
+		make_chunks(&pieces[0]);
 
 	/* Off the stack; the items above those whose last dirty chunk it was. */
 	kept = first;
@@ -576,43 +588,6 @@ gbt_chunk_sums_tidy(gbt_chunk_sums *s, const gbt_agg_input *in,
 	return s->ntodo > 0;
 }
 
-/* Chunks [from, to) of s, made by one piece of gbt_chunk_sums_tidy_all(). */
-typedef struct make_piece
-{
-	gbt_chunk_sums *s;
-	const gbt_agg_input *in;
-	int64_t		from;
-	int64_t		to;
-} make_piece;
-
-/*
- * Each piece writes only its own chunks' slots of level 0 and of seen[]
- * (whole bytes: a chunk is CHUNK_BYTES of it); a chunk not made stays dirty.
- */
-static void
-make_chunks(void *arg)
-{
-	make_piece *p = (make_piece *) arg;
-	gbt_chunk_sums *s = p->s;
-	int64_t		i;
-
-	for (i = p->from; i < p->to; i++)
-	{
-		int64_t		from = i * CHUNK_BYTES;
-		int64_t		bytes = (s->n + 7) / 8 - from;
-
-		if (make_chunk(s, p->in, i) != 0)
-			continue;
-		if (bytes > CHUNK_BYTES)
-			bytes = CHUNK_BYTES;
-		if (p->in->removed != NULL)
-			memcpy(s->seen + from, p->in->removed + from, bytes);
-		else
-			memset(s->seen + from, 0, bytes);
-		s->dirty[0][i] = 0;
-	}
-}
-
 int
 gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 						uint64_t removed_version, gbt_piece_runner run, int npieces)
@@ -639,6 +614,8 @@ gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 		pieces[k].in = in;
 		pieces[k].from = k * per < s->nitems[0] ? k * per : s->nitems[0];
 		pieces[k].to = (k + 1) * per < s->nitems[0] ? (k + 1) * per : s->nitems[0];
+		pieces[k].which = NULL;
+		pieces[k].made = NULL;
 	}
 	if (npieces > 1)
 		run(make_chunks, pieces, sizeof(make_piece), npieces);
