@@ -159,9 +159,13 @@ part_done(RoundPart part)
 	part_since = now;
 }
 
-/* Every GBT_SUMMARY_MS with rounds in it: one DEBUG1 line. */
+/*
+ * Every GBT_SUMMARY_MS with rounds in it, and when requests stop (a second
+ * without one: so a burst, a benchmark's run, has its own): one DEBUG1
+ * line.
+ */
 static void
-summary_maybe(void)
+summary_maybe(bool now_idle)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	StringInfoData buf;
@@ -169,7 +173,7 @@ summary_maybe(void)
 
 	if (summary_since == 0)
 		summary_since = now;
-	if (!TimestampDifferenceExceeds(summary_since, now, GBT_SUMMARY_MS))
+	if (!now_idle && !TimestampDifferenceExceeds(summary_since, now, GBT_SUMMARY_MS))
 		return;
 	if (summary_rounds > 0 && message_level_is_interesting(DEBUG1))
 	{
@@ -408,7 +412,7 @@ serve_round(void)
 	more = gbt_maintain_mirrors();
 	gbt_publish_mirrors();
 	part_done(PART_MAINTAIN);
-	summary_maybe();
+	summary_maybe(false);
 	return more;
 }
 
@@ -514,7 +518,10 @@ gpubtree_service_main(Datum arg)
 						 log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
 						 PG_WAIT_EXTENSION);
 		if ((woke & WL_TIMEOUT) && !more && !log_busy && gbt_slices_queued() == 0)
+		{
 			mapped_drop();		/* a second without a request */
+			summary_maybe(true);
+		}
 		ResetLatch(MyLatch);
 		stop_if_asked();
 		if (ConfigReloadPending)

@@ -30,9 +30,9 @@
 #   ONLY (workload ids)  RESULTS [test/bench/out/<UTC time>-clients]
 #   PORT [54426]  BUDGET_S: seconds the runs may take (0: no limit); runs
 #   that would not fit are left out and said so
-#   SERVICE_LOG=1: the service's DEBUG1 summaries (every 10 s: rounds, the
-#   time of each part of a round, aggregates a batch) of each gpubtree run
-#   into clients-service.txt (runs of DURATION >= 10 s have one)
+#   SERVICE_LOG=1: the service's DEBUG1 summaries (every 10 s and when
+#   requests stop: rounds, the time of each part of a round, aggregates a
+#   batch) of each gpubtree run into clients-service.txt
 #
 # Writes clients-report.md (rewritten after every run), clients.csv,
 # clients-plans.txt, clients.log, server.log into RESULTS.  On the GPU
@@ -205,6 +205,7 @@ run() {
 		fb=$((f1 - f0))
 	fi
 	if [ "${SERVICE_LOG:-}" = 1 ] && [ "$am" = g ]; then
+		sleep 1.5	# the service logs its summary a second after the last request
 		{ echo "--- $id, $c clients"; tail -n +$((logat + 1)) "$DIR/server.log" |
 			sed -n 's/^.*gpubtree service: \(.* requests in .*\)$/\1/p'; } >>"$RESULTS/clients-service.txt"
 	fi
