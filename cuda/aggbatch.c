@@ -119,7 +119,6 @@ split_piece(void *arg)
 			take_split(&p->scans[i], p->hooks);
 }
 
-
 static void
 scan_piece(void *arg)
 {
@@ -168,6 +167,7 @@ scan_on_host(gbt_batch_scan *scans, int64_t n, gbt_engine_par par, int npar)
 	for (k = 0; k < npieces; k++)
 	{
 		pieces[k].scans = scans;
+		pieces[k].hooks = NULL;
 		pieces[k].from = i;
 		while (i < n && (k == npieces - 1 || acc < total * (k + 1) / npieces))
 		{

@@ -144,7 +144,8 @@ gbt_agg_batchable(const TakenRequest *t)
 
 /*
  * Aggregates answered in batches, and where a batch's time went, for the
- * DEBUG1 summary (gbt_note_aggs(), called with the worker's own).
+ * DEBUG1 summary (gbt_note_aggs(), called with the worker's own: NULL
+ * when it logs none, to start again).
  */
 static int64 batch_rounds = 0;
 static int64 batch_aggs = 0;
@@ -158,14 +159,13 @@ static double batch_reply_ms = 0;	/* combining, the replies written */
 void
 gbt_note_aggs(StringInfo buf)
 {
-	if (batch_rounds == 0)
-		return;
-	appendStringInfo(buf, "; %lld aggregates in %lld batches (%.1f a batch, at most %lld), ms a batch: setup %.3f, positions %.3f, tree %.3f, walk %.3f, reply %.3f",
-					 (long long) batch_aggs, (long long) batch_rounds,
-					 (double) batch_aggs / batch_rounds, (long long) batch_max,
-					 batch_setup_ms / batch_rounds, batch_positions_ms / batch_rounds,
-					 batch_tree_ms / batch_rounds, batch_walk_ms / batch_rounds,
-					 batch_reply_ms / batch_rounds);
+	if (buf != NULL && batch_rounds > 0)
+		appendStringInfo(buf, "; %lld aggregates in %lld batches (%.1f a batch, at most %lld), ms a batch: setup %.3f, positions %.3f, tree %.3f, walk %.3f, reply %.3f",
+						 (long long) batch_aggs, (long long) batch_rounds,
+						 (double) batch_aggs / batch_rounds, (long long) batch_max,
+						 batch_setup_ms / batch_rounds, batch_positions_ms / batch_rounds,
+						 batch_tree_ms / batch_rounds, batch_walk_ms / batch_rounds,
+						 batch_reply_ms / batch_rounds);
 	batch_rounds = batch_aggs = batch_max = 0;
 	batch_setup_ms = batch_positions_ms = batch_tree_ms = batch_walk_ms = batch_reply_ms = 0;
 }

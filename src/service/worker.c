@@ -188,6 +188,8 @@ summary_maybe(bool now_idle)
 		elog(DEBUG1, "%s", buf.data);
 		pfree(buf.data);
 	}
+	else
+		gbt_note_aggs(NULL);
 	memset(part_ms, 0, sizeof(part_ms));
 	summary_rounds = summary_requests = 0;
 	summary_since = now;
