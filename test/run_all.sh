@@ -12,9 +12,9 @@
 # differential test against btree, and the TAP tests (t/*.pl, each on
 # clusters of its own: crash recovery, crashes under load, service faults,
 # a streaming standby, and the others that start or restart clusters;
-# SKIPPED without Perl's IPC::Run); the differential, isolation and
-# service-wait tests once more on a build with a tiny mirror
-# layout (GBT_SMALL_LAYOUT=1).  GPU tests print SKIPPED without a GPU and
+# SKIPPED without Perl's IPC::Run); the differential, isolation,
+# service-wait and many-sessions (t/015) tests once more on a build with a
+# tiny mirror layout (GBT_SMALL_LAYOUT=1).  GPU tests print SKIPPED without a GPU and
 # are never counted as passed; so does the Citus test (test/citus/run.sh)
 # without Citus installed or CITUS_SRC set.
 #
@@ -195,38 +195,45 @@ done
 # machine's bundle, runs them all the same).  Their "ok N" and "not ok N"
 # lines are counted; a test that stops
 # early (prove fails with no "not ok") counts one failure more.
+# tap_run PG_CONFIG TESTS...: the TAP tests given, built for PG_CONFIG.
+tap_run() {
+	local pg_config=$1 tap tap_perl rc nok nfail
+	shift
+	# (prove finds PostgreSQL::Test::Cluster in PGXS's src/test/perl, or on
+	# PERL5LIB: test/gpu/setup_pg_bundle.sh)
+	tap_perl=$(dirname "$("$pg_config" --pgxs)")/../test/perl
+	if ! perl -I "$tap_perl" -MIPC::Run -e 'exit !grep { -f "$_/PostgreSQL/Test/Cluster.pm" } @INC' 2>/dev/null; then
+		echo "SKIPPED: the TAP tests need Perl's IPC::Run (Debian: libipc-run-perl; scripts/deps.sh installs it) and PostgreSQL::Test::Cluster (PGXS's src/test/perl)"
+		skipped=$((skipped + 1))
+		return
+	fi
+	tap=$(mktemp -d /tmp/gpubtree-tap.XXXXXX)
+	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tap" 2>/dev/null
+	[ "$(id -u)" = 0 ] && chown -R "$GBT_OS_USER" "$tap"
+	as_pg "cd '$tap' && make -s prove-installcheck PG_CONFIG='$pg_config' enable_tap_tests=yes PROVE='${PROVE:-prove}' PROVE_FLAGS=-v PROVE_TESTS='$*'" 2>&1 |
+		tee "$tap.log"
+	rc=${PIPESTATUS[0]}
+	# (a test skipped as a whole, "t/N.pl .. skipped: why", and an
+	# "ok N # skip" check count as skipped, never as passed)
+	nok=$(grep -E '^ok [0-9]' "$tap.log" | grep -cviE '# skip')
+	nfail=$(grep -cE '^not ok [0-9]' "$tap.log")
+	skipped=$((skipped + $(grep -E '^ok [0-9]' "$tap.log" | grep -ciE '# skip') +
+		$(grep -cE '\.\. skipped: ' "$tap.log")))
+	[ "$rc" = 0 ] || [ "$nfail" != 0 ] || nfail=1
+	echo "tap: $nok passed, $nfail failed" >>"$tap.log"
+	add_counts tap "$tap.log" 0
+	# (the nodes' logs of a failed run are kept)
+	if [ "$nfail" = 0 ]; then rm -rf "$tap"; else echo "TAP logs: $tap/tmp_check/log"; fi
+	rm -f "$tap.log"
+}
+
 tap_tests=()
 for t in t/*.pl; do
 	[ -f "$t" ] && { wanted tap || wanted "$t"; } && tap_tests+=("$t")
 done
 if [ ${#tap_tests[@]} -gt 0 ]; then
 	section "TAP tests (${tap_tests[*]})"
-	# (prove finds PostgreSQL::Test::Cluster in PGXS's src/test/perl, or on
-	# PERL5LIB: test/gpu/setup_pg_bundle.sh)
-	tap_perl=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/perl
-	if ! perl -I "$tap_perl" -MIPC::Run -e 'exit !grep { -f "$_/PostgreSQL/Test/Cluster.pm" } @INC' 2>/dev/null; then
-		echo "SKIPPED: the TAP tests need Perl's IPC::Run (Debian: libipc-run-perl; scripts/deps.sh installs it) and PostgreSQL::Test::Cluster (PGXS's src/test/perl)"
-		skipped=$((skipped + 1))
-	else
-		tap=$(mktemp -d /tmp/gpubtree-tap.XXXXXX)
-		git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tap" 2>/dev/null
-		[ "$(id -u)" = 0 ] && chown -R "$GBT_OS_USER" "$tap"
-		as_pg "cd '$tap' && make -s prove-installcheck PG_CONFIG='$PG_CONFIG' enable_tap_tests=yes PROVE='${PROVE:-prove}' PROVE_FLAGS=-v PROVE_TESTS='${tap_tests[*]}'" 2>&1 |
-			tee "$tap.log"
-		rc=${PIPESTATUS[0]}
-		# (a test skipped as a whole, "t/N.pl .. skipped: why", and an
-		# "ok N # skip" check count as skipped, never as passed)
-		nok=$(grep -E '^ok [0-9]' "$tap.log" | grep -cviE '# skip')
-		nfail=$(grep -cE '^not ok [0-9]' "$tap.log")
-		skipped=$((skipped + $(grep -E '^ok [0-9]' "$tap.log" | grep -ciE '# skip') +
-			$(grep -cE '\.\. skipped: ' "$tap.log")))
-		[ "$rc" = 0 ] || [ "$nfail" != 0 ] || nfail=1
-		echo "tap: $nok passed, $nfail failed" >>"$tap.log"
-		add_counts tap "$tap.log" 0
-		# (the nodes' logs of a failed run are kept)
-		if [ "$nfail" = 0 ]; then rm -rf "$tap"; else echo "TAP logs: $tap/tmp_check/log"; fi
-		rm -f "$tap.log"
-	fi
+	tap_run "$PG_CONFIG" "${tap_tests[@]}"
 fi
 
 # GBT_PG_VERSIONS="16 18": the builds, pg_regress, isolation and
@@ -257,6 +264,9 @@ if wanted small-layout; then
 		for t in differential/run.sh isolation/run.sh service_wait.sh; do
 			PG_CONFIG=$small_pg_config GBT_SMALL_LAYOUT=1 suite "$t"
 		done
+		# 64 sessions at once: a round's batch with every threaded part
+		# (walks, chunk sums, scans) split at its tiny sizes
+		GBT_SMALL_LAYOUT=1 tap_run "$small_pg_config" t/015_many_sessions.pl
 	else
 		tail -30 "$small/build.log"
 		record "small layout (build)" 1

@@ -5,9 +5,10 @@
  *	  binary searches in threads (a few ranges an item) or by the engine;
  *	  the tree's plain entries of every item in one engine call per kind of
  *	  engine (engine.h's aggregate_batch: chunk sums, then the ends scanned
- *	  in threads or, on the GPU, one launch a mirror); then, one item after
- *	  another in this thread, the unsure entries copied and the stamped and
- *	  delta entries walked, as gbt_mirror_aggregate() does.
+ *	  in threads or, on the GPU, one launch a mirror); then each item's
+ *	  unsure entries copied, and the stamped and delta entries of all items
+ *	  walked at once (mirror_walk.h: gbt_walk_aggregate_many()), each as
+ *	  gbt_mirror_aggregate() walks them.
  */
 #include "postgres.h"
 
@@ -105,6 +106,11 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 	BatchState *states = palloc0(sizeof(BatchState) * Max(n, 1));
 	gbt_agg_item *eitems = palloc0(sizeof(gbt_agg_item) * Max(n, 1));
 	bool	   *called = palloc0(sizeof(bool) * Max(n, 1));
+	GbtWalk    *walks = palloc0(sizeof(GbtWalk) * Max(n, 1));
+	GbtEntrySink *sinks = palloc0(sizeof(GbtEntrySink) * Max(n, 1));
+	GbtAggResult **outs = palloc(sizeof(GbtAggResult *) * Max(n, 1));
+	GbtAggSteps **steps = palloc(sizeof(GbtAggSteps *) * Max(n, 1));
+	int			nwalks = 0;
 	instr_time	t0,
 				t1,
 				t2;
@@ -175,12 +181,11 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 	}
 	INSTR_TIME_SET_CURRENT(t2);
 
-	/* Then each item's unsure entries and its walk, here. */
+	/* Then each item's unsure entries, and the walks, at once. */
 	for (i = 0; i < n; i++)
 	{
 		GbtMirrorAggItem *it = &items[i];
 		BatchState *st = &states[i];
-		GbtEntrySink sink = {it->out, it->unsure, NULL, it->unsure_cap, NULL};
 		int64		k;
 
 		if (it->ok && eitems[i].rc != 0)
@@ -195,17 +200,30 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 		it->steps.positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 		it->steps.tree_ms = INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t0);
 		it->view->stamps = st->trusted;
+		sinks[nwalks] = (GbtEntrySink)
 		{
-			GbtWalk		walk = {.m = it->m,.start = st->start,.end = st->end,.lo = it->lo,
-				.hi = it->hi,.nranges = it->nranges,.log_bound = it->log_bound,
-			.view = it->view,.sink = &sink};
-
-			gbt_walk_aggregate(&walk, it->out, 1, &it->steps);
-		}
-		pfree(st->start);
-		pfree(st->end);
-		pfree(st->upos);
+			it->out, it->unsure, NULL, it->unsure_cap, NULL
+		};
+		walks[nwalks] = (GbtWalk)
+		{
+			.m = it->m,.start = st->start,.end = st->end,.lo = it->lo,.hi = it->hi,
+				.nranges = it->nranges,.log_bound = it->log_bound,.view = it->view,
+				.sink = &sinks[nwalks]
+		};
+		outs[nwalks] = it->out;
+		steps[nwalks++] = &it->steps;
 	}
+	gbt_walk_aggregate_many(walks, outs, nwalks, steps);
+	for (i = 0; i < n; i++)
+	{
+		pfree(states[i].start);
+		pfree(states[i].end);
+		pfree(states[i].upos);
+	}
+	pfree(walks);
+	pfree(sinks);
+	pfree(outs);
+	pfree(steps);
 	pfree(states);
 	pfree(eitems);
 	pfree(called);

@@ -42,6 +42,8 @@
 #ifndef GBT_WALK_PIECE_MIN		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
 /* Cost a thread of a walk is worth at least. */
 #define GBT_WALK_PIECE_MIN 16384
+/* Cost from which a round's walk runs alone, in threads of its own. */
+#define GBT_WALK_ALONE_MIN (2 * GBT_WALK_PIECE_MIN)
 /* Entries of a chunk at most: a multiple of GBT_SUM_BLOCK. */
 #define GBT_WALK_CHUNK 8192
 /* Undecided entries a piece keeps for the calling thread at most. */
@@ -749,4 +751,137 @@ gbt_walk_aggregate(GbtWalk *w, GbtAggResult *outs, int64 nslots, GbtAggSteps *st
 	if (block != NULL)
 		pfree(block);
 	gbt_walk_end(w);
+}
+
+/* Walks [from, to) of a round's, one piece (gbt_walk_aggregate_many()). */
+typedef struct ManyPiece
+{
+	WalkSlot   *slots;
+	const bool *alone;
+	int			from;
+	int			to;
+} ManyPiece;
+
+static void
+many_piece(void *arg)
+{
+	ManyPiece  *mp = (ManyPiece *) arg;
+	int			i;
+
+	for (i = mp->from; i < mp->to; i++)
+		if (!mp->alone[i])
+			walk_piece(&mp->slots[i].p);
+}
+
+void
+gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps **steps)
+{
+	WalkSlot   *slots = palloc0(sizeof(WalkSlot) * Max(n, 1));
+	AggPiece   *states = palloc0(sizeof(AggPiece) * Max(n, 1));
+	bool	   *alone = palloc0(sizeof(bool) * Max(n, 1));
+	int64	   *cost = palloc0(sizeof(int64) * Max(n, 1));
+	ManyPiece	pieces[GBT_THREADS_MAX];
+	int64		total = 0;
+	int64		acc = 0;
+	int			npieces;
+	int			i;
+	int			k;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	for (i = 0; i < n; i++)
+	{
+		GbtWalk    *w = &walks[i];
+		WalkPiece  *p = &slots[i].p;
+		int64		entries = 0;
+		int64		c;
+
+		Assert(((GbtEntrySink *) w->sink)->preds == NULL &&
+			   ((GbtEntrySink *) w->sink)->verdicts == NULL && !w->each);
+		w->ops = &plain_ops;
+
+		(void) gbt_walk_plan(w);
+		for (c = 0; c < w->nchunks; c++)
+		{
+			entries += w->chunks[c].to - w->chunks[c].from;
+			cost[i] += w->chunks[c].cost;
+		}
+
+		/*
+		 * A walk worth threads of its own runs alone, as a query's would;
+		 * so does one of untrusted stamps (its every entry decided here).
+		 */
+		if (cost[i] >= GBT_WALK_ALONE_MIN || !w->view->stamps)
+		{
+			alone[i] = true;
+			cost[i] = 0;
+			gbt_walk_end(w);
+			continue;
+		}
+		states[i].res = outs[i];
+		states[i].per_target = 1;
+		p->w = w;
+		p->state = &states[i];
+		p->c = 0;				/* the whole walk, one piece */
+		p->c1 = w->nchunks;
+		p->at = p->c < p->c1 ? w->chunks[p->c].from : 0;
+		total += cost[i];
+		p->cap = Min(entries, GBT_WALK_PENDING);
+		p->pending = palloc_extended(sizeof(WalkRef) * Max(p->cap, 1), MCXT_ALLOC_HUGE);
+	}
+
+	/* Runs of walks of about total / npieces each, whole walks. */
+	npieces = (int) Max(Min(Min(gbt_threads_wanted(), total / GBT_WALK_PIECE_MIN), n), 1);
+	for (k = 0, i = 0; k < npieces; k++)
+	{
+		pieces[k].slots = slots;
+		pieces[k].alone = alone;
+		pieces[k].from = i;
+		while (i < n && (k == npieces - 1 || acc < total * (k + 1) / npieces))
+			acc += cost[i++];
+		pieces[k].to = i;
+	}
+	for (i = 0; i < n && npieces == 1; i++)
+		slots[i].p.here = true; /* one piece: all here, nothing kept */
+	if (npieces > 1)
+		gbt_run_pieces(many_piece, pieces, sizeof(ManyPiece), npieces);
+	INSTR_TIME_SET_CURRENT(t1);
+
+	/* Then, walk by walk, what each left undecided, and the rest of it. */
+	for (i = 0; i < n; i++)
+	{
+		WalkPiece  *p = &slots[i].p;
+		GbtWalk    *w = &walks[i];
+		instr_time	t2,
+					t3;
+
+		if (alone[i])
+		{
+			gbt_walk_aggregate(w, outs[i], 1, steps[i]);
+			continue;
+		}
+		INSTR_TIME_SET_CURRENT(t2);
+		steps[i]->nlater += p->npending;
+		if (p->here)
+			walk_piece(p);
+		else
+		{
+			decide_kept(p);
+			walk_piece(p);
+		}
+		pfree(p->pending);
+		INSTR_TIME_SET_CURRENT(t3);
+		steps[i]->walk_ms += INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0) +
+			INSTR_TIME_GET_MILLISEC(t3) - INSTR_TIME_GET_MILLISEC(t2);
+		steps[i]->later_ms += INSTR_TIME_GET_MILLISEC(t3) - INSTR_TIME_GET_MILLISEC(t2);
+		steps[i]->nstamped += w->nstamped;
+		steps[i]->ndelta += w->ndelta;
+		steps[i]->nthreads = Max(steps[i]->nthreads, npieces);
+		gbt_walk_end(w);
+	}
+	pfree(slots);
+	pfree(states);
+	pfree(alone);
+	pfree(cost);
 }

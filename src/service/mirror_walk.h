@@ -175,4 +175,15 @@ gbt_sink_list(GbtEntrySink *s, GbtAggResult *counter, const GbtEntries *src, int
 extern void gbt_walk_aggregate(GbtWalk *w, GbtAggResult *outs, int64 nslots,
 							   GbtAggSteps *steps);
 
+/*
+ * The walks of a round's plain aggregates (walks[i] into outs[i], a single
+ * target, the sink a plain GbtEntrySink), at once: each planned here, the
+ * small ones run whole, several a thread (what gbt_snapview_quick()
+ * decides), then here, walk by walk in order, what each left undecided;
+ * a walk worth threads of its own runs alone, as gbt_walk_aggregate().
+ * Each walk's sink sees its entries in the same order as alone.
+ */
+extern void gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n,
+									GbtAggSteps **steps);
+
 #endif							/* GPUBTREE_MIRROR_WALK_H */
