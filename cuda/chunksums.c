@@ -295,12 +295,30 @@ find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
 	s->removed_version = version;
 }
 
+/*
+ * Chunk i (off the stack) is clean: the items above whose last dirty chunk
+ * it was are made again.
+ */
+static void
+chunk_clean(gbt_chunk_sums *s, int64_t i)
+{
+	int			l;
+
+	s->dirty[0][i] = 0;
+	for (l = 1; l < s->nlevels; l++)
+	{
+		int64_t		j = i / span(l);
+
+		if (--s->dirty[l][j] > 0)
+			break;
+		make_item(s, l, j);
+	}
+}
+
 /* Make up to budget dirty chunks again, and the items above; 0 or 1. */
 static int
 sync_dirty(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t budget)
 {
-	int			l;
-
 	while (s->ntodo > 0 && budget-- > 0)
 	{
 		int64_t		i = s->todo[s->ntodo - 1];
@@ -308,15 +326,7 @@ sync_dirty(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t budget)
 		if (remake_chunk(s, in, i) != 0)
 			return 1;
 		s->ntodo--;
-		s->dirty[0][i] = 0;
-		for (l = 1; l < s->nlevels; l++)
-		{
-			int64_t		j = i / span(l);
-
-			if (--s->dirty[l][j] > 0)
-				break;
-			make_item(s, l, j);
-		}
+		chunk_clean(s, i);
 	}
 	return 0;
 }
@@ -470,8 +480,7 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 				k,
 				kept;
 	char	   *made;
-	int			l,
-				q;
+	int			q;
 
 	if (s == NULL || in->n != s->n)
 		return;
@@ -515,15 +524,7 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 			s->todo[kept++] = i;	/* stays dirty */
 			continue;
 		}
-		s->dirty[0][i] = 0;
-		for (l = 1; l < s->nlevels; l++)
-		{
-			int64_t		j = i / span(l);
-
-			if (--s->dirty[l][j] > 0)
-				break;
-			make_item(s, l, j);
-		}
+		chunk_clean(s, i);
 	}
 	s->ntodo = kept;
 	free(made);
