@@ -828,7 +828,6 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 		p->at = p->c < p->c1 ? w->chunks[p->c].from : 0;
 		total += cost[i];
 		p->cap = Min(entries, GBT_WALK_PENDING);
-		p->pending = palloc_extended(sizeof(WalkRef) * Max(p->cap, 1), MCXT_ALLOC_HUGE);
 	}
 
 	/* Runs of walks of about total / npieces each, whole walks. */
@@ -842,8 +841,18 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 			acc += cost[i++];
 		pieces[k].to = i;
 	}
-	for (i = 0; i < n && npieces == 1; i++)
-		slots[i].p.here = true; /* one piece: all here, nothing kept */
+	for (i = 0; i < n; i++)
+	{
+		WalkPiece  *p = &slots[i].p;
+
+		if (alone[i])
+			continue;
+		if (npieces == 1)
+			p->here = true;		/* one piece: all here, nothing kept */
+		else
+			p->pending = palloc_extended(sizeof(WalkRef) * Max(p->cap, 1),
+										 MCXT_ALLOC_HUGE);
+	}
 	if (npieces > 1)
 		gbt_run_pieces(many_piece, pieces, sizeof(ManyPiece), npieces);
 	INSTR_TIME_SET_CURRENT(t1);
@@ -870,7 +879,8 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 			decide_kept(p);
 			walk_piece(p);
 		}
-		pfree(p->pending);
+		if (p->pending != NULL)
+			pfree(p->pending);
 		INSTR_TIME_SET_CURRENT(t3);
 		steps[i]->walk_ms += INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0) +
 			INSTR_TIME_GET_MILLISEC(t3) - INSTR_TIME_GET_MILLISEC(t2);
