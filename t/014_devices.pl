@@ -27,8 +27,11 @@ use Test::More;
 
 my $unit = 100000;
 my $node = gpubtree_node('devices');
+# (the CPU engine also where the suite runs on a GPU's: gpubtree.engine =
+# gpu builds no mirror on simulated devices)
 $node->append_conf('postgresql.conf',
-	"gpubtree.simulated_devices = 2\ngpubtree.mirror_memory_limit = '4GB'\n");
+	"gpubtree.simulated_devices = 2\ngpubtree.mirror_memory_limit = '4GB'\n"
+	  . "gpubtree.engine = cpu\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION gpubtree');
 ok(wait_service($node), 'the service runs');

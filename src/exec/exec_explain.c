@@ -105,7 +105,8 @@ gbt_exec_explain(CustomScanState *css, List *ancestors, ExplainState *es)
 									 nother, nanswered + nother), es);
 	if (es->verbose)
 		ExplainPropertyText("Engine", answer.on_gpu ? "GPU" : "CPU engine", es);
-	ExplainPropertyInteger(methods->keys_label, NULL, answer.nkeys, es);
+	ExplainPropertyInteger(node->keys_label != NULL ? node->keys_label : methods->keys_label,
+						   NULL, answer.nkeys, es);
 	ExplainPropertyInteger("Entries Decided by the Mirror", NULL,
 						   answer.entries - answer.checked_visible, es);
 	ExplainPropertyInteger("Entries Checked in Heap", NULL, answer.checked, es);

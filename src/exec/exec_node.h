@@ -58,6 +58,8 @@ typedef struct GbtExecNode
 	instr_time	run_start;
 	double		keys_ms;		/* gathering, encoding and sorting the keys */
 	GbtAggAnswer answer;
+	const char *keys_label;		/* EXPLAIN's name of answer.nkeys, where not
+								 * the methods' */
 
 	/* in a parallel plan */
 	GbtExecShared *shared;		/* the workers' runs, in the DSM segment */

@@ -15,8 +15,10 @@
 enum
 {
 	LOOKUP_PRIV_INDEX,			/* index OID */
-	LOOKUP_PRIV_SUBTYPE,		/* the keys' type, the operator's right input */
-	LOOKUP_PRIV_OPERATOR,		/* index column = key */
+	LOOKUP_PRIV_STRATEGIES,		/* per condition on the key: btree strategy */
+	LOOKUP_PRIV_SUBTYPES,		/* its bound's type, the operator's right input */
+	LOOKUP_PRIV_OPERATORS,		/* its operator (index column op bound) */
+	LOOKUP_PRIV_ARRAY,			/* which one is = ANY(array), or -1: a range */
 	LOOKUP_PRIV_COVERED,		/* 1: rows from the mirror's values */
 	LOOKUP_PRIV_ATTMAP,			/* per mirror column: the table column, or 0 */
 	LOOKUP_PRIV_NATTS,			/* the last table column needed */

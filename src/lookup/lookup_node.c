@@ -1,9 +1,10 @@
 /*
  * lookup_node.c
- *	  The GpubtreeLookup custom scan at run time: evaluate the = ANY array,
- *	  ask the service for the rows of its keys in one request
- *	  (exec_request.c), or let nbtree answer; its callbacks of the executor
- *	  core (exec_node.h), which also says in EXPLAIN which answered.
+ *	  The GpubtreeLookup custom scan at run time: evaluate the conditions on
+ *	  the key (an = ANY array, or the bounds of a range), ask the service
+ *	  for the rows of their keys in one request (exec_request.c), or let
+ *	  nbtree answer; its callbacks of the executor core (exec_node.h),
+ *	  which also says in EXPLAIN which answered.
  */
 #include "postgres.h"
 
@@ -37,13 +38,15 @@ typedef struct LookupState
 {
 	GbtExecNode node;			/* first: what every service node holds */
 
-	/* from the plan */
-	Oid			subtype;
-	Oid			opno;
+	/* from the plan: the conditions on the key, each a bound */
+	List	   *strategies;
+	List	   *subtypes;
+	List	   *operators;
+	int			array_at;		/* the = ANY(array) among them, or -1 */
+	List	   *bounds;			/* ExprState of each bound */
 	bool		covered;
 	int			attmap[GBT_MAX_COLS];
 	int			natts;
-	ExprState  *array;			/* the = ANY array */
 
 	Relation	index;
 	const GbtKeyType *coltype[GBT_MAX_COLS];	/* of each needed mirror column */
@@ -70,8 +73,10 @@ create_lookup_state(CustomScan *cscan)
 	List	   *priv = cscan->custom_private;
 	int			c;
 
-	s->subtype = (Oid) intVal(list_nth(priv, LOOKUP_PRIV_SUBTYPE));
-	s->opno = (Oid) intVal(list_nth(priv, LOOKUP_PRIV_OPERATOR));
+	s->strategies = list_nth(priv, LOOKUP_PRIV_STRATEGIES);
+	s->subtypes = list_nth(priv, LOOKUP_PRIV_SUBTYPES);
+	s->operators = list_nth(priv, LOOKUP_PRIV_OPERATORS);
+	s->array_at = intVal(list_nth(priv, LOOKUP_PRIV_ARRAY));
 	s->covered = intVal(list_nth(priv, LOOKUP_PRIV_COVERED)) != 0;
 	for (c = 0; c < GBT_MAX_COLS; c++)
 		s->attmap[c] = list_nth_int(list_nth(priv, LOOKUP_PRIV_ATTMAP), c);
@@ -94,28 +99,57 @@ begin_lookup(GbtExecNode *node, EState *estate, int eflags)
 			s->coltype[c] = gbt_key_type(TupleDescAttr(RelationGetDescr(heap),
 													   s->attmap[c] - 1)->atttypid);
 	s->heapslot = table_slot_create(heap, NULL);
-	s->array = ExecInitExpr(linitial(cscan->custom_exprs), &node->css.ss.ps);
+	s->bounds = ExecInitExprList(cscan->custom_exprs, &node->css.ss.ps);
+	if (s->array_at < 0)
+		node->keys_label = "Key Ranges Looked Up";
 }
 
-/* The array, copied to runcxt; false for a NULL array. */
+/*
+ * The conditions as scan keys, their bounds copied to runcxt; false when a
+ * bound is NULL (no row satisfies it: the operators are strict), with
+ * node.why.
+ */
 static bool
-gather_keys(LookupState *s, Datum *array)
+gather_keys(LookupState *s, ScanKey keys)
 {
-	bool		isnull;
-	Datum		v = ExecEvalExpr(s->array, s->node.css.ss.ps.ps_ExprContext, &isnull);
-	MemoryContext old;
+	int			i;
 
-	if (isnull)
-		return false;
-	old = MemoryContextSwitchTo(s->node.runcxt);
-	*array = datumCopy(v, false, -1);
-	MemoryContextSwitchTo(old);
+	for (i = 0; i < list_length(s->bounds); i++)
+	{
+		bool		isnull;
+		Datum		v = ExecEvalExpr(list_nth(s->bounds, i),
+									 s->node.css.ss.ps.ps_ExprContext, &isnull);
+		Oid			subtype = list_nth_oid(s->subtypes, i);
+		MemoryContext old;
+		int16		typlen;
+		bool		typbyval;
+
+		if (isnull)
+		{
+			s->node.why = i == s->array_at ? "a NULL array" : "a NULL bound";
+			return false;
+		}
+		if (i == s->array_at)
+		{
+			typlen = -1;
+			typbyval = false;
+		}
+		else
+			get_typlenbyval(subtype, &typlen, &typbyval);
+		old = MemoryContextSwitchTo(s->node.runcxt);
+		ScanKeyEntryInitialize(&keys[i], i == s->array_at ? SK_SEARCHARRAY : 0, 1,
+							   list_nth_int(s->strategies, i), subtype,
+							   s->index->rd_indcollation[0],
+							   get_opcode(list_nth_oid(s->operators, i)),
+							   datumCopy(v, typbyval, typlen));
+		MemoryContextSwitchTo(old);
+	}
 	return true;
 }
 
 /* Ask the service for the keys' rows; false (with node.why) if it cannot. */
 static bool
-ask_service(LookupState *s, ScanKey key)
+ask_service(LookupState *s, ScanKey keys, int nkeys)
 {
 	GbtExecNode *node = &s->node;
 	Relation	heap = node->css.ss.ss_currentRelation;
@@ -127,19 +161,28 @@ ask_service(LookupState *s, ScanKey key)
 	if (!gbt_exec_device_on(node))
 		return false;
 	/* Too few elements to be worth encoding and sorting: no need to look. */
-	s->nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(key->sk_argument)),
-							  ARR_DIMS(DatumGetArrayTypeP(key->sk_argument)));
-	if (!gbt_exec_enough_keys(node, s->nkeys, false))
-		return false;
-	if (!gbt_keys_to_ranges(key, 1, s->index->rd_opcintype[0], true, &sorted, &lo, &hi,
+	if (s->array_at >= 0)
+	{
+		ArrayType  *array = DatumGetArrayTypeP(keys[s->array_at].sk_argument);
+
+		s->nkeys = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+		if (!gbt_exec_enough_keys(node, s->nkeys, false))
+			return false;
+	}
+	if (!gbt_keys_to_ranges(keys, nkeys, s->index->rd_opcintype[0], true, &sorted, &lo, &hi,
 							&s->nkeys))
 	{
 		node->why = "keys the service does not take";
 		return false;
 	}
 	gbt_exec_keys_ready(node);
-	if (!gbt_exec_enough_keys(node, s->nkeys, false))
+	if (s->array_at >= 0 && !gbt_exec_enough_keys(node, s->nkeys, false))
 		return false;
+	if (s->nkeys == 0)
+	{
+		node->why = "no key satisfies the conditions";
+		return false;
+	}
 	if (!gbt_lookup(heap, s->index, lo, hi, s->nkeys, sorted, node->css.ss.ps.state->es_snapshot,
 					&s->rows, &node->answer, &node->why))
 		return false;
@@ -172,28 +215,26 @@ start_lookup(LookupState *s)
 {
 	GbtExecNode *node = &s->node;
 	MemoryContext old;
-	Datum		array;
-	ScanKeyData key;
+	int			nkeys = list_length(s->bounds);
+	ScanKey		keys;
 
 	gbt_exec_start_run(node);
-	if (!gather_keys(s, &array))
+	keys = MemoryContextAllocZero(node->runcxt, sizeof(ScanKeyData) * nkeys);
+	if (!gather_keys(s, keys))
 	{
 		node->other = "nothing";
-		node->why = "a NULL array";
 		return;
 	}
 	old = MemoryContextSwitchTo(node->runcxt);
-	ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, 1, BTEqualStrategyNumber, s->subtype,
-						   s->index->rd_indcollation[0], get_opcode(s->opno), array);
-	if (ask_service(s, &key))
+	if (ask_service(s, keys, nkeys))
 		node->answered = true;
 	else
 	{
 		node->other = "nbtree";
 		s->scan = gbt_index_beginscan(node->css.ss.ss_currentRelation, s->index,
-									  node->css.ss.ps.state->es_snapshot, 1, 0);
+									  node->css.ss.ps.state->es_snapshot, nkeys, 0);
 		s->scan->xs_want_itup = s->covered;
-		index_rescan(s->scan, &key, 1, NULL, 0);
+		index_rescan(s->scan, keys, nkeys, NULL, 0);
 	}
 	MemoryContextSwitchTo(old);
 }

@@ -5,13 +5,17 @@
  *	  planner may use them: the lookup's path here, with what both
  *	  planners share (lookup_plan.h); the join's in join_plan.c.
  *
- * Two shapes of query probe a gpubtree index with many keys at once:
+ * Three shapes of query ask a gpubtree index for many rows at once:
  *
  * - k = ANY(array) on the leading key column, the array a constant of at
  *	 least gpubtree.min_gpu_batch elements or known only when the plan runs
  *	 (a parameter of a generic plan, a PL/pgSQL variable, an InitPlan): the
  *	 GpubtreeLookup scan evaluates the array and asks the service for the
  *	 rows of all its keys in one request.
+ *
+ * - The rows of a key range (conditions on the key, no array) estimated at
+ *	 gpubtree.min_gpu_batch rows or more, all of whose columns the index
+ *	 holds, in a query without aggregates: the same scan, with one range.
  *
  * - An inner join on k = expression of the other side: the GpubtreeJoin
  *	 reads the other side once, keeping its rows, looks all their keys up in
@@ -80,7 +84,8 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
 static CustomPathMethods lookup_path_methods;
 
 /* Path-only private items, after the plan's (lookup.h). */
-#define PRIV_LOOKUP_ANY LOOKUP_PRIV_N	/* the = ANY RestrictInfo */
+#define PRIV_LOOKUP_CONDITIONS LOOKUP_PRIV_N	/* the RestrictInfos on the key */
+#define PRIV_LOOKUP_BOUNDS (LOOKUP_PRIV_N + 1)	/* and their bounds */
 
 /* Why node is not offered for the table rel (gpubtree_why_not()). */
 void
@@ -270,8 +275,59 @@ gbt_lookup_service_cost(double nkeys, double rows, double unsure_frac,
 		rows * (covered ? unsure_frac : 1.0) * gbt_agg_unsure_cost();
 }
 
+/*
+ * The conditions on the index's key that the lookup makes its own: each
+ * range, equality and the first = ANY(array) (*any; a second is left to be
+ * checked on each row), with their strategies, bounds' types, operators
+ * and bounds.
+ */
+typedef struct KeyConditions
+{
+	List	   *rinfos;
+	List	   *strategies;
+	List	   *subtypes;
+	List	   *operators;
+	List	   *bounds;
+	int			array_at;		/* which is = ANY, or -1 */
+	RestrictInfo *any;
+} KeyConditions;
+
+static void
+key_conditions(RelOptInfo *rel, IndexOptInfo *index, KeyConditions *kc)
+{
+	ListCell   *lc;
+
+	memset(kc, 0, sizeof(KeyConditions));
+	kc->array_at = -1;
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		int			strategy;
+		Oid			subtype;
+		Oid			opno;
+		bool		array;
+		Expr	   *bound;
+
+		if (rinfo->pseudoconstant ||
+			!gbt_match_condition(rinfo->clause, rel->relid, index, &strategy,
+								 &subtype, &opno, &array, &bound) ||
+			(array && kc->any != NULL))
+			continue;
+		if (array)
+		{
+			kc->any = rinfo;
+			kc->array_at = list_length(kc->rinfos);
+		}
+		kc->rinfos = lappend(kc->rinfos, rinfo);
+		kc->strategies = lappend_int(kc->strategies, strategy);
+		kc->subtypes = lappend_oid(kc->subtypes, subtype);
+		kc->operators = lappend_oid(kc->operators, opno);
+		kc->bounds = lappend(kc->bounds, bound);
+	}
+}
+
 static CustomPath *
-make_lookup_path(RelOptInfo *rel, IndexOptInfo *index, int subtype, Oid opno,
+make_lookup_path(RelOptInfo *rel, IndexOptInfo *index, KeyConditions *kc,
 				 List *attmap, int natts, bool covered)
 {
 	CustomPath *cpath = makeNode(CustomPath);
@@ -281,12 +337,16 @@ make_lookup_path(RelOptInfo *rel, IndexOptInfo *index, int subtype, Oid opno,
 	cpath->path.pathtarget = rel->reltarget;
 	cpath->path.rows = rel->rows;
 	cpath->methods = &lookup_path_methods;
+	/* Its scan computes the query's expressions of the row itself. */
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_private = list_make5(makeInteger((int) index->indexoid),
-									   makeInteger((int) subtype),
-									   makeInteger((int) opno),
-									   makeInteger(covered),
-									   attmap);
+									   kc->strategies, kc->subtypes, kc->operators,
+									   makeInteger(kc->array_at));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(covered));
+	cpath->custom_private = lappend(cpath->custom_private, attmap);
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(natts));
+	cpath->custom_private = lappend(cpath->custom_private, kc->rinfos);
+	cpath->custom_private = lappend(cpath->custom_private, kc->bounds);
 	return cpath;
 }
 
@@ -333,7 +393,59 @@ path_probes(Path *path, IndexOptInfo *index, RestrictInfo *clause)
 	return false;
 }
 
-/* k = ANY(array) on the leading column of a gpubtree index. */
+/*
+ * Offer the lookup for the rows of a key range, where the index holds
+ * every column the query needs and the range is estimated at
+ * gpubtree.min_gpu_batch rows or more (below, nbtree's index-only scan, a
+ * descent and a leaf or two, beats a request's round trip): at the
+ * service's cost, so that nbtree's index-only scan stays where it is
+ * cheaper.  False, with a note,
+ * where it is not offered.
+ */
+static bool
+cost_range(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Oid tableoid,
+		   KeyConditions *kc, List *needed, bool covered, CustomPath *cpath)
+{
+	double		range_rows;
+
+	/* An aggregate's rows: GpubtreeAggregate answers it, or its plan below. */
+	if (root->parse->hasAggs || root->parse->groupClause != NIL ||
+		root->parse->groupingSets != NIL)
+	{
+		gbt_lookup_note(LOOKUP_NODE, root, rel,
+						"rows of a key range for an aggregate or GROUP BY: left to GpubtreeAggregate and its plan below");
+		return false;
+	}
+	if (!covered)
+	{
+		if (gbt_plan_noting())
+			gbt_lookup_note(LOOKUP_NODE, root, rel,
+							psprintf("the query needs columns that index %s does not hold (%s): rows of a key range are left to the service-costed bitmap scan",
+									 get_rel_name(index->indexoid),
+									 gbt_lookup_columns_not_held(index, tableoid, needed, rel->relid)));
+		return false;
+	}
+	range_rows = clamp_row_est(rel->tuples *
+							   clauselist_selectivity(root, kc->rinfos, rel->relid,
+													  JOIN_INNER, NULL));
+	if (range_rows < gpubtree_min_gpu_batch)
+	{
+		if (gbt_plan_noting())
+			gbt_lookup_note(LOOKUP_NODE, root, rel,
+							psprintf("a key range of %.0f rows (estimated), fewer than gpubtree.min_gpu_batch (%d)",
+									 range_rows, gpubtree_min_gpu_batch));
+		return false;
+	}
+	cpath->path.startup_cost =
+		gbt_lookup_service_cost(1, range_rows, gbt_lookup_unsure_fraction(rel, tableoid),
+								covered);
+	return true;
+}
+
+/*
+ * The lookup, on the leading column of a gpubtree index, for k = ANY(array)
+ * (with other conditions on the key or not), or for the rows of a key range.
+ */
 static void
 lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 						RangeTblEntry *rte)
@@ -355,15 +467,11 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 		Oid			tableoid = planner_rt_fetch(rel->relid, root)->relid;
-		RestrictInfo *any = NULL;
+		KeyConditions kc;
 		List	   *needed;
 		List	   *attmap;
 		int			natts;
 		bool		covered;
-		int			strategy;
-		Oid			subtype;
-		Oid			opno;
-		bool		array;
 		Expr	   *bound;
 		ListCell   *lc2;
 		CustomPath *cpath;
@@ -373,23 +481,12 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 		if (!gbt_lookup_index_usable(LOOKUP_NODE, root, rel, index))
 			continue;
-		foreach(lc2, rel->baserestrictinfo)
-		{
-			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
-
-			if (!rinfo->pseudoconstant &&
-				gbt_match_condition(rinfo->clause, rel->relid, index, &strategy,
-									&subtype, &opno, &array, &bound) && array)
-			{
-				any = rinfo;
-				break;
-			}
-		}
-		if (any == NULL)
+		key_conditions(rel, index, &kc);
+		if (kc.rinfos == NIL)
 		{
 			if (gbt_plan_noting())
 				gbt_lookup_note(LOOKUP_NODE, root, rel,
-								psprintf("no WHERE condition is = ANY(array) on the key of index %s",
+								psprintf("no WHERE condition is = ANY(array) or a range on the key of index %s",
 										 get_rel_name(index->indexoid)));
 			continue;
 		}
@@ -397,7 +494,7 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		/* The table's columns that the target list and other conditions use. */
 		needed = list_copy(rel->reltarget->exprs);
 		foreach(lc2, rel->baserestrictinfo)
-			if (lfirst(lc2) != any)
+			if (!list_member_ptr(kc.rinfos, lfirst(lc2)))
 				needed = lappend(needed, lfirst_node(RestrictInfo, lc2)->clause);
 		if (!gbt_lookup_needed_columns(index, tableoid, needed, rel->relid, &attmap, &natts,
 									   &covered))
@@ -410,9 +507,14 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		best = gbt_lookup_cheapest_path(rel);
 		if (best == NULL)
 			return;
-		cpath = make_lookup_path(rel, index, subtype, opno, attmap, natts, covered);
-		cpath->custom_private = lappend(cpath->custom_private, any);
-		if (IsA(bound, Const))
+		cpath = make_lookup_path(rel, index, &kc, attmap, natts, covered);
+		bound = kc.any != NULL ? list_nth(kc.bounds, kc.array_at) : NULL;
+		if (kc.any == NULL)
+		{
+			if (!cost_range(root, rel, index, tableoid, &kc, needed, covered, cpath))
+				return;
+		}
+		else if (IsA(bound, Const))
 		{
 			/* A constant: below min_gpu_batch, or from the heap, as costing.c has it. */
 			if (((Const *) bound)->constisnull)
@@ -443,7 +545,7 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 				gbt_lookup_service_cost(nkeys, rel->rows,
 										gbt_lookup_unsure_fraction(rel, tableoid), covered);
 		}
-		else if (path_probes(best, index, any))
+		else if (path_probes(best, index, kc.any))
 			cpath->path.startup_cost = best->total_cost * 0.98;
 		else
 		{
@@ -456,7 +558,11 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		}
 		cpath->path.total_cost = cpath->path.startup_cost;
 		if (gbt_plan_noting())
-			gbt_lookup_note(LOOKUP_NODE, root, rel, IsA(bound, Const) ?
+			gbt_lookup_note(LOOKUP_NODE, root, rel, kc.any == NULL ?
+							psprintf("offered on index %s for the rows of a key range at cost %.0f, against %.0f for the cheapest other path",
+									 get_rel_name(index->indexoid),
+									 cpath->path.total_cost, best->total_cost) :
+							IsA(bound, Const) ?
 							psprintf("offered on index %s for %.0f keys at cost %.0f, against %.0f for the cheapest other path",
 									 get_rel_name(index->indexoid), nkeys,
 									 cpath->path.total_cost, best->total_cost) :
@@ -474,16 +580,18 @@ plan_lookup(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *priv = best_path->custom_private;
-	RestrictInfo *any = list_nth(priv, PRIV_LOOKUP_ANY);
+	List	   *conditions = list_nth(priv, PRIV_LOOKUP_CONDITIONS);
+	ListCell   *lc;
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.scanrelid = rel->relid;
 	cscan->methods = &gbt_lookup_scan_methods;
 	cscan->custom_private = list_truncate(list_copy(priv), LOOKUP_PRIV_N);
-	cscan->custom_exprs =
-		list_make1(copyObject(lsecond(((ScalarArrayOpExpr *) any->clause)->args)));
-	/* The = ANY is the lookup's own: exact, not rechecked. */
-	clauses = list_delete_ptr(list_copy(clauses), any);
+	cscan->custom_exprs = copyObject(list_nth(priv, PRIV_LOOKUP_BOUNDS));
+	/* The conditions on the key are the lookup's own: exact, not rechecked. */
+	clauses = list_copy(clauses);
+	foreach(lc, conditions)
+		clauses = list_delete_ptr(clauses, lfirst(lc));
 	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
 	return &cscan->scan.plan;
 }

@@ -9,6 +9,15 @@ median() {
 	for i in $(seq 0 "$n"); do args+=(-c "$1"); done
 	$PSQL "${args[@]}" | awk '/^Time:/ {print $2}' | tail -"$n" | sort -n | sed -n "$(((n + 1) / 2))p"
 }
+# executed QUERY: median of RUNS (default 5) executor times (EXPLAIN
+# ANALYZE's Execution Time, TIMING OFF: no rows to the client) after one
+# warm-up.
+executed() {
+	local n=${RUNS:-5} args=() i
+	for i in $(seq 0 "$n"); do args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $1"); done
+	$PSQL "${args[@]}" | awk '/Execution Time:/ {print $3}' | tail -"$n" | sort -n |
+		sed -n "$(((n + 1) / 2))p"
+}
 answer() { $PSQL -c "$1"; }	# rows in any order: compare them sorted
 # answered QUERY: what answered the query on gpubtree.
 answered() {

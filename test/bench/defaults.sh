@@ -10,10 +10,12 @@
 #     (asked again and again, as a dashboard would);
 #   - count(*) / sum(v) over 0.01 %, 10 % and 100 % of the keys once the
 #     mirror is built (median of 5 runs after one warm-up);
+#   - SELECT k, v of 1 % and 0.1 % of the keys: to psql, and the executor
+#     time alone (EXPLAIN ANALYZE, TIMING OFF);
 #   - the first query after a bulk INSERT of 10 % more rows, and the same
 #     queries once the mirror is current again;
 #   - an UPDATE of 1 % of the rows (what it does to the mirror), a range
-#     sum right after it and after VACUUM.
+#     sum right after it and after VACUUM (each VACUUM after a CHECKPOINT).
 # Every gpubtree answer is compared with btree's; EXPLAIN says what answered
 # (and the service's time in its engine, Device Time).  Last, the mirror's
 # bytes per entry against the index's size.
@@ -66,6 +68,13 @@ SQL
 		row "$what 10 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
 		row "$what 100 %" "SELECT $what FROM %s" median
 	done
+	# Rows of a key range, to the client and in the executor alone.
+	for share in "100 1 %" "1000 0.1 %"; do
+		set -- $share
+		q="SELECT k, v FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / $1 - 1))"
+		row "SELECT k, v of $2 $3 of the keys, to psql" "$q" median
+		row "(the same, executor time: EXPLAIN ANALYZE)" "$q" executed
+	done
 	t0=$SECONDS
 	for t in g b; do
 		$PSQL -c "INSERT INTO $t SELECT $ROWS + i, i FROM generate_series(0::int8, $ROWS / 10 - 1) i"
@@ -81,7 +90,9 @@ SQL
 	done
 	echo "| (mirror after the update: invalidations, current) | | $(($($PSQL -c "SELECT invalidations FROM gpubtree_status()") - inv0)), $($PSQL -c "SELECT string_agg(current::text, ',') FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass") | | |"
 	row "sum(v) 10 % after the update (no VACUUM)" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
+	# (each after a CHECKPOINT: neither VACUUM pays for the other's writes)
 	for t in b g; do
+		$PSQL -c "CHECKPOINT"
 		echo "| VACUUM $t (ms) | $(timed "VACUUM $t") | | | |"
 	done
 	row "sum(v) 10 % after VACUUM" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median

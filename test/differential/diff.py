@@ -41,7 +41,7 @@ run.  A check is one transaction at READ COMMITTED, REPEATABLE READ or
 SERIALIZABLE, some with their own uncommitted changes (some in savepoints,
 rolled back to or released): count, sum, avg, min, max over a random range
 through the GpubtreeAggregate node (a quarter of them GROUP BY a bucket of
-k), or rows of many keys and a join on the
+k), or rows of many keys or of a key range and a join on the
 key through the GpubtreeLookup and GpubtreeJoin nodes, against the same query with
 gpubtree.device = off and by a sequential scan in the same transaction (at
 READ COMMITTED no writer can commit in between: see MVCC_GATE).  A
@@ -337,8 +337,9 @@ def agg_query(gen):
         "SELECT count(*), sum(v), min(k), max(k) FROM {t} WHERE k = ANY ((SELECT array_agg(x) FROM generate_series(%d, %d, %d) x)::int8[])" % (
             lo, hi, gen.r.randint(1, 3)),
         "SELECT count(*), sum(k) FROM {t} WHERE k2 = ANY (ARRAY(SELECT generate_series(%d, %d)))" % (lo % 10, lo % 10 + gen.r.randint(0, 4)),
-        # Rows of many keys, and a join on the key: the GpubtreeLookup node.
+        # Rows of many keys or a key range, and a join on the key: GpubtreeLookup, GpubtreeJoin.
         "SELECT k, v FROM {t} WHERE k = ANY (ARRAY(SELECT generate_series(%d, %d))) ORDER BY k, v" % (lo, hi),
+        "SELECT k, v FROM {t} WHERE k > %d AND k <= %d ORDER BY k, v" % (lo, hi),
         "SELECT p.x, t.k, t.v FROM generate_series(%d, %d) p(x) JOIN {t} t ON t.k = p.x ORDER BY 1, 2, 3" % (lo, hi),
     ])
 
@@ -812,6 +813,8 @@ class MvccGen:
             "SELECT count(*), count(v), sum(v), min(v), max(v) FROM m WHERE k = ANY ('{%s}'::int8[])" % keys,
             # The GpubtreeLookup node: rows of many keys, a join on the key.
             "SELECT k, v, i FROM m WHERE k = ANY (ARRAY(SELECT generate_series(%d, %d))) ORDER BY k, v, i" % (lo, hi),
+            # ... and rows of a key range.
+            "SELECT k, v, i FROM m WHERE k BETWEEN %d AND %d ORDER BY k, v, i" % (lo, hi),
             "SELECT count(*), sum(t.v), min(t.i), max(p.x) FROM generate_series(%d, %d) p(x) JOIN m t ON t.k = p.x" % (lo, hi),
         ]))
 

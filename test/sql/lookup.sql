@@ -1,7 +1,7 @@
 -- Rows of many keys through the GpubtreeLookup node: k = ANY(array) with the
 -- array a constant, a parameter of a generic plan, an InitPlan or a PL/pgSQL
--- variable; and joins that probe the index with another table's keys, the
--- GpubtreeJoin node.  For
+-- variable, and the rows of a key range; and joins that probe the index
+-- with another table's keys, the GpubtreeJoin node.  For
 -- every key type of the access method (from its operator classes, so that a
 -- new type is covered by itself), every query form and every kind of array,
 -- the rows equal those of the ordinary plan (gpubtree.device = off), and
@@ -140,6 +140,57 @@ EXPLAIN (COSTS OFF) EXECUTE lk_g('{1,2,3}');
 SELECT generic_plans > 0 AS generic FROM pg_prepared_statements WHERE name = 'lk_g';
 DEALLOCATE lk_g;
 RESET plan_cache_mode;
+
+-- Rows of a key range (no array): every type x range form, at the default
+-- gpubtree.min_gpu_batch (a form estimated at fewer rows has no lookup
+-- node) and at 1 (every form has one; the node then decides at run time).
+CREATE TABLE lk_ranges (name text, cond text, params text);
+INSERT INTO lk_ranges VALUES
+	('BETWEEN', 'k BETWEEN %1$s AND %2$s', NULL),
+	('> and <=', 'k > %1$s AND k <= %2$s', NULL),
+	('>= alone', 'k >= %1$s', NULL),
+	('narrow', 'k BETWEEN %1$s AND %1$s', NULL),
+	('empty (low above high)', 'k BETWEEN %2$s AND %1$s', NULL),
+	('an InitPlan bound', 'k >= (SELECT %1$s) AND k < %2$s', NULL),
+	('and an INCLUDE column', 'k BETWEEN %1$s AND %2$s AND f < 1500', NULL),
+	('and = ANY', 'k < %2$s AND k = ANY(ARRAY(SELECT a FROM %3$I))', NULL),
+	('generic plan', 'k BETWEEN $1 AND $2', '%1$s, %2$s'),
+	('generic plan, NULL bound', 'k BETWEEN $1 AND $2', 'NULL, %2$s');
+
+CREATE FUNCTION lk_range_check(typ regtype, make text, r lk_ranges, batch int)
+RETURNS TABLE (answered text, result text) LANGUAGE plpgsql AS $$
+DECLARE
+	t text := 'lk_' || replace(typ::text, ' ', '_');
+	lo text := format(make, '600');
+	hi text := format(make, '8100');
+	q text;
+BEGIN
+	PERFORM set_config('gpubtree.min_gpu_batch', batch::text, true);
+	IF r.params IS NOT NULL THEN
+		EXECUTE format('PREPARE lk_r(%s, %s) AS SELECT k, v, f FROM %I WHERE %s', typ, typ, t, r.cond);
+		q := format('EXECUTE lk_r(%s)', format(r.params, lo, hi));
+		PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+	ELSE
+		q := format('SELECT k, v, f FROM %I WHERE %s', t, format(r.cond, lo, hi, t || '_probe'));
+	END IF;
+	answered := answered(q);
+	result := same(q);
+	IF r.params IS NOT NULL THEN
+		PERFORM set_config('plan_cache_mode', 'auto', true);
+		DEALLOCATE lk_r;
+	END IF;
+	PERFORM set_config('gpubtree.min_gpu_batch', '1024', true);
+	RETURN NEXT;
+END $$;
+
+SELECT typ, r.name AS range, batch, c.*
+FROM lk_types, lk_ranges r, unnest(ARRAY[1024, 1]) batch,
+	 LATERAL lk_range_check(typ, make, r, batch) c
+ORDER BY typ::text, r.name, batch;
+
+-- Rows of a range with a column the index does not hold: no lookup node.
+SELECT answered(q), same(q) FROM (VALUES
+	('SELECT k, w FROM lk_bigint WHERE k BETWEEN 600 AND 8100')) x(q);
 
 -- Arrays of another integer width than the key.
 SELECT answered(q), same(q) FROM (VALUES
@@ -285,7 +336,7 @@ RESET gpubtree.device;
 DEALLOCATE lk_o;
 RESET plan_cache_mode;
 
-DROP FUNCTION lk_setup, lk_check, lk_rows, answered, same, rows_of, lk_parallel_same;
+DROP FUNCTION lk_setup, lk_check, lk_range_check, lk_rows, answered, same, rows_of, lk_parallel_same;
 SELECT format('DROP TABLE %I, %I', 'lk_' || replace(typ::text, ' ', '_'),
 			  'lk_' || replace(typ::text, ' ', '_') || '_probe') FROM lk_types \gexec
-DROP TABLE lk_types, lk_arrays;
+DROP TABLE lk_types, lk_arrays, lk_ranges;
