@@ -276,7 +276,7 @@ gbt_settings_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpubtree.min_gpu_batch",
-							"Fewest distinct keys (= ANY elements) for which an = ANY scan goes to the service, and fewest rows (as estimated) of a key range whose rows it returns.",
+							"Fewest distinct keys (= ANY elements) for which an = ANY scan goes to the service, and a quarter of the fewest rows (as estimated) of a key range whose rows it returns.",
 							"Smaller batches, and single-key lookups, stay on nbtree, which is faster for them.",
 							&gpubtree_min_gpu_batch,
 							1024, 1, INT_MAX,
