@@ -140,8 +140,15 @@ WORKLOADS="sum_0.01 sum_1 sum_10 any_1000 any_100000 lookup mix"
 selected() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
 status() { $PSQL -F' ' -c "SELECT requests, fallbacks FROM gpubtree_status()"; }
+# cpu_now: seconds, the host's busy and all clock ticks (every core), and
+# the service process's (all its threads); what a run's CPU columns come from
+cpu_now() {
+	local pid
+	pid=$(pgrep -P "$(head -1 "$DIR/data/postmaster.pid")" -f 'gpubtree service' | head -1)
+	echo "$(date +%s.%N) $(awk '/^cpu / {idle = $5 + $6; all = 0; for (i = 2; i <= NF; i++) all += $i; print all - idle, all}' /proc/stat) $( [ -n "$pid" ] && awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"
+}
 
-echo "workload,am,clients,tps,p50_ms,p95_ms,p99_ms,max_ms,transactions,failed,requests,fell_back,writer_tps" >"$CSV"
+echo "workload,am,clients,tps,p50_ms,p95_ms,p99_ms,max_ms,transactions,failed,requests,fell_back,writer_tps,host_busy_pct,service_cores" >"$CSV"
 ROWS_MD=""
 report() {
 	{
@@ -151,10 +158,11 @@ report() {
 		echo "- 2^$LOG2 rows (k int8, v int8), index (k) INCLUDE (v); shipped defaults but max_connections"
 		echo "- pgbench -n -M prepared -c C -j min(C, $NCPU) -T $DURATION -l, per workload and client count, btree first"
 		echo "- latency: pgbench's per-transaction log (ms); fell back: scans that tried the service and got nbtree"
+		echo "- host busy: the share of all cores' time not idle during the run (pgbench, backends, service, writers); service: the GPU service process's CPU, in cores"
 		echo "- command: test/bench/clients.sh $LOG2 (CLIENTS=\"$CLIENTS\" DURATION=$DURATION WRITERS=$WRITERS${ONLY:+ ONLY=\"$ONLY\"})"
 		echo
-		echo "| workload | AM | clients | tps | p50 ms | p95 ms | p99 ms | max ms | failed | service requests / xact | fell back | writers' tps |"
-		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+		echo "| workload | AM | clients | tps | p50 ms | p95 ms | p99 ms | max ms | failed | service requests / xact | fell back | writers' tps | host busy % | service cores |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		printf '%s' "$ROWS_MD"
 		echo
 		echo "Plans: clients-plans.txt; every number also in clients.csv."
@@ -178,8 +186,15 @@ run() {
 	before=$(status)
 	local logat
 	logat=$(wc -l <"$DIR/server.log")
+	local cpu0 cpu1 busy cores
+	cpu0=$(cpu_now)
 	out=$(cd "$W" && "$PGBIN"/pgbench -n -M prepared -c "$c" -j "$j" -T "$DURATION" -l -f "$W/$id-$am.sql" 2>&1)
 	rc=$?
+	cpu1=$(cpu_now)
+	read -r busy cores < <(awk -v hz="$(getconf CLK_TCK)" -v a="$cpu0" -v b="$cpu1" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "%.0f %.2f\n", 100 * (y[2] - x[2]) / (y[3] - x[3] + 1e-9), (y[4] - x[4]) / hz / (y[1] - x[1] + 1e-9) }')
+	[ "$am" = g ] || cores=""
 	after=$(status)
 	if [ -n "$wpid" ]; then
 		wait "$wpid"
@@ -211,8 +226,8 @@ run() {
 	fi
 	read -r p50 p95 p99 pmax <<<"$stats"
 	local name=$([ "$am" = g ] && echo gpubtree || echo btree)
-	echo "$id,$name,$c,${tps:-NA},$p50,$p95,$p99,$pmax,${xacts:-NA},${failed:-0},$req,$fb,$wtps" >>"$CSV"
-	ROWS_MD="$ROWS_MD| $id | $name | $c | ${tps:-NA} | $p50 | $p95 | $p99 | $pmax | ${failed:-0} | $req | $fb | $wtps |
+	echo "$id,$name,$c,${tps:-NA},$p50,$p95,$p99,$pmax,${xacts:-NA},${failed:-0},$req,$fb,$wtps,$busy,$cores" >>"$CSV"
+	ROWS_MD="$ROWS_MD| $id | $name | $c | ${tps:-NA} | $p50 | $p95 | $p99 | $pmax | ${failed:-0} | $req | $fb | $wtps | $busy | $cores |
 "
 	say "  $id $name $c clients: ${tps:-NA} tps, p50 $p50 p99 $p99 ms, failed ${failed:-0}${req:+, requests/xact $req, fell back $fb}${wtps:+, writers $wtps tps}"
 	report
@@ -241,7 +256,7 @@ for id in $WORKLOADS; do
 		for am in b g; do
 			if [ "$BUDGET_S" -gt 0 ] && [ $((SECONDS - START + per_run)) -gt "$BUDGET_S" ]; then
 				say "  $id $am $c clients: left out (BUDGET_S=$BUDGET_S)"
-				ROWS_MD="$ROWS_MD| $id | $am | $c | left out (time budget) | | | | | | | | |
+				ROWS_MD="$ROWS_MD| $id | $am | $c | left out (time budget) | | | | | | | | | | |
 "
 				continue
 			fi
