@@ -134,14 +134,81 @@ make_item(gbt_chunk_sums *s, int l, int64_t i)
 	store(s, l, i, &r);
 }
 
-/* Chunk i made again from in, and the removed bits it was made with kept. */
+/*
+ * Chunk i, made before, brought up to date by taking out the entries
+ * removed since (their bits set in removed, not in seen): the count and
+ * INT64 sums subtract exactly, so a chunk that writers took a few entries
+ * out of costs those entries, not a pass over its GBT_CHUNK.  1 (make it
+ * again) when it was never made, an entry came back (a bit cleared), or
+ * a value taken out is a FLOAT8 (its double-double sum is not exact) or
+ * its column's min or max.
+ */
+static int
+take_out_removed(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t i)
+{
+	int64_t		from = i * CHUNK_BYTES;
+	int64_t		to = from + CHUNK_BYTES;
+	int64_t		count = s->count[0][i];
+	gbt_agg_col col[GBT_MAX_COLS];
+	int64_t		b;
+	int			c;
+
+	if (count < 0)
+		return 1;
+	if (to > (s->n + 7) / 8)
+		to = (s->n + 7) / 8;
+	for (c = 0; c < s->ncols; c++)
+		col[c] = s->col[0][c][i];
+	for (b = from; b < to; b++)
+	{
+		uint8_t		now = in->removed != NULL ? in->removed[b] : 0;
+		unsigned	gone;
+
+		if ((s->seen[b] & ~now) != 0)
+			return 1;
+		for (gone = (uint8_t) (now & ~s->seen[b]); gone != 0; gone &= gone - 1)
+		{
+			int64_t		p = b * 8 + __builtin_ctz(gone);
+
+			if (p >= s->n)
+				break;
+			count--;
+			for (c = 0; c < s->ncols; c++)
+			{
+				int			isnull;
+				int64_t		v = (int64_t) gbt_agg_value(in, c, p, &isnull);
+				uint64_t	lo;
+
+				if (isnull)
+					continue;
+				if (s->coltype[c] != GBT_VAL_INT64 || v == col[c].min_i ||
+					v == col[c].max_i)
+					return 1;
+				/* the 128-bit sum less v, sign-extended */
+				lo = col[c].sum_lo - (uint64_t) v;
+				col[c].sum_hi -= (v < 0 ? -1 : 0) + (col[c].sum_lo < (uint64_t) v);
+				col[c].sum_lo = lo;
+				col[c].nonnull--;
+			}
+		}
+	}
+	s->count[0][i] = count;
+	for (c = 0; c < s->ncols; c++)
+		s->col[0][c][i] = col[c];
+	return 0;
+}
+
+/*
+ * Chunk i made again from in (by taking out what was removed since, or
+ * whole), and the removed bits it was made with kept.
+ */
 static int
 remake_chunk(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t i)
 {
 	int64_t		from = i * CHUNK_BYTES;
 	int64_t		bytes = (s->n + 7) / 8 - from;
 
-	if (make_chunk(s, in, i) != 0)
+	if (take_out_removed(s, in, i) != 0 && make_chunk(s, in, i) != 0)
 		return 1;
 	if (bytes > CHUNK_BYTES)
 		bytes = CHUNK_BYTES;
@@ -206,7 +273,10 @@ gbt_chunk_sums_build(const gbt_agg_input *in)
 	 * that changed since between requests (gbt_chunk_sums_tidy()).
 	 */
 	for (i = 0; i < s->nitems[0]; i++)
+	{
+		s->count[0][i] = -1;	/* never made: take_out_removed() must not */
 		mark_dirty(s, i);
+	}
 	return s;
 }
 

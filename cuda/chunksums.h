@@ -13,7 +13,9 @@
  * mirror's build makes them all at once, in threads.  The removed bitmap changes
  * between calls: a chunk whose removed bits differ from those its
  * aggregate was made with is out of date ("dirty"), as is every item above
- * it; an aggregate brings up to GBT_CHUNK_SYNC_MAX dirty chunks up to date
+ * it (a chunk that only lost entries is brought up to date by taking them
+ * out, where its sums allow: chunksums.c's take_out_removed()); an
+ * aggregate brings up to GBT_CHUNK_SYNC_MAX dirty chunks up to date
  * and hands the others back to be scanned, and the service brings the rest
  * up to date between requests (gbt_chunk_sums_tidy()).  The answer is the same as a scan's
  * (engine.h's contract): exact, float sums within its bound.

@@ -433,6 +433,49 @@ te_run_pieces(void (*fn) (void *), void *arg, size_t argsize, int n)
 		fn((char *) arg + n * argsize);
 }
 
+/*
+ * Remove the entries holding each chunk's least and greatest value of
+ * every INT64 column: a chunk made before cannot take those out by
+ * subtraction (chunksums.c: take_out_removed()), so it must be made again.
+ */
+static void
+te_remove_extremes(const gbt_agg_input *in, uint8_t *removed)
+{
+	int64_t		from,
+				i;
+	int			c;
+
+	for (c = 0; c < in->ncols; c++)
+	{
+		if (in->coltype[c] != GBT_VAL_INT64)
+			continue;
+		for (from = 0; from < in->n; from += GBT_CHUNK)
+		{
+			int64_t		lo = -1,
+						hi = -1,
+						vlo = 0,
+						vhi = 0;
+
+			for (i = from; i < in->n && i < from + GBT_CHUNK; i++)
+			{
+				int			isnull;
+				int64_t		v = (int64_t) gbt_agg_value(in, c, i, &isnull);
+
+				if (isnull || ((removed[i >> 3] >> (i & 7)) & 1))
+					continue;
+				if (lo < 0 || v < vlo)
+					lo = i, vlo = v;
+				if (hi < 0 || v > vhi)
+					hi = i, vhi = v;
+			}
+			if (lo >= 0)
+				removed[lo >> 3] |= (uint8_t) (1 << (lo & 7));
+			if (hi >= 0)
+				removed[hi >> 3] |= (uint8_t) (1 << (hi & 7));
+		}
+	}
+}
+
 static long
 te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		int64_t n, int it)
@@ -472,7 +515,7 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 			 ops->host_bytes(e) >= gbt_chunk_sums_bytes(sums),
 			 "chunk sums of %lld entries: none", (long long) n);
 	checks += 2;
-	for (round = 0; round < 10 && e != NULL && sums != NULL; round++)
+	for (round = 0; round < 11 && e != NULL && sums != NULL; round++)
 	{
 		int			all = round != 6;
 		int			applies;
@@ -499,6 +542,8 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 
 				removed[p >> 3] ^= (uint8_t) (1 << (p & 7));
 			}
+		if (round == 10)
+			te_remove_extremes(&d.in, removed);
 		d.removed = round == 0 || round == 5 ? NULL : removed;
 		d.in.removed = d.removed;
 
