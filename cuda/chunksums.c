@@ -337,16 +337,19 @@ mark_dirty(gbt_chunk_sums *s, int64_t i)
 		s->dirty[l][i / span(l)]++;
 }
 
-/* Mark the chunks whose removed bits changed since they were made. */
-static void
-find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
+/*
+ * Chunks [from, to) (from a multiple of DIFF_RUN) not dirty yet whose
+ * removed bits changed since they were made, into found: how many.
+ * Read-only, so that pieces of the chunks can be compared at once.
+ */
+static int64_t
+changed_chunks(const gbt_chunk_sums *s, const uint8_t *removed, int64_t from,
+			   int64_t to, int64_t *found)
 {
-	int64_t		i;
+	int64_t		i,
+				n = 0;
 
-	if (s->diffed && s->removed_null == (removed == NULL) &&
-		(removed == NULL || s->removed_version == version))
-		return;
-	for (i = 0; i < s->nitems[0]; i++)
+	for (i = from; i < to; i++)
 	{
 		/* a few changed chunks among many: whole runs compared at once */
 		if (removed != NULL && i % DIFF_RUN == 0 &&
@@ -358,11 +361,88 @@ find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
 			continue;
 		}
 		if (s->dirty[0][i] == 0 && chunk_differs(s, removed, i))
-			mark_dirty(s, i);
+			found[n++] = i;
 	}
+	return n;
+}
+
+typedef struct diff_piece
+{
+	const gbt_chunk_sums *s;
+	const uint8_t *removed;
+	int64_t		from;
+	int64_t		to;
+	int64_t    *found;			/* room for to - from */
+	int64_t		nfound;
+} diff_piece;
+
+static void
+diff_chunks(void *arg)
+{
+	diff_piece *p = (diff_piece *) arg;
+
+	p->nfound = changed_chunks(p->s, p->removed, p->from, p->to, p->found);
+}
+
+/*
+ * Mark the chunks whose removed bits changed since they were made: the
+ * bitmap compared in npieces pieces at once by run where given (8 MB at
+ * 2^26 entries, every version beside writers), then marked here in order.
+ */
+static void
+find_dirty_par(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version,
+			   gbt_piece_runner run, int npieces)
+{
+	diff_piece	pieces[64];
+	int64_t    *found;
+	int64_t		runs = (s->nitems[0] + DIFF_RUN - 1) / DIFF_RUN;
+	int64_t		i;
+	int			q;
+
+	if (s->diffed && s->removed_null == (removed == NULL) &&
+		(removed == NULL || s->removed_version == version))
+		return;
+	if (npieces > 64)
+		npieces = 64;
+	if (run == NULL || npieces > runs / 8)
+		npieces = run == NULL ? 1 : (int) (runs / 8);
+	if (npieces < 1)
+		npieces = 1;
+	found = (int64_t *) malloc(sizeof(int64_t) * (s->nitems[0] > 0 ? s->nitems[0] : 1));
+	if (found == NULL)
+		npieces = 0;			/* below: one pass, marking as it goes */
+	for (q = 0; q < npieces; q++)
+	{
+		pieces[q].s = s;
+		pieces[q].removed = removed;
+		pieces[q].from = runs * q / npieces * DIFF_RUN;
+		pieces[q].to = runs * (q + 1) / npieces * DIFF_RUN;
+		if (pieces[q].to > s->nitems[0])
+			pieces[q].to = s->nitems[0];
+		pieces[q].found = found + pieces[q].from;
+	}
+	if (npieces > 1)
+		run(diff_chunks, pieces, sizeof(diff_piece), npieces);
+	else if (npieces == 1)
+		diff_chunks(&pieces[0]);
+	for (q = 0; q < npieces; q++)
+		for (i = 0; i < pieces[q].nfound; i++)
+			mark_dirty(s, pieces[q].found[i]);
+	if (found == NULL)
+		for (i = 0; i < s->nitems[0]; i++)
+			if (s->dirty[0][i] == 0 && chunk_differs(s, removed, i))
+				mark_dirty(s, i);
+	free(found);
 	s->diffed = 1;
 	s->removed_null = removed == NULL;
 	s->removed_version = version;
+}
+
+/* Mark the chunks whose removed bits changed since they were made. */
+static void
+find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
+{
+	find_dirty_par(s, removed, version, NULL, 1);
 }
 
 /*
@@ -554,7 +634,7 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 
 	if (s == NULL || in->n != s->n)
 		return;
-	find_dirty(s, in->removed, removed_version);
+	find_dirty_par(s, in->removed, removed_version, run, npieces);
 	n = s->ntodo < max_chunks ? s->ntodo : max_chunks;
 	if (n <= 0)
 		return;
