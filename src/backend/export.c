@@ -170,6 +170,7 @@ flag_unknown(Relation heap, GbtEntries *e)
 	uint8	   *visible = gbt_read_visibility(heap, nblocks, &nvisible);
 	int64		nflagged = 0;
 	int64		ncleared;
+	int64		ndead;
 	BlockNumber nread;
 	instr_time	start;
 	instr_time	elapsed;
@@ -189,12 +190,12 @@ flag_unknown(Relation heap, GbtEntries *e)
 	if (nflagged == 0)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
-	ncleared = gbt_export_decide_unknown(heap, e, nblocks, &nread);
+	ncleared = gbt_export_decide_unknown(heap, e, nblocks, &ndead, &nread);
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
-	elog(DEBUG1, "gpubtree: export of \"%s\": %lld of %lld entries on blocks not all-visible decided from the heap (%u blocks read in %.1f ms)",
+	elog(DEBUG1, "gpubtree: export of \"%s\": %lld of %lld entries on blocks not all-visible decided from the heap, %lld of dead rows left out (%u blocks read in %.1f ms)",
 		 RelationGetRelationName(heap), (long long) ncleared, (long long) nflagged,
-		 nread, INSTR_TIME_GET_MILLISEC(elapsed));
+		 (long long) ndead, nread, INSTR_TIME_GET_MILLISEC(elapsed));
 }
 
 /*

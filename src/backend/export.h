@@ -24,7 +24,8 @@ extern int64 gbt_export_leaves(Relation index, Oid keytype, const GbtColumns *co
 							   GbtEntries *out, bool key_values, GbtExportProgress progress,
 							   void *progress_arg);
 extern int64 gbt_export_decide_unknown(Relation heap, GbtEntries *e,
-									   BlockNumber nblocks, BlockNumber *nread);
+									   BlockNumber nblocks, int64 *ndead,
+									   BlockNumber *nread);
 extern bool gbt_build_mirror(Relation index, Oid keytype,
 							 GbtExportProgress progress, void *progress_arg,
 							 TimestampTz asked, char *why, Size whylen);

@@ -9,7 +9,12 @@
  * tuple is what VACUUM would call all-visible (heap_page_is_all_visible()):
  * a normal line pointer, not HOT-updated, HEAPTUPLE_LIVE to
  * HeapTupleSatisfiesVacuum() against OldestXmin, and inserted by a
- * transaction that precedes OldestXmin (or frozen).  Anything else stays
+ * transaction that precedes OldestXmin (or frozen).  An entry is left out
+ * of the mirror when its row is what VACUUM would remove: a dead line
+ * pointer (pruned), or a tuple not HOT-updated that is HEAPTUPLE_DEAD (its
+ * deleter committed before OldestXmin, or its inserter aborted), so that
+ * a table updated and deleted from, then restarted (a crash, a promotion),
+ * is not left to the map for its dead rows' entries.  Anything else stays
  * unknown, decided by the visibility map as before.
  *
  * Why that is safe, whatever runs meanwhile (the same argument as for an
@@ -34,6 +39,11 @@
  *   whose xmin we did not read; it stays unknown (the simplest correct
  *   choice).  A HOT update after our read changes no indexed column, and
  *   the entry stays visible to the new version.
+ * - Dead rows: HEAPTUPLE_DEAD against OldestXmin (taken before the read)
+ *   is seen by no running or later snapshot, and a pruned line pointer is
+ *   what pruning found so; a HOT-updated tuple is never left out, as its
+ *   entry stands for the chain's later versions too.  VACUUM will take the
+ *   entry out of the index; its sweep then finds nothing to remove.
  * - Reused TIDs: an index entry read before the heap could point, by then,
  *   to a line pointer VACUUM freed and another row took; but every VACUUM
  *   that removes index entries bumps the index's generation first
@@ -58,44 +68,76 @@
 
 #include "export.h"
 
-/* Would VACUUM call the tuple at tid, read under the buffer's lock, all-visible? */
-static bool
-tuple_all_visible(Relation heap, Buffer buf, Page page, ItemPointer tid,
-				  TransactionId oldest_xmin)
+/* What the export makes of an entry whose block is not all-visible. */
+typedef enum RowVerdict
+{
+	ROW_UNKNOWN,				/* left to the visibility map */
+	ROW_ALL_VISIBLE,			/* every snapshot sees it: a plain entry */
+	ROW_DEAD					/* no snapshot sees it: left out */
+} RowVerdict;
+
+/* What VACUUM would make of the tuple at tid, read under the buffer's lock. */
+static RowVerdict
+row_verdict(Relation heap, Buffer buf, Page page, ItemPointer tid,
+			TransactionId oldest_xmin)
 {
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	ItemId		lp;
 	HeapTupleData tuple;
 
 	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
-		return false;
+		return ROW_UNKNOWN;
 	lp = PageGetItemId(page, off);
+	if (ItemIdIsDead(lp))
+		return ROW_DEAD;		/* pruned: dead to every snapshot */
 	if (!ItemIdIsNormal(lp))
-		return false;			/* redirect (a pruned HOT chain), dead, unused */
+		return ROW_UNKNOWN;		/* redirect (a pruned HOT chain), unused */
 	tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
 	tuple.t_len = ItemIdGetLength(lp);
 	tuple.t_tableOid = RelationGetRelid(heap);
 	tuple.t_self = *tid;
 	if (HeapTupleHeaderIsHotUpdated(tuple.t_data) ||
 		HeapTupleHeaderIsHeapOnly(tuple.t_data))
-		return false;
-	if (HeapTupleSatisfiesVacuum(&tuple, oldest_xmin, buf) != HEAPTUPLE_LIVE)
-		return false;
-	/* LIVE: its xmin committed; old enough for every snapshot to see it? */
-	return TransactionIdPrecedes(HeapTupleHeaderGetXmin(tuple.t_data), oldest_xmin);
+		return ROW_UNKNOWN;
+	switch (HeapTupleSatisfiesVacuum(&tuple, oldest_xmin, buf))
+	{
+		case HEAPTUPLE_DEAD:
+			return ROW_DEAD;
+		case HEAPTUPLE_LIVE:
+			/* its xmin committed; old enough for every snapshot to see it? */
+			return TransactionIdPrecedes(HeapTupleHeaderGetXmin(tuple.t_data),
+										 oldest_xmin) ? ROW_ALL_VISIBLE : ROW_UNKNOWN;
+		default:
+			return ROW_UNKNOWN;
+	}
+}
+
+/* The entries of e not flagged in gone, moved together in order. */
+static void
+leave_out(GbtEntries *e, const bool *gone)
+{
+	int64		i,
+				kept = 0;
+
+	for (i = 0; i < e->n; i++)
+		if (!gone[i])
+			gbt_copy_entry(e, kept++, e, i);
+	e->n = kept;
 }
 
 /*
  * Clear GBT_ENTRY_XMIN_UNKNOWN on the entries of e whose rows every current
- * and future snapshot sees (above), reading each heap block that holds a
- * flagged entry once, in block order, through a bulk-read ring.  Blocks
- * without flagged entries (the all-visible ones) are not read.  Returns the
- * number of entries cleared; *nread, the blocks read.
+ * and future snapshot sees, and leave out of e those whose rows none sees
+ * (above), reading each heap block that holds a flagged entry once, in
+ * block order, through a bulk-read ring.  Blocks without flagged entries
+ * (the all-visible ones) are not read.  Returns the number of entries
+ * cleared; *ndead, those left out; *nread, the blocks read.
  */
 int64
 gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
-						  BlockNumber *nread)
+						  int64 *ndead, BlockNumber *nread)
 {
+	bool	   *gone = NULL;
 	uint32	   *first;			/* per block: where its entries start in order */
 	uint32	   *order;			/* flagged entries' positions, by block */
 	int64		nflagged = 0;
@@ -106,6 +148,7 @@ gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
 	BufferAccessStrategy strategy;
 
 	*nread = 0;
+	*ndead = 0;
 	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID || e->n > (int64) PG_UINT32_MAX ||
 		nblocks == 0)
 		return 0;
@@ -161,11 +204,21 @@ gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
 		{
 			uint32		pos = order[i];
 
-			if (!PageIsNew(page) &&
-				tuple_all_visible(heap, buf, page, &e->tids[pos], oldest_xmin))
+			RowVerdict verdict = PageIsNew(page) ? ROW_UNKNOWN :
+				row_verdict(heap, buf, page, &e->tids[pos], oldest_xmin);
+
+			if (verdict == ROW_ALL_VISIBLE)
 			{
 				e->nulls[pos] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 				ncleared++;
+			}
+			else if (verdict == ROW_DEAD)
+			{
+				if (gone == NULL)
+					gone = palloc_extended(sizeof(bool) * e->n,
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+				gone[pos] = true;
+				(*ndead)++;
 			}
 		}
 		UnlockReleaseBuffer(buf);
@@ -173,5 +226,10 @@ gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
 	FreeAccessStrategy(strategy);
 	pfree(order);
 	pfree(first);
+	if (gone != NULL)
+	{
+		leave_out(e, gone);
+		pfree(gone);
+	}
 	return ncleared;
 }

@@ -618,8 +618,9 @@ gbt_slots_finish(GbtAggSlots *slots, const GbtColumns *columns, const char **why
  */
 static bool
 lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
-	   int64 nranges, bool sorted, Snapshot snapshot, GbtEntries *rows,
-	   GbtAggAnswer *answer, const char **why, uint64 *distinct, uint32 *map)
+	   int64 nranges, bool sorted, Snapshot snapshot, double expected_rows,
+	   GbtEntries *rows, GbtAggAnswer *answer, const char **why, uint64 *distinct,
+	   uint32 *map)
 {
 	GbtCall		call;
 	GbtEntries	listed;
@@ -629,9 +630,12 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	/* Room for a row a key: more, and the service says how many. */
+	/* Room for a row a key, or as expected: more, and the service says how many. */
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot, GBT_MAX_LOOKUP_ROWS, true,
-					 map != NULL, nranges + 1024, answer, &call, why, NULL))
+					 map != NULL,
+					 (int64) Min(Max(expected_rows, (double) nranges) + 1024,
+								 (double) GBT_MAX_LOOKUP_ROWS),
+					 answer, &call, why, NULL))
 		return false;
 	if (map != NULL && (answer->nkeys < 0 || answer->nkeys > nranges))
 	{
@@ -669,11 +673,11 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 
 bool
 gbt_lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
-		   int64 nranges, bool sorted, Snapshot snapshot, GbtEntries *rows,
-		   GbtAggAnswer *answer, const char **why)
+		   int64 nranges, bool sorted, Snapshot snapshot, double expected_rows,
+		   GbtEntries *rows, GbtAggAnswer *answer, const char **why)
 {
-	return lookup(heap, index, lo, hi, nranges, sorted, snapshot, rows, answer, why,
-				  NULL, NULL);
+	return lookup(heap, index, lo, hi, nranges, sorted, snapshot, expected_rows, rows,
+				  answer, why, NULL, NULL);
 }
 
 bool
@@ -681,6 +685,6 @@ gbt_lookup_mapped(Relation heap, Relation index, uint64 *keys, int64 n, uint32 *
 				  Snapshot snapshot, GbtEntries *rows, GbtAggAnswer *answer,
 				  const char **why)
 {
-	return lookup(heap, index, keys, keys, n, false, snapshot, rows, answer, why,
+	return lookup(heap, index, keys, keys, n, false, snapshot, 0, rows, answer, why,
 				  keys, map);
 }

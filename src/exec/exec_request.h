@@ -126,12 +126,15 @@ extern bool gbt_slots_finish(GbtAggSlots *slots, const GbtColumns *columns,
 /*
  * The entries of the index in the inclusive key ranges (sorted, disjoint)
  * that the snapshot sees, into *rows (allocated here; keys, TIDs and the
- * mirror's column values, in no particular order).  Returns false, with
+ * mirror's column values, in no particular order).  expected_rows sizes the
+ * first request's room (at least a row a range; more rows than that, and
+ * the service says how many for a second request).  Returns false, with
  * the reason in *why, when the service cannot answer.
  */
 extern bool gbt_lookup(Relation heap, Relation index, const uint64 *lo,
 					   const uint64 *hi, int64 nranges, bool sorted, Snapshot snapshot,
-					   GbtEntries *rows, GbtAggAnswer *answer, const char **why);
+					   double expected_rows, GbtEntries *rows, GbtAggAnswer *answer,
+					   const char **why);
 
 /*
  * The same for n keys in any order, with repeats, sorted by the service:

@@ -428,7 +428,7 @@ ask_service(GbtJoinState *s, uint64 *points, int64 n, GbtEntries *rows)
 		gbt_exec_keys_ready(node);
 		found = gbt_exec_enough_keys(node, s->ndistinct, false) &&
 			gbt_lookup(s->heap, s->index, points, points, s->ndistinct, true, snapshot,
-					   rows, &node->answer, &node->why);
+					   0, rows, &node->answer, &node->why);
 	}
 	if (!found)
 		return mapped;

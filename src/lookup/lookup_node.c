@@ -183,7 +183,13 @@ ask_service(LookupState *s, ScanKey keys, int nkeys)
 		node->why = "no key satisfies the conditions";
 		return false;
 	}
+	/*
+	 * Room for a range's rows as the planner expects them, and half again
+	 * (estimates are rough): one request, mostly, where too little room
+	 * costs a pass over the range for nothing, and a second.
+	 */
 	if (!gbt_lookup(heap, s->index, lo, hi, s->nkeys, sorted, node->css.ss.ps.state->es_snapshot,
+					s->array_at < 0 ? 1.5 * node->css.ss.ps.plan->plan_rows : 0,
 					&s->rows, &node->answer, &node->why))
 		return false;
 	s->nkeys = node->answer.nkeys;	/* distinct, once the service sorted them */

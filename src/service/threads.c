@@ -7,8 +7,12 @@
 #include "postgres.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include "port/atomics.h"
+#include "portability/instr_time.h"
 
 #include "threads.h"
 
@@ -16,51 +20,44 @@
  * The pool: GBT_THREADS_MAX - 1 threads started at the first call and kept
  * for the service's life (a thread's start costs about what a small piece
  * does, and a busy service runs thousands of rounds a second).  A call
- * posts its pieces under the mutex, bumps the generation and waits for
- * them; each worker runs the piece of its own number, if any.
+ * sets the pieces, wakes just the workers it needs, each on a semaphore of
+ * its own (one condition variable woke them all, and each then waited for
+ * the mutex in turn: tens of microseconds before the last piece started,
+ * at every call of a round), runs piece 0, and spins a little for the
+ * others before sleeping: a round's pieces are short and about equal, and
+ * a wake-up of the calling thread is on every round's critical path.
  */
 typedef struct Pool
 {
-	pthread_mutex_t mutex;
-	pthread_cond_t posted;		/* a new generation of pieces */
-	pthread_cond_t done;		/* a worker finished its piece */
-	uint64		generation;
-	int			npieces;		/* of this generation, piece 0 the caller's */
-	int			left;			/* workers' pieces not yet finished */
+	sem_t		go[GBT_THREADS_MAX];	/* worker i: a piece is posted */
+	sem_t		done;			/* the last of a call's pieces finished */
+	pg_atomic_uint32 left;		/* workers' pieces not yet finished */
 	void		(*fn) (void *);
 	char	   *arg;
 	Size		argsize;
 	int			nworkers;		/* started */
 } Pool;
 
-static Pool pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-PTHREAD_COND_INITIALIZER};
+static Pool pool;
+static bool pool_tried = false;
 static __thread bool in_worker = false;
+
+/* How long the calling thread spins for its pieces before it sleeps. */
+#define GBT_PIECES_SPIN_US 200
 
 static void *
 pool_worker(void *p)
 {
 	int			me = (int) (intptr_t) p;	/* 1 .. GBT_THREADS_MAX - 1 */
-	uint64		seen = 0;		/* started before the first generation */
 
 	in_worker = true;
-	pthread_mutex_lock(&pool.mutex);
 	for (;;)
 	{
-		while (pool.generation == seen)
-			pthread_cond_wait(&pool.posted, &pool.mutex);
-		seen = pool.generation;
-		if (me < pool.npieces)
-		{
-			void		(*fn) (void *) = pool.fn;
-			char	   *arg = pool.arg + me * pool.argsize;
-
-			pthread_mutex_unlock(&pool.mutex);
-			fn(arg);
-			pthread_mutex_lock(&pool.mutex);
-			if (--pool.left == 0)
-				pthread_cond_signal(&pool.done);
-		}
+		while (sem_wait(&pool.go[me]) != 0)
+			;					/* (EINTR) */
+		pool.fn(pool.arg + me * pool.argsize);
+		if (pg_atomic_sub_fetch_u32(&pool.left, 1) == 0)
+			sem_post(&pool.done);
 	}
 	return NULL;
 }
@@ -73,6 +70,10 @@ pool_start(void)
 				old;
 	int			i;
 
+	pool_tried = true;
+	if (sem_init(&pool.done, 0, 0) != 0)
+		return;
+	pg_atomic_init_u32(&pool.left, 0);
 	/* The new threads start with every signal blocked: ours to handle. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -80,7 +81,8 @@ pool_start(void)
 	{
 		pthread_t	t;
 
-		if (pthread_create(&t, NULL, pool_worker, (void *) (intptr_t) i) != 0)
+		if (sem_init(&pool.go[i], 0, 0) != 0 ||
+			pthread_create(&t, NULL, pool_worker, (void *) (intptr_t) i) != 0)
 			break;
 		pthread_detach(t);
 		pool.nworkers = i;
@@ -103,6 +105,8 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 {
 	int			posted;
 	int			i;
+	instr_time	start,
+				now;
 
 	Assert(n <= GBT_THREADS_MAX);
 	if (n <= 1 || in_worker)
@@ -111,26 +115,34 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 			fn((char *) arg + i * argsize);
 		return;
 	}
-	if (pool.nworkers == 0)
+	if (!pool_tried)
 		pool_start();
 	posted = Min(n, pool.nworkers + 1);
 
-	pthread_mutex_lock(&pool.mutex);
 	pool.fn = fn;
 	pool.arg = arg;
 	pool.argsize = argsize;
-	pool.npieces = posted;
-	pool.left = posted - 1;
-	pool.generation++;
-	pthread_cond_broadcast(&pool.posted);
-	pthread_mutex_unlock(&pool.mutex);
+	pg_atomic_write_u32(&pool.left, posted - 1);
+	for (i = 1; i < posted; i++)
+		sem_post(&pool.go[i]);	/* a full barrier: the worker sees the above */
 
 	fn(arg);
 	for (i = posted; i < n; i++)	/* pieces no worker could take */
 		fn((char *) arg + i * argsize);
 
-	pthread_mutex_lock(&pool.mutex);
-	while (pool.left > 0)
-		pthread_cond_wait(&pool.done, &pool.mutex);
-	pthread_mutex_unlock(&pool.mutex);
+	/* The last worker posts done once a call: spin for it, then sleep. */
+	INSTR_TIME_SET_CURRENT(start);
+	for (i = 1; posted > 1 && pg_atomic_read_u32(&pool.left) > 0; i++)
+	{
+		pg_spin_delay();
+		if (i % 64 != 0)
+			continue;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MICROSEC(now) > GBT_PIECES_SPIN_US)
+			break;
+	}
+	while (posted > 1 && sem_wait(&pool.done) != 0)
+		;						/* EINTR: a signal to the service */
+	pg_memory_barrier();
 }

@@ -5,8 +5,9 @@
 -- the service from the mirror's stamps, checking nothing in the heap, and
 -- equals the ordinary plan's answer; for every index shape the export
 -- handles (INCLUDE, multi-column, DESC, NULL keys).  Entries whose rows
--- not every snapshot sees (deleted, HOT-updated roots, old versions of
--- updates, aborted inserts) stay to the visibility map and the heap.
+-- no snapshot sees (deleted, old versions of updates, aborted inserts) are
+-- left out of the mirror; HOT-updated roots stay to the visibility map and
+-- the heap.
 -- Where the stamps decide alone, an aggregate takes one round trip (no
 -- AGG_PREPARE, no map sent); where some entries are left to the map, two.
 -- The regression cluster preloads gpubtree, so the service runs.
@@ -42,9 +43,9 @@ END $$;
 -- ev_mirror(index): how the index's current mirror decides, and how many of
 -- its entries are stamped (left to the visibility map here: no change
 -- since the export).
-CREATE FUNCTION ev_mirror(idx regclass) RETURNS TABLE (decided_by text, stamped bigint)
+CREATE FUNCTION ev_mirror(idx regclass) RETURNS TABLE (decided_by text, stamped bigint, entries bigint)
 LANGUAGE sql AS $$
-	SELECT decided_by, stamped FROM gpubtree_mirrors() WHERE index = idx AND current
+	SELECT decided_by, stamped, entries FROM gpubtree_mirrors() WHERE index = idx AND current
 $$;
 
 -- A bulk load by INSERT ... SELECT, then CREATE INDEX: nothing vacuumed, no
@@ -86,30 +87,33 @@ SELECT i AS index, m.* FROM unnest(ARRAY['ev_shapes_kw', 'ev_shapes_kd', 'ev_sha
 	LATERAL ev_mirror(i) m;
 DROP TABLE ev_shapes;
 
--- What stays unknown.  The index made first (so that updates of k are
--- not HOT), then rows loaded, and not vacuumed: rows deleted (committed),
--- HOT-updated rows (w is not indexed; fillfactor leaves room) whose roots'
--- entries stay, rows updated other than by HOT (their old versions'
--- entries), and rows of an aborted insert.  Those entries, and only those,
--- are left to the visibility map: the mirror lists them, and a query
--- checks the ones in its range in the heap.
+-- What stays unknown, and what is left out.  The index made first (so
+-- that updates of k are not HOT), then rows loaded, and not vacuumed: rows
+-- deleted (committed), HOT-updated rows (w is not indexed; fillfactor
+-- leaves room) whose roots' entries stay, rows updated other than by HOT
+-- (their old versions' entries), and rows of an aborted insert.  The
+-- entries of rows no snapshot sees (deleted, old versions, aborted) are
+-- left out: the mirror holds one entry a live row.  The HOT roots', and
+-- only those, are left to the visibility map: the mirror lists them, and
+-- a query checks the ones in its range in the heap.
 CREATE TABLE ev_mixed (k int8, v int8, w int8) WITH (autovacuum_enabled = off, fillfactor = 60);
 CREATE INDEX ev_mixed_k ON ev_mixed USING gpubtree (k) INCLUDE (v);
 INSERT INTO ev_mixed SELECT g, g % 1000, 0 FROM generate_series(1, 100000) g;
-CREATE TEMP TABLE ev_changed (n bigint);
+CREATE TEMP TABLE ev_changed (n bigint, hot bool);
 WITH d AS (DELETE FROM ev_mixed WHERE k % 331 = 0 RETURNING 1)
-INSERT INTO ev_changed SELECT count(*) FROM d;
+INSERT INTO ev_changed SELECT count(*), false FROM d;
 WITH u AS (UPDATE ev_mixed SET w = w + 1 WHERE k % 337 = 0 RETURNING 1)
-INSERT INTO ev_changed SELECT count(*) FROM u;
+INSERT INTO ev_changed SELECT count(*), true FROM u;
 WITH u AS (UPDATE ev_mixed SET k = k + 1000000 WHERE k % 347 = 0 RETURNING 1)
-INSERT INTO ev_changed SELECT count(*) FROM u;
+INSERT INTO ev_changed SELECT count(*), false FROM u;
 BEGIN;
 WITH i AS (INSERT INTO ev_mixed SELECT g, 1, 1 FROM generate_series(200001, 200300) g RETURNING 1)
-INSERT INTO ev_changed SELECT count(*) FROM i;
+INSERT INTO ev_changed SELECT count(*), false FROM i;
 ROLLBACK;
-INSERT INTO ev_changed VALUES (300);	-- (the rolled-back insert's rows)
+INSERT INTO ev_changed VALUES (300, false);	-- (the rolled-back insert's rows)
 SELECT ev_check('SELECT count(*), sum(v), max(k) FROM ev_mixed WHERE k BETWEEN 1 AND 300000');
-SELECT m.decided_by, m.stamped = (SELECT sum(n) FROM ev_changed) AS stamped_are_the_changed_rows,
+SELECT m.decided_by, m.stamped = (SELECT sum(n) FROM ev_changed WHERE hot) AS stamped_are_the_hot_roots,
+	   m.entries = (SELECT count(*) FROM ev_mixed) AS an_entry_a_live_row,
 	   m.stamped * 64 < (SELECT count(*) FROM ev_mixed) AS few
 FROM ev_mirror('ev_mixed_k') m;
 -- Changes after the export: the capture trigger logs them.
