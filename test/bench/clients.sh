@@ -220,7 +220,14 @@ run() {
 		fb=$((f1 - f0))
 	fi
 	if [ "${SERVICE_LOG:-}" = 1 ] && [ "$am" = g ]; then
-		sleep 1.5	# the service logs its summary a second after the last request
+		# the service logs its summary a second after the last request, or
+		# (kept busy by writers' changes) every 10 s: wait for one
+		local waited=0 lines
+		while sleep 0.5; waited=$((waited + 1)); [ "$waited" -lt 24 ]; do
+			lines=$(tail -n +$((logat + 1)) "$DIR/server.log" |
+				sed -n 's/^.*gpubtree service: \(.* requests in .*\)$/\1/p')
+			[ -n "$lines" ] && [ "$waited" -ge 3 ] && break
+		done
 		{ echo "--- $id, $c clients"; tail -n +$((logat + 1)) "$DIR/server.log" |
 			sed -n 's/^.*gpubtree service: \(.* requests in .*\)$/\1/p'; } >>"$RESULTS/clients-service.txt"
 	fi
