@@ -8,6 +8,7 @@
 #                            BENCH_CLIENTS, BENCH_DURATION change those)
 #   agg [LOG2_ROWS]          test/bench/agg.sh (default 24)
 #   defaults [LOG2_ROWS...]  test/bench/defaults.sh (default 24)
+#   restore [LOG2_ROWS]      test/bench/restore.sh (default 24)
 #   arrays [LOG2_ROWS [LOG2_KEYS]]  test/bench/bound_arrays.sh (default 24 20)
 #   mvcc [LOG2_ROWS]         test/bench/mvcc.sh (default 24; PHASES, SERVICE_LOG,
 #                            READS, COMMIT_S pass through)
@@ -44,7 +45,7 @@
 # GBT_TREE names the commit sent (the copy there may hold an older .git):
 # reports and CSVs record it.
 #
-# bench, agg, defaults, arrays, mvcc, analytic, clients, citus and commit-latency build and install gpubtree against
+# bench, agg, defaults, restore, arrays, mvcc, analytic, clients, citus and commit-latency build and install gpubtree against
 # the bundle first (test/gpu/setup_pg_bundle.sh), from GBT_BENCH_SRC when set
 # (a source folder, e.g. a `git archive` of a commit with the commit id in
 # its .commit file, so that a run measures a known commit) or else the
@@ -67,9 +68,9 @@ START=$SECONDS
 ROOT=$PWD
 NAME=${1:-}
 case "$NAME" in
-bench | agg | defaults | arrays | mvcc | analytic | clients | citus | commit-latency | harmonia | suite) shift ;;
+bench | agg | defaults | restore | arrays | mvcc | analytic | clients | citus | commit-latency | harmonia | suite) shift ;;
 *)
-	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac
@@ -154,6 +155,11 @@ defaults)
 	timeout "$(left)" test/bench/defaults.sh "${@:-24}" | tee "$R/defaults.md"
 	rc=$?
 	REPORT=$R/defaults.md
+	;;
+restore)
+	timeout "$(left)" test/bench/restore.sh "${@:-24}" | tee "$R/restore.md"
+	rc=$?
+	REPORT=$R/restore.md
 	;;
 arrays)
 	timeout "$(left)" test/bench/bound_arrays.sh "${@:-24}" | tee "$R/arrays.md"
