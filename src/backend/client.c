@@ -579,18 +579,40 @@ gbt_call_vouch(GbtCall *call, Relation index, const uint8 *visible, int64 nvisib
 	return request_send(call);
 }
 
+/*
+ * Bytes free in /dev/shm, looked at most every GBT_SHM_LOOK_MS: a
+ * statvfs() a request (a path lookup in the kernel) is a few percent of a
+ * small aggregate's backend time, and /dev/shm does not fill that fast.
+ */
+#define GBT_SHM_LOOK_MS 100
+
+static uint64
+shm_free_bytes(void)
+{
+	static TimestampTz looked = 0;
+	static uint64 free_bytes = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	struct statvfs st;
+
+	if (looked == 0 || now - looked >= GBT_SHM_LOOK_MS * 1000)
+	{
+		free_bytes = statvfs("/dev/shm", &st) == 0 ?
+			(uint64) st.f_bavail * st.f_frsize : 0;
+		looked = now;
+	}
+	return free_bytes;
+}
+
 /* Whether the call's segment, answered, may be kept for the next request. */
 static bool
 keep_spare(GbtCall *call)
 {
 	Size		size = dsm_segment_map_length(call->seg);
-	struct statvfs st;
 
 	if (!call->answered || spare_seg != NULL || size > GBT_SEGMENT_KEEP_MAX)
 		return false;
 	if (dynamic_shared_memory_type == DSM_IMPL_POSIX &&
-		(statvfs("/dev/shm", &st) != 0 ||
-		 (uint64) st.f_bavail * st.f_frsize < 4 * (uint64) size + 256 * 1024 * 1024))
+		shm_free_bytes() < 4 * (uint64) size + 256 * 1024 * 1024)
 		return false;
 	return true;
 }
