@@ -155,14 +155,10 @@ scan_on_host(gbt_batch_scan *scans, int64_t n, gbt_engine_par par, int npar)
 	for (i = 0; i < n; i++)
 		if (!scans[i].on_device && !scans[i].scanned && scans[i].item->rc == 0)
 			total += scans[i].entries + 64;	/* a call's own cost too */
-	npieces = npar < 1 ? 1 : npar > GBT_BATCH_PIECES_MAX ? GBT_BATCH_PIECES_MAX : npar;
-	/* a thread's start costs about a scan of this many entries */
-	if (par == NULL || n < 2 || total < GBT_BATCH_PIECE_MIN)
-		npieces = 1;
-	else if (npieces > total / GBT_BATCH_PIECE_MIN)
-		npieces = (int) (total / GBT_BATCH_PIECE_MIN);
+	/* a thread's start costs about a scan of GBT_BATCH_PIECE_MIN entries */
+	npieces = gbt_pieces_for(total, GBT_BATCH_PIECE_MIN, GBT_BATCH_PIECES_MAX, par != NULL, npar);
 	if (npieces > n)
-		npieces = (int) n;
+		npieces = n < 1 ? 1 : (int) n;
 	i = 0;
 	for (k = 0; k < npieces; k++)
 	{
@@ -291,14 +287,10 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 	/* Their walks, in pieces at once: they only read the sums. */
 	{
 		ScanPiece	pieces[GBT_BATCH_PIECES_MAX];
-		int			npieces = npar < 1 ? 1 : npar > GBT_BATCH_PIECES_MAX ?
-			GBT_BATCH_PIECES_MAX : npar;
+		int			npieces = gbt_pieces_for(nitems, GBT_BATCH_SPLIT_ITEMS, GBT_BATCH_PIECES_MAX,
+											 par != NULL, npar);
 		int			k;
 
-		if (par == NULL || npieces > nitems / GBT_BATCH_SPLIT_ITEMS)
-			npieces = (int) (par == NULL ? 1 : nitems / GBT_BATCH_SPLIT_ITEMS);
-		if (npieces < 1)
-			npieces = 1;
 		for (k = 0; k < npieces; k++)
 		{
 			pieces[k].scans = scans;

@@ -15,6 +15,10 @@
 
 #define CHUNK_BYTES (GBT_CHUNK / 8)	/* of a removed bitmap */
 #define DIFF_RUN 64				/* chunks find_dirty() compares at once */
+#define SUMS_PIECES_MAX 64		/* pieces a call runs at once, at most */
+/* fewest chunks a piece makes (a chunk: 1024 entries), runs it compares */
+#define CHUNKS_A_PIECE 8
+#define RUNS_A_PIECE 8
 
 struct gbt_chunk_sums
 {
@@ -393,7 +397,7 @@ static void
 find_dirty_par(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version,
 			   gbt_piece_runner run, int npieces)
 {
-	diff_piece	pieces[64];
+	diff_piece	pieces[SUMS_PIECES_MAX];
 	int64_t    *found;
 	int64_t		runs = (s->nitems[0] + DIFF_RUN - 1) / DIFF_RUN;
 	int64_t		i;
@@ -402,12 +406,7 @@ find_dirty_par(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version,
 	if (s->diffed && s->removed_null == (removed == NULL) &&
 		(removed == NULL || s->removed_version == version))
 		return;
-	if (npieces > 64)
-		npieces = 64;
-	if (run == NULL || npieces > runs / 8)
-		npieces = run == NULL ? 1 : (int) (runs / 8);
-	if (npieces < 1)
-		npieces = 1;
+	npieces = gbt_pieces_for(runs, RUNS_A_PIECE, SUMS_PIECES_MAX, run != NULL, npieces);
 	found = (int64_t *) malloc(sizeof(int64_t) * (s->nitems[0] > 0 ? s->nitems[0] : 1));
 	if (found == NULL)
 		npieces = 0;			/* below: one pass, marking as it goes */
@@ -624,7 +623,7 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 					uint64_t removed_version, int64_t max_chunks,
 					gbt_piece_runner run, int npieces)
 {
-	make_piece	pieces[64];
+	make_piece	pieces[SUMS_PIECES_MAX];
 	int64_t		first,
 				n,
 				k,
@@ -642,13 +641,7 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 	made = (char *) calloc(s->ntodo, 1);
 	if (made == NULL)
 		return;
-	if (npieces > 64)
-		npieces = 64;
-	/* a chunk is 1024 entries: a piece of fewer than 8 is not worth a thread */
-	if (run == NULL || npieces > n / 8)
-		npieces = run == NULL ? 1 : (int) (n / 8);
-	if (npieces < 1)
-		npieces = 1;
+	npieces = gbt_pieces_for(n, CHUNKS_A_PIECE, SUMS_PIECES_MAX, run != NULL, npieces);
 	for (q = 0; q < npieces; q++)
 	{
 		pieces[q].s = s;
@@ -743,7 +736,7 @@ int
 gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 						uint64_t removed_version, gbt_piece_runner run, int npieces)
 {
-	make_piece	pieces[64];
+	make_piece	pieces[SUMS_PIECES_MAX];
 	int64_t		per;
 	int64_t		i;
 	int			l,
@@ -751,10 +744,7 @@ gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 
 	if (s == NULL || in->n != s->n)
 		return 0;
-	if (npieces < 1 || run == NULL)
-		npieces = 1;
-	if (npieces > 64)
-		npieces = 64;
+	npieces = gbt_pieces_for(s->nitems[0], 1, SUMS_PIECES_MAX, run != NULL, npieces);
 	/* every chunk is made again, dirty or not */
 	for (i = 0; i < s->nitems[0]; i++)
 		s->dirty[0][i] = 1;

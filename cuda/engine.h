@@ -232,6 +232,23 @@ struct gbt_groups;				/* groupby.h */
  */
 typedef void (*gbt_piece_runner) (void (*fn) (void *), void *arg, size_t argsize, int n);
 
+/*
+ * How many pieces to run n units of work in: the npieces asked for (1
+ * without a runner), at most max_pieces, each of at least min_each units,
+ * and at least one.
+ */
+static inline int
+gbt_pieces_for(int64_t n, int64_t min_each, int max_pieces, int have_runner, int npieces)
+{
+	if (!have_runner || npieces < 1)
+		return 1;
+	if (npieces > max_pieces)
+		npieces = max_pieces;
+	if (npieces > n / min_each)
+		npieces = (int) (n / min_each);
+	return npieces < 1 ? 1 : npieces;
+}
+
 typedef struct gbt_engine_ops
 {
 	/*

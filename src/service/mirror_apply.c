@@ -215,7 +215,7 @@ remove_from_tree(GbtMirror *m, const DeadTids *d)
 	int			npieces;
 	int			p;
 
-	npieces = (int) Max(Min(gbt_threads_wanted(), m->base.n / GBT_DEAD_SEARCH_MIN), 1);
+	npieces = gbt_threads_for(m->base.n, GBT_DEAD_SEARCH_MIN);
 	per = ((m->base.n + npieces - 1) / npieces + 63) & ~INT64CONST(63);
 	for (p = 0; p < npieces; p++)
 	{

@@ -72,7 +72,7 @@ static void
 find_positions(GbtMirrorAggItem *items, BatchState *states, int n)
 {
 	SearchPiece pieces[GBT_THREADS_MAX];
-	int			npieces = Min(gbt_threads_wanted(), n);
+	int			npieces;
 	int			k;
 	int			i;
 
@@ -84,9 +84,7 @@ find_positions(GbtMirrorAggItem *items, BatchState *states, int n)
 			items[i].ok = false;
 
 	/* two binary searches a range miss the caches (5-6 us at 2^26): a thread per 4 */
-	npieces = Min(npieces, n / 4);
-	if (npieces < 2)
-		npieces = 1;
+	npieces = gbt_threads_for(n, 4);
 	for (k = 0; k < npieces; k++)
 	{
 		pieces[k].items = items;

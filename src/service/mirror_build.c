@@ -98,7 +98,7 @@ gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n)
 static int
 build_pieces(int64 n, int64 *per)
 {
-	int			npieces = (int) Min((int64) gbt_threads_wanted(), Max(n / GBT_BUILD_PIECE_MIN, 1));
+	int			npieces = gbt_threads_for(n, GBT_BUILD_PIECE_MIN);
 
 	*per = TYPEALIGN(GBT_BUILD_PIECE_ALIGN, Max((n + npieces - 1) / npieces, 1));
 	return (int) Min((int64) npieces, Max((n + *per - 1) / *per, 1));

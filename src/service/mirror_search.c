@@ -151,7 +151,7 @@ list_all_ranges(const GbtMirror *m, const int64 *start, const int64 *end, int64 
 
 	for (r = 0; r < nranges; r++)
 		total += end[r] - start[r];
-	npieces = (int) Min(gbt_threads_wanted(), total / GBT_LIST_PIECE_MIN);
+	npieces = gbt_threads_for(total, GBT_LIST_PIECE_MIN);
 	if (npieces < 2 || list->n + total > sink->cap)
 	{
 		list_ranges(m, start, end, 0, nranges, visible, nvisible, sink);
@@ -452,7 +452,7 @@ filtered_on_host(GbtMirror *m, const int64 *start, const int64 *end, int64 nrang
 	in.removed = m->hidden;
 	for (r = 0; r < nranges; r++)
 		total += end[r] - start[r];
-	npieces = (int) Max(Min(gbt_threads_wanted(), nranges), 1);
+	npieces = gbt_threads_for(nranges, 1);
 	per = (total + npieces - 1) / npieces;
 	r = 0;
 	for (i = 0; i < npieces; i++)

@@ -306,8 +306,7 @@ gbt_walk_plan(GbtWalk *w)
 	 * threads to do.
 	 */
 	if (w->ops->take != NULL && w->view->stamps)
-		npieces = (int) Max(Min(Min(gbt_threads_wanted(), total / GBT_WALK_PIECE_MIN),
-								w->nchunks), 1);
+		npieces = (int) Max(Min(gbt_threads_for(total, GBT_WALK_PIECE_MIN), w->nchunks), 1);
 
 	/* Runs of chunks of about total / npieces each. */
 	w->cut[0] = 0;
@@ -831,7 +830,7 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 	}
 
 	/* Runs of walks of about total / npieces each, whole walks. */
-	npieces = (int) Max(Min(Min(gbt_threads_wanted(), total / GBT_WALK_PIECE_MIN), n), 1);
+	npieces = (int) Max(Min(gbt_threads_for(total, GBT_WALK_PIECE_MIN), n), 1);
 	for (k = 0, i = 0; k < npieces; k++)
 	{
 		pieces[k].slots = slots;

@@ -100,6 +100,12 @@ gbt_threads_wanted(void)
 	return (int) Max(2, Min(GBT_THREADS_MAX, cpus / 2));
 }
 
+int
+gbt_threads_for(int64 n, int64 min_each)
+{
+	return (int) Max(Min((int64) gbt_threads_wanted(), n / min_each), 1);
+}
+
 void
 gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 {

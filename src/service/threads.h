@@ -13,6 +13,9 @@
 /* Threads a request may use here: half the CPUs, at least 2, at most the max. */
 extern int	gbt_threads_wanted(void);
 
+/* Pieces for n units of work, at least min_each a piece: 1 .. gbt_threads_wanted(). */
+extern int	gbt_threads_for(int64 n, int64 min_each);
+
 /*
  * Call fn(arg + i * argsize) for i in [0, n), at once: piece 0 in this
  * thread, the others in the service's pool of threads, started at the first

@@ -272,11 +272,9 @@ static void
 wake_all(Latch **latches, int n)
 {
 	WakePiece	pieces[GBT_THREADS_MAX];
-	int			npieces = Min(gbt_threads_wanted(), n / GBT_WAKE_PIECE_MIN);
+	int			npieces = gbt_threads_for(n, GBT_WAKE_PIECE_MIN);
 	int			k;
 
-	if (npieces < 1)
-		npieces = 1;
 	for (k = 0; k < npieces; k++)
 	{
 		pieces[k].latches = latches;
