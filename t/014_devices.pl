@@ -134,6 +134,89 @@ ok( $node->safe_psql(
 	'each device holds no more than its share');
 set_share(6);
 
+# Lanes: = ANY aggregates and rows over b (device 1) and d (device 0) from
+# 8 sessions at once, so that rounds hold requests for both devices and run
+# each device's share in a thread of its own (requests.c:
+# answer_whole_aggs()).  Every answer compared with the ordinary plan's in
+# the same transaction; the service's summary says rounds ran in lanes.
+$node->safe_psql(
+	'postgres', q{
+CREATE FUNCTION check_same(what text, through_node text, ordinary text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF through_node IS DISTINCT FROM ordinary THEN
+		RAISE EXCEPTION 'wrong answer: % through the node %, ordinary plan %',
+			what, through_node, ordinary;
+	END IF;
+END $$;
+ALTER SYSTEM SET log_min_messages = debug1;
+ALTER SYSTEM SET gpubtree.batch_window = 1000;
+SELECT pg_reload_conf();
+});
+# (keys repeat in the long lists: each must be found once)
+my $keys = 'ARRAY(SELECT (:seed + g * 7919) % ' . ($unit * 6 / 10) . ' FROM generate_series(1, :nkeys) g)::int8[]';
+# (= ANY lists of GBT_SERVICE_SORT_MIN keys and more go unsorted: the lanes sort them)
+my %lane_shapes = (
+	agg => "SELECT count(*) || '/' || coalesce(sum(v), 0) AS a FROM TABLE WHERE k = ANY ($keys)",
+	sorted_there => "SELECT count(*) || '/' || coalesce(sum(v), 0) AS a FROM TABLE WHERE k = ANY ($keys)",
+	rows => "SELECT coalesce(string_agg(k || ':' || v, ',' ORDER BY k), '-') AS a FROM
+	(SELECT k, v FROM TABLE WHERE k = ANY ($keys)) q");
+my %lane_keys = (agg => '200, 600', rows => '200, 600', sorted_there => '65536, 70000');
+my $dir = PostgreSQL::Test::Utils::tempdir;
+my @scripts;
+for my $table (qw(b d))
+{
+	for my $shape (sort keys %lane_shapes)
+	{
+		(my $q = $lane_shapes{$shape}) =~ s/TABLE/$table/;
+		(my $sample = $q) =~ s/:seed/17/g;
+		$sample =~ s{:nkeys}{(split /, /, $lane_keys{$shape})[1]}ge;
+		like(
+			$node->safe_psql('postgres',
+				"SET gpubtree.min_gpu_batch = 64; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $sample"),
+			qr/Answered by: GPU service/,
+			"lanes: $shape of $table is answered by the service");
+		append_to_file(
+			"$dir/${shape}_$table.sql", "\\set seed random(0, 99999)
+\\set nkeys random($lane_keys{$shape})
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+$q \\gset x_
+SET LOCAL gpubtree.device = off;
+$q \\gset y_
+SELECT check_same('$shape $table', ':x_a', ':y_a');
+COMMIT;
+");
+		push @scripts, "$dir/${shape}_$table.sql";
+	}
+}
+my $log_at = -s $node->logfile;
+{
+	local $ENV{PGOPTIONS} = '-c gpubtree.min_gpu_batch=64 -c max_parallel_workers_per_gather=0';
+	my ($out, $err) = ('', '');
+	IPC::Run::run(
+		[
+			$node->config_data('--bindir') . '/pgbench', '-n', '-T', 8, '-c', 8, '-j', 2,
+			(map { ('-f', $_) } @scripts), '-d', $node->connstr('postgres')
+		],
+		'>', \$out, '2>', \$err);
+	like($out, qr/number of failed transactions: 0 /, 'lanes: no transaction failed')
+	  or diag($err);
+	unlike($err, qr/wrong answer|aborted/, 'lanes: no wrong answer') or diag($err);
+	for my $script (@scripts)
+	{
+		my ($done) = $out =~ m{\Q$script\E\n - weight: [^\n]*\n - (\d+) transactions};
+		cmp_ok($done // 0, '>', 0, "lanes: $script compared");
+		note("lanes: $script: " . ($done // 0) . ' transactions');
+	}
+}
+# (the summary: every 10 s, and when requests stop)
+ok( $node->poll_query_until('postgres',
+		"SELECT pg_read_file('" . $node->logfile . "', $log_at, 1000000) ~ 'rounds in lanes'"),
+	'lanes: rounds ran both devices\' aggregates at once');
+note($_) for slurp_file($node->logfile, $log_at) =~ /(\d+ rounds in lanes [^;\n]*)/g;
+$node->safe_psql('postgres',
+	"ALTER SYSTEM RESET log_min_messages; ALTER SYSTEM RESET gpubtree.batch_window; SELECT pg_reload_conf()");
+
 # Pinned: only device 1.
 $node->append_conf('postgresql.conf', "gpubtree.devices = '1'\n");
 $node->restart;

@@ -161,6 +161,51 @@ extern bool gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *h
 								 uint8 *verdicts, GbtAggSteps *steps, char *err, Size errlen);
 
 /*
+ * gbt_mirror_aggregate() in three steps, so that the tree's part of the
+ * aggregates of mirrors on different devices runs at once (requests.c's
+ * lanes): gbt_tree_pass_init() (buffers; PostgreSQL's memory), then
+ * gbt_tree_pass_run() (with sort, the points sorted and made unique first;
+ * the ranges' positions; the engine's aggregate of the plain entries, or
+ * with verdicts their listing), which touches no PostgreSQL state and may
+ * run in any thread, then gbt_tree_pass_finish() (the unsure entries
+ * copied, the stamped and delta entries walked; frees the buffers).
+ */
+typedef struct GbtTreePass
+{
+	GbtMirror  *m;
+	uint64	   *lo;				/* sorted in place with sort */
+	const uint64 *hi;			/* == lo for points */
+	int64		nranges;		/* after the sort: the unique points */
+	bool		sort;
+	uint32	   *map;			/* with sort: where each key given went */
+	bool		trusted;		/* the mirror's stamps decide (view's and its) */
+	const uint8 *visible;
+	int64		nvisible;
+	gbt_agg_result out;			/* the plain entries' */
+	GbtEntries *list;			/* with verdicts: the listing's */
+	int64		list_cap;
+	uint8	   *verdicts;
+	int64	   *start;
+	int64	   *end;
+	int64	   *upos;			/* without verdicts: the engine's unsure */
+	int64		room;
+	double		sort_ms;
+	double		positions_ms;
+	double		tree_ms;		/* positions and the plain entries */
+	bool		ok;				/* else err says why */
+	char		err[GBT_ERRMSG_LEN];
+} GbtTreePass;
+
+extern void gbt_tree_pass_init(GbtTreePass *p, GbtMirror *m, uint64 *lo, const uint64 *hi,
+							   int64 nranges, bool sort, uint32 *map, bool stamps,
+							   const uint8 *visible, int64 nvisible, GbtEntries *unsure,
+							   int64 unsure_cap, uint8 *verdicts);
+extern void gbt_tree_pass_run(void *pass);
+extern bool gbt_tree_pass_finish(GbtTreePass *p, GbtSnapView *view, uint64 log_bound,
+								 gbt_agg_result *out, GbtEntries *unsure, GbtAggSteps *steps,
+								 char *err, Size errlen);
+
+/*
  * Many gbt_mirror_aggregate() calls at once (mirror_batch.c), of any
  * mirrors: each item's answer as that call's, without verdicts; the
  * engines' parts of all in one call per engine kind (engine.h's

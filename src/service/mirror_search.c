@@ -237,59 +237,130 @@ gbt_mirror_aggregate(GbtMirror *m, const uint64 *lo, const uint64 *hi, int64 nra
 					 GbtAggResult *out, GbtEntries *unsure, int64 unsure_cap,
 					 uint8 *verdicts, GbtAggSteps *steps, char *err, Size errlen)
 {
-	int64	   *start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
-	int64	   *end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
-	bool		trusted = gbt_mirror_trusts_stamps(m) && view->stamps;
-	const uint8 *visible = trusted ? m->allvis : view->visible;
-	int64		nvisible = trusted ? m->nallvis : view->nvisible;
-	GbtEntrySink sink = {out, unsure, verdicts, unsure_cap, NULL};
-	int64		i;
+	GbtTreePass pass;
+
+	gbt_tree_pass_init(&pass, m, (uint64 *) lo, hi, nranges, false, NULL, view->stamps,
+					   view->visible, view->nvisible, unsure, unsure_cap, verdicts);
+	gbt_tree_pass_run(&pass);
+	return gbt_tree_pass_finish(&pass, view, log_bound, out, unsure, steps, err, errlen);
+}
+
+/*
+ * See mirror.h.  stamps, visible and nvisible: the query's (its view's).
+ * The entries listed go after unsure->n, up to unsure_cap.
+ */
+void
+gbt_tree_pass_init(GbtTreePass *p, GbtMirror *m, uint64 *lo, const uint64 *hi,
+				   int64 nranges, bool sort, uint32 *map, bool stamps,
+				   const uint8 *visible, int64 nvisible, GbtEntries *unsure,
+				   int64 unsure_cap, uint8 *verdicts)
+{
+	memset(p, 0, sizeof(GbtTreePass));
+	p->m = m;
+	p->lo = lo;
+	p->hi = hi;
+	p->nranges = nranges;
+	p->sort = sort;
+	p->map = map;
+	p->trusted = gbt_mirror_trusts_stamps(m) && stamps;
+	p->visible = p->trusted ? m->allvis : visible;
+	p->nvisible = p->trusted ? m->nallvis : nvisible;
+	p->list = unsure;
+	p->list_cap = unsure_cap;
+	p->verdicts = verdicts;
+	p->start = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	p->end = palloc_extended(sizeof(int64) * Max(nranges, 1), MCXT_ALLOC_HUGE);
+	p->room = verdicts ? 0 : Max(unsure_cap - unsure->n, 0);
+	p->upos = verdicts ? NULL :
+		palloc_extended(sizeof(int64) * Max(p->room, 1), MCXT_ALLOC_HUGE);
+}
+
+void
+gbt_tree_pass_run(void *pass)
+{
+	GbtTreePass *p = (GbtTreePass *) pass;
+	GbtMirror  *m = p->m;
 	instr_time	t0,
 				t1;
 
-	memset(steps, 0, sizeof(*steps));
 	INSTR_TIME_SET_CURRENT(t0);
-	if (!gbt_mirror_ranges(m, lo, hi, nranges, start, end, err, errlen))
-		return false;
+	if (p->sort)
+	{
+		if (!gbt_mirror_sort_unique(m, p->lo, p->nranges, p->map, &p->nranges,
+									p->err, sizeof(p->err)))
+			return;
+		INSTR_TIME_SET_CURRENT(t1);
+		p->sort_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+		t0 = t1;
+	}
+	if (!gbt_mirror_ranges(m, p->lo, p->hi, p->nranges, p->start, p->end,
+						   p->err, sizeof(p->err)))
+		return;
 	INSTR_TIME_SET_CURRENT(t1);
-	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	p->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries. */
-	if (verdicts != NULL)
-		list_all_ranges(m, start, end, nranges, visible, nvisible, &sink);
+	if (p->verdicts != NULL)
+	{
+		GbtEntrySink sink = {&p->out, p->list, p->verdicts, p->list_cap, NULL};
+
+		list_all_ranges(m, p->start, p->end, p->nranges, p->visible, p->nvisible, &sink);
+	}
+	else if (m->ops->aggregate(m->engine, m->hidden, m->hidden_version,
+							   (const int64_t *) p->start, (const int64_t *) p->end,
+							   p->nranges, p->visible, p->nvisible, &p->out,
+							   (int64_t *) p->upos, p->room, p->err, sizeof(p->err)) != 0)
+		return;
+	INSTR_TIME_SET_CURRENT(t1);
+	p->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	p->ok = true;
+}
+
+/*
+ * The rest of the aggregate after gbt_tree_pass_run(): into out (zeroed by
+ * the caller) and unsure, with the stamped and delta entries.  False, with
+ * the pass's message in err, when the pass failed.
+ */
+bool
+gbt_tree_pass_finish(GbtTreePass *p, GbtSnapView *view, uint64 log_bound,
+					 GbtAggResult *out, GbtEntries *unsure, GbtAggSteps *steps,
+					 char *err, Size errlen)
+{
+	GbtMirror  *m = p->m;
+	GbtEntrySink sink = {out, unsure, p->verdicts, p->list_cap, NULL};
+	int64		i;
+	bool		ok = p->ok;
+
+	memset(steps, 0, sizeof(*steps));
+	if (!ok)
+		strlcpy(err, p->err, errlen);
 	else
 	{
-		int64		room = Max(unsure_cap - unsure->n, 0);
-		int64	   *upos = palloc_extended(sizeof(int64) * Max(room, 1),
-										   MCXT_ALLOC_HUGE);
+		steps->positions_ms = p->positions_ms;
+		steps->tree_ms = p->tree_ms;
+		gbt_agg_combine(out, &p->out, gbt_mirror_columns(m));
+		for (i = 0; p->upos != NULL && i < Min(p->out.nunsure, p->room); i++)
+			gbt_copy_entry(unsure, unsure->n++, &m->base, p->upos[i]);
 
-		if (m->ops->aggregate(m->engine, m->hidden, m->hidden_version,
-							  (const int64_t *) start, (const int64_t *) end, nranges,
-							  visible, nvisible, out, (int64_t *) upos, room,
-							  err, errlen) != 0)
-			return false;
-		for (i = 0; i < Min(out->nunsure, room); i++)
-			gbt_copy_entry(unsure, unsure->n++, &m->base, upos[i]);
-		pfree(upos);
+		/*
+		 * The stamped entries and the delta's, logged before log_bound
+		 * (stamps of a mirror that may have missed deletes decide nothing
+		 * alone).
+		 */
+		view->stamps = p->trusted;
+		{
+			GbtWalk		walk = {.m = m,.start = p->start,.end = p->end,.lo = p->lo,
+				.hi = p->hi,.nranges = p->nranges,.log_bound = log_bound,.view = view,
+			.sink = &sink};
+
+			gbt_walk_aggregate(&walk, out, 1, steps);
+		}
 	}
-
-	INSTR_TIME_SET_CURRENT(t1);
-	steps->tree_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
-
-	/*
-	 * The stamped entries and the delta's, logged before log_bound (stamps of
-	 * a mirror that may have missed deletes decide nothing alone).
-	 */
-	view->stamps = trusted;
-	{
-		GbtWalk		walk = {.m = m,.start = start,.end = end,.lo = lo,.hi = hi,
-		.nranges = nranges,.log_bound = log_bound,.view = view,.sink = &sink};
-
-		gbt_walk_aggregate(&walk, out, 1, steps);
-	}
-	pfree(start);
-	pfree(end);
-	return true;
+	pfree(p->start);
+	pfree(p->end);
+	if (p->upos != NULL)
+		pfree(p->upos);
+	return ok;
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "agg_state.h"
 #include "groupby.h"
 #include "service.h"
+#include "threads.h"
 #include "settings.h"
 
 void
@@ -305,6 +306,13 @@ agg_slice(TakenRequest *t, int64 max)
 
 	getrusage(RUSAGE_SELF, &ru0);
 	INSTR_TIME_SET_CURRENT(t0);
+	if (t->pass != NULL)
+	{
+		/* sorted and its tree's part done in a lane (run_lanes()) */
+		agg->nkeys = t->pass->nranges;
+		t->sorted = true;
+		req->hdr.device_ms += t->pass->sort_ms + t->pass->tree_ms;
+	}
 	if (t->next == 0 && !t->sorted)
 	{
 		agg->nkeys = agg->nranges;
@@ -328,7 +336,7 @@ agg_slice(TakenRequest *t, int64 max)
 
 	/* The reply so far: its entries, its aggregate in agg->agg. */
 	gbt_entries_unflatten(&unsure, agg->ncols, agg->unsure_cap, gbt_agg_reply_unsure(req));
-	unsure.n = req->hdr.nresults;
+	unsure.n = t->pass != NULL ? t->pass->list->n : req->hdr.nresults;
 	memset(&part, 0, sizeof(part));
 	n = Min(max, agg->nkeys - t->next);
 	if (agg->group_col >= 0)
@@ -411,6 +419,9 @@ agg_slice(TakenRequest *t, int64 max)
 		for (r = 0; ok && r < n; r++)
 			gbt_agg_combine(&part, &groups[r], gbt_mirror_columns(sm->mirror));
 	}
+	else if (t->pass != NULL)
+		ok = gbt_tree_pass_finish(t->pass, &view, agg->log_bound, &part, &unsure, &steps,
+								  err, sizeof(err));
 	else
 		ok = gbt_mirror_aggregate(sm->mirror, lo + t->next, hi + t->next, n, &view,
 								  agg->log_bound, &part, &unsure, agg->unsure_cap,
@@ -700,6 +711,149 @@ gbt_answer_slice(TakenRequest *t)
 }
 
 /*
+ * Rounds whose AGGs ran in several lanes at once, for the DEBUG1 summary
+ * (gbt_note_lanes(), called with the worker's own: NULL when it logs none,
+ * to start again).
+ */
+static int64 lane_rounds = 0;
+static int64 lane_passes = 0;
+static int	lane_max = 0;
+
+void
+gbt_note_lanes(StringInfo buf)
+{
+	if (buf != NULL && lane_rounds > 0)
+		appendStringInfo(buf, "; %lld rounds in lanes (%lld aggregates, at most %d devices at once)",
+						 (long long) lane_rounds, (long long) lane_passes, lane_max);
+	lane_rounds = lane_passes = lane_max = 0;
+}
+
+/* The tree passes of one device's AGGs, in turn. */
+typedef struct Lane
+{
+	int			device;
+	int			npasses;
+	GbtTreePass **passes;
+} Lane;
+
+static void
+lane_run(void *arg)
+{
+	Lane	   *lane = (Lane *) arg;
+	int			i;
+
+	for (i = 0; i < lane->npasses; i++)
+		gbt_tree_pass_run(lane->passes[i]);
+}
+
+/*
+ * The round's AGGs answered whole, not in the batch: the plain ones (no
+ * filter, no groups) first have their tree's part (their points sorted,
+ * their positions, the engine's aggregate or listing) run in lanes, one a
+ * device, at once, so that every GPU of the host works at the same time;
+ * then agg_slice() finishes each here, as it answers the others.
+ */
+static void
+answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
+{
+	GbtTreePass *passes = palloc(sizeof(GbtTreePass) * Max(ntaken, 1));
+	GbtEntries *lists = palloc(sizeof(GbtEntries) * Max(ntaken, 1));
+	GbtTreePass **order = palloc(sizeof(GbtTreePass *) * Max(ntaken, 1));
+	int		   *lane_of = palloc(sizeof(int) * Max(ntaken, 1));
+	Lane		lanes[GBT_THREADS_MAX];
+	int			nlanes = 0;
+	int			npasses = 0;
+	int			i;
+	int			l;
+
+	for (i = 0; i < ntaken; i++)
+	{
+		TakenRequest *t = &taken[i];
+		GbtRequest *req = t->req;
+		GbtAggRequest *agg;
+		ServiceMirror *sm;
+		uint64	   *lo;
+		uint64	   *hi;
+
+		if (done[i] || req->hdr.kind != GBT_REQ_AGG)
+			continue;
+		agg = &req->body.agg;
+		if (agg->nfilters > 0 || agg->grouped || agg->group_col >= 0)
+			continue;
+		if (gbt_agg_refused(t, &sm))
+		{
+			done[i] = true;
+			continue;
+		}
+		lo = (uint64 *) GBT_REQUEST_DATA(req);
+		hi = agg->points ? lo : lo + agg->nranges;
+		gbt_entries_unflatten(&lists[i], agg->ncols, agg->unsure_cap,
+							  gbt_agg_reply_unsure(req));
+		lists[i].n = req->hdr.nresults;
+		gbt_tree_pass_init(&passes[i], sm->mirror, lo, hi, agg->nranges,
+						   agg->unsorted && agg->points,
+						   agg->map ? gbt_agg_reply_map(req) : NULL, agg->stamps,
+						   (uint8 *) (hi + agg->nranges), agg->nvisible, &lists[i],
+						   agg->unsure_cap, agg->rows ? gbt_agg_reply_verdicts(req) : NULL);
+		t->pass = &passes[i];
+
+		/* its device's lane (devices past GBT_THREADS_MAX share) */
+		for (l = 0; l < nlanes && lanes[l].device != sm->device % GBT_THREADS_MAX; l++)
+			;
+		if (l == nlanes)
+		{
+			lanes[l].device = sm->device % GBT_THREADS_MAX;
+			lanes[l].npasses = 0;
+			nlanes++;
+		}
+		lanes[l].npasses++;
+		lane_of[npasses] = l;
+		order[npasses++] = t->pass;
+	}
+
+	/* Each lane's passes in a run of order[], in the order taken. */
+	if (npasses > 0)
+	{
+		GbtTreePass **runs = palloc(sizeof(GbtTreePass *) * npasses);
+		int			at = 0;
+
+		for (l = 0; l < nlanes; l++)
+		{
+			lanes[l].passes = runs + at;
+			at += lanes[l].npasses;
+			lanes[l].npasses = 0;
+		}
+		for (i = 0; i < npasses; i++)
+		{
+			Lane	   *lane = &lanes[lane_of[i]];
+
+			lane->passes[lane->npasses++] = order[i];
+		}
+		gbt_run_pieces(lane_run, lanes, sizeof(Lane), nlanes);
+		pfree(runs);
+		if (nlanes > 1)
+		{
+			lane_rounds++;
+			lane_passes += npasses;
+			lane_max = Max(lane_max, nlanes);
+		}
+	}
+
+	for (i = 0; i < ntaken; i++)
+	{
+		if (done[i] || taken[i].req->hdr.kind != GBT_REQ_AGG)
+			continue;
+		(void) agg_slice(&taken[i], taken[i].req->body.agg.nranges);
+		taken[i].pass = NULL;
+		done[i] = true;
+	}
+	pfree(passes);
+	pfree(lists);
+	pfree(order);
+	pfree(lane_of);
+}
+
+/*
  * Answer the requests of a round.  Builds first, so scans in the same round
  * can use the new mirror; then the scans, all of one mirror in one call.
  * Requests of more than GBT_SLICE_KEYS ranges are only marked sliced: the
@@ -736,7 +890,7 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 		else if (req->hdr.kind == GBT_REQ_AGG && gbt_agg_batchable(&taken[i]))
 			continue;			/* gbt_answer_aggs(), below */
 		else if (req->hdr.kind == GBT_REQ_AGG)
-			(void) agg_slice(&taken[i], req->body.agg.nranges);
+			continue;			/* answer_whole_aggs(), below */
 		else if (req->hdr.kind == GBT_REQ_VOUCH)
 			handle_vouch(req);
 		else
@@ -744,8 +898,9 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 		done[i] = true;
 	}
 
-	/* The plain aggregates, all at once (agg_requests.c). */
+	/* The plain aggregates, all at once (agg_requests.c); then the others. */
 	gbt_answer_aggs(taken, ntaken, done);
+	answer_whole_aggs(taken, ntaken, done);
 
 	/* Scans: all requests of this round for one mirror go in one call. */
 	for (i = 0; i < ntaken; i++)

@@ -62,6 +62,7 @@ typedef struct TakenRequest
 	bool		sliced;			/* answered a slice at a time */
 	bool		sorted;			/* its unsorted points were sorted */
 	int64		next;			/* its ranges answered so far */
+	struct GbtTreePass *pass;	/* its tree's part, run in a lane */
 } TakenRequest;
 
 /*
@@ -132,6 +133,7 @@ extern void gbt_keep_under_limits(void);
 /* requests.c: answers, one function per request kind */
 extern void gbt_answer_requests(TakenRequest *taken, int ntaken);
 extern bool gbt_answer_slice(TakenRequest *t);
+extern void gbt_note_lanes(StringInfo buf);
 extern bool gbt_request_abandoned(const TakenRequest *t);
 extern void gbt_reply(GbtRequest *req, GbtReplyStatus status, const char *message);
 

@@ -41,6 +41,7 @@ typedef struct Pool
 static Pool pool;
 static bool pool_tried = false;
 static __thread bool in_worker = false;
+static bool in_call = false;	/* the calling thread runs its pieces */
 
 /* How long the calling thread spins for its pieces before it sleeps. */
 #define GBT_PIECES_SPIN_US 200
@@ -115,7 +116,7 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 				now;
 
 	Assert(n <= GBT_THREADS_MAX);
-	if (n <= 1 || in_worker)
+	if (n <= 1 || in_worker || in_call)
 	{
 		for (i = 0; i < n; i++)
 			fn((char *) arg + i * argsize);
@@ -132,9 +133,11 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 	for (i = 1; i < posted; i++)
 		sem_post(&pool.go[i]);	/* a full barrier: the worker sees the above */
 
+	in_call = true;
 	fn(arg);
 	for (i = posted; i < n; i++)	/* pieces no worker could take */
 		fn((char *) arg + i * argsize);
+	in_call = false;
 
 	/* The last worker posts done once a call: spin for it, then sleep. */
 	INSTR_TIME_SET_CURRENT(start);

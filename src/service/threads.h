@@ -20,7 +20,7 @@ extern int	gbt_threads_for(int64 n, int64 min_each);
  * Call fn(arg + i * argsize) for i in [0, n), at once: piece 0 in this
  * thread, the others in the service's pool of threads, started at the first
  * call and kept (pieces no pool thread could take run in this thread, one
- * after another; so does a call from a pool thread).  fn must not touch
+ * after another; so does a call from a piece, in any thread).  fn must not touch
  * PostgreSQL's state: no palloc, no ereport, no CHECK_FOR_INTERRUPTS.
  * Signals reach only this thread.
  */

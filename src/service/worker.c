@@ -185,11 +185,15 @@ summary_maybe(bool now_idle)
 			appendStringInfo(&buf, "%s %s %.3f", i > 0 ? "," : "", part_names[i],
 							 part_ms[i] / summary_rounds);
 		gbt_note_aggs(&buf);
+		gbt_note_lanes(&buf);
 		elog(DEBUG1, "%s", buf.data);
 		pfree(buf.data);
 	}
 	else
+	{
 		gbt_note_aggs(NULL);
+		gbt_note_lanes(NULL);
+	}
 	memset(part_ms, 0, sizeof(part_ms));
 	summary_rounds = summary_requests = 0;
 	summary_since = now;

@@ -16,6 +16,11 @@
 #                           bound array of that many random keys (one of 32
 #                           sets, read from a small table first: \gset)
 #   lookup                  SELECT v WHERE k = $1 (nbtree on both)
+#   any2_1000 any2_100000   the same = ANY, each transaction on t_g or on
+#                           t_g2 (a second gpubtree table, made only for
+#                           these: on a host with two GPUs the service puts
+#                           its mirror on the other one), so that the sum
+#                           of both is what every GPU gives; btree's on t_b
 #   mix                     sum_1 while WRITERS more clients update one
 #                           random row a transaction (v = v + 1): the
 #                           readers' numbers, the writers' rate beside them
@@ -79,14 +84,16 @@ fi
 bench_identity
 
 # ---- data --------------------------------------------------------------------
-say "loading 2 x 2^$LOG2 rows"
+GTABLES=t_g
+for id in ${ONLY:-}; do [[ $id == any2_* ]] && GTABLES="t_g t_g2"; done
+say "loading $(wc -w <<<"$GTABLES t_b") x 2^$LOG2 rows"
 t0=$SECONDS
 $PSQL -c "CREATE EXTENSION gpubtree" || exit 1
-for t in t_g t_b; do
+for t in $GTABLES t_b; do
 	$PSQL -c "CREATE TABLE $t (k int8 NOT NULL, v int8 NOT NULL)" || exit 1
 done
 pids=""
-for t in t_g t_b; do
+for t in $GTABLES t_b; do
 	for ((s = 0; s < NCPU / 2 + 1; s++)); do
 		lo=$((ROWS * s / (NCPU / 2 + 1)))
 		hi=$((ROWS * (s + 1) / (NCPU / 2 + 1) - 1))
@@ -95,8 +102,8 @@ for t in t_g t_b; do
 	done
 done
 wait $pids || exit 1
-$PSQL -c "VACUUM (ANALYZE) t_g" & $PSQL -c "VACUUM (ANALYZE) t_b" & wait
-$PSQL -c "CREATE INDEX t_g_k ON t_g USING gpubtree (k) INCLUDE (v)" &
+for t in $GTABLES t_b; do $PSQL -c "VACUUM (ANALYZE) $t" & done; wait
+for t in $GTABLES; do $PSQL -c "CREATE INDEX ${t}_k ON $t USING gpubtree (k) INCLUDE (v)" & done
 $PSQL -c "CREATE INDEX t_b_k ON t_b (k) INCLUDE (v)" & wait
 # the key sets of the = ANY workloads: 32 of each size, random keys
 $PSQL -c "CREATE TABLE keysets (size int, id int, keys text, PRIMARY KEY (size, id))" || exit 1
@@ -105,17 +112,18 @@ for size in 1000 100000; do
 		FROM generate_series(1, $size) WHERE s > 0) FROM generate_series(1, 32) s" || exit 1
 done
 say "loaded, vacuumed, indexed in $((SECONDS - t0)) s"
-# the mirror, asked for and waited for (gpubtree_count() asks, never waits)
-t0=$SECONDS
-while [ $((SECONDS - t0)) -lt 600 ]; do
-	[ "$($PSQL -c "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 't_g_k'::regclass AND current")" = 1 ] && break
-	$PSQL -c "SELECT gpubtree_count('t_g_k', 0::int8, 0::int8)" >/dev/null
-	sleep 0.2
+# the mirrors, asked for and waited for (gpubtree_count() asks, never waits)
+for t in $GTABLES; do
+	t0=$SECONDS
+	while [ $((SECONDS - t0)) -lt 600 ]; do
+		[ "$($PSQL -c "SELECT count(*) FROM gpubtree_mirrors() WHERE index = '${t}_k'::regclass AND current")" = 1 ] && break
+		$PSQL -c "SELECT gpubtree_count('${t}_k', 0::int8, 0::int8)" >/dev/null
+		sleep 0.2
+	done
+	say "mirror of ${t}_k current after $((SECONDS - t0)) s: $($PSQL -F' ' -c "SELECT engine, 'device', device, entries, pg_size_pretty(bytes) FROM gpubtree_mirrors() WHERE index = '${t}_k'::regclass")"
 done
-say "mirror current after $((SECONDS - t0)) s: $($PSQL -F' ' -c "SELECT engine, entries, pg_size_pretty(bytes) FROM gpubtree_mirrors() WHERE index = 't_g_k'::regclass")"
 # warm both heaps and indexes alike
-$PSQL -c "SELECT count(*) FROM t_g" >/dev/null
-$PSQL -c "SELECT count(*) FROM t_b" >/dev/null
+for t in $GTABLES t_b; do $PSQL -c "SELECT count(*) FROM $t" >/dev/null; done
 
 # ---- workloads ---------------------------------------------------------------
 # script ID TABLE FILE: the pgbench script of workload ID on TABLE
@@ -126,6 +134,7 @@ script() {
 			w=$(awk -v n=$ROWS -v p="${id#sum_}" 'BEGIN {printf "%d", n * p / 100}')
 			printf '\\set a random(0, %d)\nSELECT count(*), sum(v) FROM %s WHERE k BETWEEN :a AND :a + %d;\n' \
 				$((ROWS - w)) "$t" $((w - 1)) ;;
+		any2_*) script "any_${id#any2_}" "$t" ;;
 		any_*)
 			printf '\\set s random(1, 32)\nSELECT keys FROM keysets WHERE size = %d AND id = :s \\gset\nSELECT count(*), sum(v) FROM %s WHERE k = ANY (:keys::int8[]);\n' \
 				"${id#any_}" "$t" ;;
@@ -136,7 +145,7 @@ script() {
 			printf '\\set id random(0, %d)\nUPDATE %s SET v = v + 1 WHERE k = :id;\n' $((ROWS - 1)) "$t" ;;
 	esac
 }
-WORKLOADS="sum_0.01 sum_1 sum_10 any_1000 any_100000 lookup mix"
+WORKLOADS="sum_0.01 sum_1 sum_10 any_1000 any_100000 any2_1000 any2_100000 lookup mix"
 selected() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
 status() { $PSQL -F' ' -c "SELECT requests, fallbacks FROM gpubtree_status()"; }
@@ -173,7 +182,12 @@ report() {
 run() {
 	local id=$1 am=$2 c=$3 t=t_$2 j=$3 out rc wpid="" wout="" wtps="" before after
 	[ "$j" -gt "$NCPU" ] && j=$NCPU
+	local files="-f $W/$id-$am.sql"
 	script "$id" "$t" >"$W/$id-$am.sql"
+	if [[ $id == any2_* && $am == g ]]; then
+		script "$id" t_g2 >"$W/$id-$am-2.sql"
+		files="$files -f $W/$id-$am-2.sql"
+	fi
 	rm -f "$W"/pgbench_log.*
 	if [ "$id" = mix ]; then
 		script writer "$t" >"$W/writer-$am.sql"
@@ -188,7 +202,7 @@ run() {
 	logat=$(wc -l <"$DIR/server.log")
 	local cpu0 cpu1 busy cores
 	cpu0=$(cpu_now)
-	out=$(cd "$W" && "$PGBIN"/pgbench -n -M prepared -c "$c" -j "$j" -T "$DURATION" -l -f "$W/$id-$am.sql" 2>&1)
+	out=$(cd "$W" && "$PGBIN"/pgbench -n -M prepared -c "$c" -j "$j" -T "$DURATION" -l $files 2>&1)
 	rc=$?
 	cpu1=$(cpu_now)
 	read -r busy cores < <(awk -v hz="$(getconf CLK_TCK)" -v a="$cpu0" -v b="$cpu1" 'BEGIN {
@@ -245,7 +259,7 @@ explain() {
 	local id=$1 t=t_$2 q
 	case $id in
 		sum_*|mix) q=$(script "$id" "$t" | sed -n '2p' | sed "s/:a/0/g") ;;
-		any_*) q="SELECT count(*), sum(v) FROM $t WHERE k = ANY ((SELECT keys FROM keysets WHERE size = ${id#any_} AND id = 1)::int8[])" ;;
+		any_*|any2_*) id=any_${id#any*_}; q="SELECT count(*), sum(v) FROM $t WHERE k = ANY ((SELECT keys FROM keysets WHERE size = ${id#any_} AND id = 1)::int8[])" ;;
 		lookup) q="SELECT v FROM $t WHERE k = 12345" ;;
 	esac
 	{ echo "=== $id $2"; echo "$q"; $PSQL -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${q%;}"; echo; } >>"$PLANS" 2>&1
