@@ -285,6 +285,25 @@ for id in $WORKLOADS; do
 		done
 	done
 done
+# With a second gpubtree table: every answer of = ANY on both, from the
+# most clients of CLIENTS at once (rounds holding both mirrors' requests), against what the
+# data says (v = (k * 7919) % 1000003, every key in the table).
+if [[ $GTABLES == *t_g2* ]]; then
+	$PSQL -c "CREATE TABLE expected AS SELECT size, id, count(*) AS n, sum((k * 7919) % 1000003) AS sv
+		FROM (SELECT DISTINCT size, id, unnest(keys::int8[]) AS k FROM keysets) x GROUP BY size, id" >/dev/null
+	for size in 1000 100000; do
+		for t in $GTABLES; do
+			printf '\\set s random(1, 32)\nSELECT keys FROM keysets WHERE size = %d AND id = :s \\gset\nSELECT count(*) AS n, sum(v) AS sv FROM %s WHERE k = ANY (:keys::int8[]) \\gset\nSELECT CASE WHEN n = :n AND sv = :sv THEN 1 ELSE 1 / (n - n) END FROM expected WHERE size = %d AND id = :s;\n' \
+				"$size" "$t" "$size" >"$W/check-$size-$t.sql"
+		done
+		out=$(cd /tmp && "$PGBIN"/pgbench -n -M prepared -c "$MAXC" -j "$NCPU" -T 5 $(for t in $GTABLES; do echo "-f $W/check-$size-$t.sql"; done) 2>&1)
+		rc=$?
+		[ "$rc" = 0 ] || head -5 <<<"$out" | tee -a "$LOG"
+		say "check: = ANY of $size keys on $GTABLES from $MAXC clients, each answer against the data's: rc $rc, $(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out") transactions, $(grep -c 'division by zero' <<<"$out") wrong"
+		ROWS_MD="$ROWS_MD| check any2_$size | gpubtree | $MAXC | rc $rc, $(grep -c 'division by zero' <<<"$out") wrong answers | | | | | | | | | | |
+"
+	done
+fi
 report
 cat "$REPORT"
 [ -f "$RESULTS/clients-service.txt" ] && { echo; echo "The service's summaries:"; cat "$RESULTS/clients-service.txt"; }
