@@ -167,6 +167,48 @@ gbt_entries_order(const GbtEntries *e, int64 from, int64 to, bool by_key)
 }
 
 /*
+ * The entries of e in key order (ties in any order): a permutation,
+ * allocated here.  Cheap for what a lookup gets back: the mirror's plain
+ * entries in order, then a few others (stamped, in the delta, decided in
+ * the heap) in any order: the sorted run that starts the list is taken as
+ * it is, the rest sorted and merged into it.
+ */
+int64 *
+gbt_entries_key_order(const GbtEntries *e)
+{
+	int64	   *order = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
+	int64		run = 1;
+	int64	   *rest;
+	int64		i;
+	int64		j;
+	int64		k;
+
+	while (run < e->n && e->keys[run - 1] <= e->keys[run])
+		run++;
+	if (run >= e->n)
+	{
+		for (i = 0; i < e->n; i++)
+			order[i] = i;
+		return order;
+	}
+	rest = gbt_entries_order(e, run, e->n, true);	/* positions from run on */
+	for (i = 0, j = 0, k = 0; k < e->n; k++)
+	{
+		int64		r = j < e->n - run ? rest[j] : -1;
+
+		if (i < run && (r < 0 || e->keys[i] <= e->keys[r]))
+			order[k] = i++;
+		else
+		{
+			order[k] = r;
+			j++;
+		}
+	}
+	pfree(rest);
+	return order;
+}
+
+/*
  * What a mirror of n entries will take, before it exists: the same parts
  * as service/mirror_utils.c's gbt_mirror_bytes() for a mirror just built:
  * entries with their block numbers and NULL bits, and the Harmonia tree (8

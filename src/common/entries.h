@@ -158,6 +158,7 @@ extern void gbt_entries_unflatten(GbtEntries *e, int ncols, int64 n, char *buf);
 /* Positions from..to-1 of e sorted by TID, or by (key, TID): palloc'd. */
 extern int64 *gbt_entries_order(const GbtEntries *e, int64 from, int64 to,
 								 bool by_key);
+extern int64 *gbt_entries_key_order(const GbtEntries *e);
 
 /*
  * The bytes a mirror of n entries may take (on the GPU, or the CPU twin):

@@ -22,6 +22,7 @@ enum
 	LOOKUP_PRIV_COVERED,		/* 1: rows from the mirror's values */
 	LOOKUP_PRIV_ATTMAP,			/* per mirror column: the table column, or 0 */
 	LOOKUP_PRIV_NATTS,			/* the last table column needed */
+	LOOKUP_PRIV_DIRECTION,		/* rows in key order: 1, descending: -1, any: 0 */
 	LOOKUP_PRIV_N
 };
 

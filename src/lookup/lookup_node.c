@@ -47,6 +47,7 @@ typedef struct LookupState
 	bool		covered;
 	int			attmap[GBT_MAX_COLS];
 	int			natts;
+	int			direction;		/* rows in key order: 1, descending: -1, any: 0 */
 
 	Relation	index;
 	const GbtKeyType *coltype[GBT_MAX_COLS];	/* of each needed mirror column */
@@ -55,7 +56,8 @@ typedef struct LookupState
 	/* one run (what it allocates in node.runcxt) */
 	int64		nkeys;			/* distinct keys looked up */
 	GbtEntries	rows;			/* from the service */
-	int64	   *order;			/* rows in TID order, to read the heap */
+	int64	   *order;			/* rows in TID order, to read the heap; or
+								 * covered, in key order (direction) */
 	int64		next;
 	IndexFetchTableData *fetch;
 	IndexScanDesc scan;
@@ -81,6 +83,7 @@ create_lookup_state(CustomScan *cscan)
 	for (c = 0; c < GBT_MAX_COLS; c++)
 		s->attmap[c] = list_nth_int(list_nth(priv, LOOKUP_PRIV_ATTMAP), c);
 	s->natts = intVal(list_nth(priv, LOOKUP_PRIV_NATTS));
+	s->direction = intVal(list_nth(priv, LOOKUP_PRIV_DIRECTION));
 	return (Node *) s;
 }
 
@@ -204,6 +207,8 @@ ask_service(LookupState *s, ScanKey keys, int nkeys)
 			return false;
 		}
 	}
+	if (s->covered && s->direction != 0)
+		s->order = gbt_entries_key_order(&s->rows);
 	if (!s->covered)
 	{
 		s->order = gbt_entries_order(&s->rows, 0, s->rows.n, false);
@@ -275,10 +280,11 @@ next_nbtree_row(LookupState *s)
 	Relation	heap = s->node.css.ss.ss_currentRelation;
 	ItemPointer tid;
 
+	ScanDirection dir = s->direction < 0 ? BackwardScanDirection : ForwardScanDirection;
+
 	if (!s->covered)
-		return index_getnext_slot(s->scan, ForwardScanDirection, s->heapslot) ?
-			store_heap_row(s) : NULL;
-	while ((tid = index_getnext_tid(s->scan, ForwardScanDirection)) != NULL)
+		return index_getnext_slot(s->scan, dir, s->heapslot) ? store_heap_row(s) : NULL;
+	while ((tid = index_getnext_tid(s->scan, dir)) != NULL)
 	{
 		Datum		values[INDEX_MAX_KEYS];
 		bool		isnull[INDEX_MAX_KEYS];
@@ -350,7 +356,12 @@ lookup_next(ScanState *ss)
 	else if (s->node.answered && s->covered)
 	{
 		if (s->next < s->rows.n)
-			return store_mirror_row(s, s->next++);
+		{
+			int64		i = s->direction < 0 ? s->rows.n - 1 - s->next : s->next;
+
+			s->next++;
+			return store_mirror_row(s, s->order != NULL ? s->order[i] : i);
+		}
 	}
 	else if (s->node.answered)
 	{
@@ -405,7 +416,10 @@ explain_lookup(GbtExecNode *node, ExplainState *es)
 	LookupState *s = (LookupState *) node;
 
 	ExplainPropertyText("Index", RelationGetRelationName(s->index), es);
-	ExplainPropertyText("Rows", s->covered ? "from the index's columns" : "from the heap", es);
+	ExplainPropertyText("Rows", !s->covered ? "from the heap" :
+						s->direction > 0 ? "from the index's columns, in key order" :
+						s->direction < 0 ? "from the index's columns, in descending key order" :
+						"from the index's columns", es);
 }
 
 static GbtExecNodeMethods lookup_node_methods = {

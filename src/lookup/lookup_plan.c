@@ -354,6 +354,7 @@ make_lookup_path(RelOptInfo *rel, IndexOptInfo *index, KeyConditions *kc,
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(covered));
 	cpath->custom_private = lappend(cpath->custom_private, attmap);
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(natts));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(0));
 	cpath->custom_private = lappend(cpath->custom_private, kc->rinfos);
 	cpath->custom_private = lappend(cpath->custom_private, kc->bounds);
 	return cpath;
@@ -448,6 +449,45 @@ cost_range(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Oid tableoid
 		gbt_lookup_service_cost(1, range_rows, gbt_lookup_unsure_fraction(rel, tableoid),
 								covered);
 	return true;
+}
+
+/*
+ * The range's rows in the index's order, forward and backward, where the
+ * query can use that order (ORDER BY k, a merge join): the same lookup,
+ * whose node puts the rows in key order (mostly sorted as they come: a
+ * pass, and a sort of the few that are not), at that pass's cost more.
+ * Not under a LIMIT (min(k) and max(k) become one too): the lookup reads
+ * the whole range before its first row, nbtree's ordered scan stops early.
+ */
+static void
+add_ordered_range_paths(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+						CustomPath *unordered)
+{
+	ScanDirection dirs[] = {ForwardScanDirection, BackwardScanDirection};
+	int			d;
+
+	if (root->limit_tuples >= 0 || root->parse->limitCount != NULL)
+		return;
+
+	for (d = 0; d < lengthof(dirs); d++)
+	{
+		List	   *pathkeys = truncate_useless_pathkeys(root, rel,
+														 build_index_pathkeys(root, index,
+																			  dirs[d]));
+		CustomPath *cpath;
+
+		if (pathkeys == NIL)
+			continue;
+		cpath = makeNode(CustomPath);
+		memcpy(cpath, unordered, sizeof(CustomPath));
+		cpath->path.pathkeys = pathkeys;
+		cpath->custom_private = list_copy(unordered->custom_private);
+		list_nth_cell(cpath->custom_private, LOOKUP_PRIV_DIRECTION)->ptr_value =
+			makeInteger(ScanDirectionIsForward(dirs[d]) ? 1 : -1);
+		cpath->path.startup_cost += 2 * cpu_operator_cost * cpath->path.rows;
+		cpath->path.total_cost = cpath->path.startup_cost;
+		add_path(rel, (Path *) cpath);
+	}
 }
 
 /*
@@ -577,6 +617,9 @@ lookup_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 							psprintf("offered on index %s for an array known only when the plan runs, at cost %.0f, 2 %% under the ordinary path that probes the index with it (%.0f); the node decides when it runs",
 									 get_rel_name(index->indexoid), cpath->path.total_cost,
 									 best->total_cost));
+		/* (first: add_path() may free a path it rejects) */
+		if (kc.any == NULL)
+			add_ordered_range_paths(root, rel, index, cpath);
 		add_path(rel, (Path *) cpath);
 		return;
 	}

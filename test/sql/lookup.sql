@@ -141,9 +141,12 @@ SELECT generic_plans > 0 AS generic FROM pg_prepared_statements WHERE name = 'lk
 DEALLOCATE lk_g;
 RESET plan_cache_mode;
 
--- Rows of a key range (no array): every type x range form, at the default
--- gpubtree.min_gpu_batch (a form estimated at fewer rows has no lookup
--- node) and at 1 (every form has one; the node then decides at run time).
+-- Rows of a key range (no array): every type x range form x order (none,
+-- ORDER BY k, ORDER BY k DESC), at the default gpubtree.min_gpu_batch (a
+-- form estimated at fewer rows has no lookup node) and at 1 (every form has
+-- one; the node then decides at run time).  In order, the keys come in the
+-- ordinary plan's sequence, and EXPLAIN says what ordered them (the lookup
+-- node itself, or a Sort above it, or nbtree's ordered scan).
 CREATE TABLE lk_ranges (name text, cond text, params text);
 INSERT INTO lk_ranges VALUES
 	('BETWEEN', 'k BETWEEN %1$s AND %2$s', NULL),
@@ -157,24 +160,64 @@ INSERT INTO lk_ranges VALUES
 	('generic plan', 'k BETWEEN $1 AND $2', '%1$s, %2$s'),
 	('generic plan, NULL bound', 'k BETWEEN $1 AND $2', 'NULL, %2$s');
 
-CREATE FUNCTION lk_range_check(typ regtype, make text, r lk_ranges, batch int)
-RETURNS TABLE (answered text, result text) LANGUAGE plpgsql AS $$
+-- keys_of(q): the keys of q's rows, in the order they came.
+CREATE FUNCTION keys_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	out text[] := '{}';
+BEGIN
+	FOR r IN EXECUTE q LOOP
+		out := out || (to_jsonb(r) ->> 'k');	-- (r.k: one type a session)
+	END LOOP;
+	RETURN out;
+END $$;
+-- ordered_by(q): what puts q's rows in order, from its plan.
+CREATE FUNCTION ordered_by(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF line LIKE '%key order%' THEN
+			RETURN 'the lookup';
+		ELSIF line LIKE '%Sort%' THEN
+			RETURN 'a Sort';
+		ELSIF line LIKE '%Index%Scan%' THEN
+			RETURN 'an index scan';
+		END IF;
+	END LOOP;
+	RETURN 'nothing';
+END $$;
+
+CREATE FUNCTION lk_range_check(typ regtype, make text, r lk_ranges, batch int, ord text)
+RETURNS TABLE (answered text, result text, ordered text) LANGUAGE plpgsql AS $$
 DECLARE
 	t text := 'lk_' || replace(typ::text, ' ', '_');
 	lo text := format(make, '600');
 	hi text := format(make, '8100');
 	q text;
+	a text[];
+	b text[];
 BEGIN
 	PERFORM set_config('gpubtree.min_gpu_batch', batch::text, true);
 	IF r.params IS NOT NULL THEN
-		EXECUTE format('PREPARE lk_r(%s, %s) AS SELECT k, v, f FROM %I WHERE %s', typ, typ, t, r.cond);
+		EXECUTE format('PREPARE lk_r(%s, %s) AS SELECT k, v, f FROM %I WHERE %s %s',
+					   typ, typ, t, r.cond, ord);
 		q := format('EXECUTE lk_r(%s)', format(r.params, lo, hi));
 		PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
 	ELSE
-		q := format('SELECT k, v, f FROM %I WHERE %s', t, format(r.cond, lo, hi, t || '_probe'));
+		q := format('SELECT k, v, f FROM %I WHERE %s %s', t,
+					format(r.cond, lo, hi, t || '_probe'), ord);
 	END IF;
 	answered := answered(q);
 	result := same(q);
+	IF ord <> '' THEN
+		a := keys_of(q);
+		PERFORM set_config('gpubtree.device', 'off', true);
+		b := keys_of(q);
+		PERFORM set_config('gpubtree.device', 'auto', true);
+		ordered := CASE WHEN a = b THEN 'in order' ELSE 'OUT OF ORDER' END ||
+			', by ' || ordered_by(q);
+	END IF;
 	IF r.params IS NOT NULL THEN
 		PERFORM set_config('plan_cache_mode', 'auto', true);
 		DEALLOCATE lk_r;
@@ -183,10 +226,11 @@ BEGIN
 	RETURN NEXT;
 END $$;
 
-SELECT typ, r.name AS range, batch, c.*
+SELECT typ, r.name AS range, batch, ord, c.*
 FROM lk_types, lk_ranges r, unnest(ARRAY[1024, 1]) batch,
-	 LATERAL lk_range_check(typ, make, r, batch) c
-ORDER BY typ::text, r.name, batch;
+	 unnest(ARRAY['', 'ORDER BY k', 'ORDER BY k DESC']) ord,
+	 LATERAL lk_range_check(typ, make, r, batch, ord) c
+ORDER BY typ::text, r.name, batch, ord;
 
 -- Rows of a range with a column the index does not hold: no lookup node.
 SELECT answered(q), same(q) FROM (VALUES
@@ -336,7 +380,8 @@ RESET gpubtree.device;
 DEALLOCATE lk_o;
 RESET plan_cache_mode;
 
-DROP FUNCTION lk_setup, lk_check, lk_range_check, lk_rows, answered, same, rows_of, lk_parallel_same;
+DROP FUNCTION lk_setup, lk_check, lk_range_check, lk_rows, answered, same, rows_of, keys_of, ordered_by,
+	lk_parallel_same;
 SELECT format('DROP TABLE %I, %I', 'lk_' || replace(typ::text, ' ', '_'),
 			  'lk_' || replace(typ::text, ' ', '_') || '_probe') FROM lk_types \gexec
 DROP TABLE lk_types, lk_arrays, lk_ranges;
