@@ -718,14 +718,18 @@ gbt_answer_slice(TakenRequest *t)
 static int64 lane_rounds = 0;
 static int64 lane_passes = 0;
 static int	lane_max = 0;
+static double lane_wall_ms = 0;	/* the lanes' time, start to the last */
+static double lane_pass_ms = 0; /* their passes' time, all lanes' */
 
 void
 gbt_note_lanes(StringInfo buf)
 {
 	if (buf != NULL && lane_rounds > 0)
-		appendStringInfo(buf, "; %lld rounds in lanes (%lld aggregates, at most %d devices at once)",
-						 (long long) lane_rounds, (long long) lane_passes, lane_max);
+		appendStringInfo(buf, "; %lld rounds in lanes (%lld aggregates, at most %d devices at once), ms a round: lanes %.3f, their passes %.3f",
+						 (long long) lane_rounds, (long long) lane_passes, lane_max,
+						 lane_wall_ms / lane_rounds, lane_pass_ms / lane_rounds);
 	lane_rounds = lane_passes = lane_max = 0;
+	lane_wall_ms = lane_pass_ms = 0;
 }
 
 /* The tree passes of one device's AGGs, in turn. */
@@ -761,6 +765,8 @@ answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
 	GbtTreePass **order = palloc(sizeof(GbtTreePass *) * Max(ntaken, 1));
 	int		   *lane_of = palloc(sizeof(int) * Max(ntaken, 1));
 	Lane		lanes[GBT_THREADS_MAX];
+	instr_time	t0,
+				t1;
 	int			nlanes = 0;
 	int			npasses = 0;
 	int			i;
@@ -829,13 +835,19 @@ answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
 
 			lane->passes[lane->npasses++] = order[i];
 		}
+		INSTR_TIME_SET_CURRENT(t0);
 		gbt_run_pieces(lane_run, lanes, sizeof(Lane), nlanes);
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
 		pfree(runs);
 		if (nlanes > 1)
 		{
 			lane_rounds++;
 			lane_passes += npasses;
 			lane_max = Max(lane_max, nlanes);
+			lane_wall_ms += INSTR_TIME_GET_MILLISEC(t1);
+			for (i = 0; i < npasses; i++)
+				lane_pass_ms += order[i]->sort_ms + order[i]->tree_ms;
 		}
 	}
 

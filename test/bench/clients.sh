@@ -21,6 +21,12 @@
 #                           these: on a host with two GPUs the service puts
 #                           its mirror on the other one), so that the sum
 #                           of both is what every GPU gives; btree's on t_b
+#   arr_1000 arr_100000     SELECT count(*), sum(v) WHERE k = ANY ((SELECT
+#   arr2_1000 arr2_100000   arr FROM keysets ...)): the same key sets, kept
+#                           as int8[] and read by the query (an InitPlan),
+#                           so that no client sends or parses them: the
+#                           service's share of the work is the largest;
+#                           arr2_* over t_g and t_g2 as any2_*
 #   mix                     sum_1 while WRITERS more clients update one
 #                           random row a transaction (v = v + 1): the
 #                           readers' numbers, the writers' rate beside them
@@ -85,7 +91,7 @@ bench_identity
 
 # ---- data --------------------------------------------------------------------
 GTABLES=t_g
-for id in ${ONLY:-}; do [[ $id == any2_* ]] && GTABLES="t_g t_g2"; done
+for id in ${ONLY:-}; do [[ $id == any2_* || $id == arr2_* ]] && GTABLES="t_g t_g2"; done
 say "loading $(wc -w <<<"$GTABLES t_b") x 2^$LOG2 rows"
 t0=$SECONDS
 $PSQL -c "CREATE EXTENSION gpubtree" || exit 1
@@ -106,11 +112,12 @@ for t in $GTABLES t_b; do $PSQL -c "VACUUM (ANALYZE) $t" & done; wait
 for t in $GTABLES; do $PSQL -c "CREATE INDEX ${t}_k ON $t USING gpubtree (k) INCLUDE (v)" & done
 $PSQL -c "CREATE INDEX t_b_k ON t_b (k) INCLUDE (v)" & wait
 # the key sets of the = ANY workloads: 32 of each size, random keys
-$PSQL -c "CREATE TABLE keysets (size int, id int, keys text, PRIMARY KEY (size, id))" || exit 1
+$PSQL -c "CREATE TABLE keysets (size int, id int, keys text, arr int8[], PRIMARY KEY (size, id))" || exit 1
 for size in 1000 100000; do
 	$PSQL -c "INSERT INTO keysets SELECT $size, s, (SELECT array_agg((random() * ($ROWS - 1))::int8)::text
 		FROM generate_series(1, $size) WHERE s > 0) FROM generate_series(1, 32) s" || exit 1
 done
+$PSQL -c "UPDATE keysets SET arr = keys::int8[]" -c "VACUUM keysets" >/dev/null || exit 1
 say "loaded, vacuumed, indexed in $((SECONDS - t0)) s"
 # the mirrors, asked for and waited for (gpubtree_count() asks, never waits)
 for t in $GTABLES; do
@@ -135,6 +142,10 @@ script() {
 			printf '\\set a random(0, %d)\nSELECT count(*), sum(v) FROM %s WHERE k BETWEEN :a AND :a + %d;\n' \
 				$((ROWS - w)) "$t" $((w - 1)) ;;
 		any2_*) script "any_${id#any2_}" "$t" ;;
+		arr2_*) script "arr_${id#arr2_}" "$t" ;;
+		arr_*)
+			printf '\\set s random(1, 32)\nSELECT count(*), sum(v) FROM %s WHERE k = ANY ((SELECT arr FROM keysets WHERE size = %d AND id = :s)::int8[]);\n' \
+				"$t" "${id#arr_}" ;;
 		any_*)
 			printf '\\set s random(1, 32)\nSELECT keys FROM keysets WHERE size = %d AND id = :s \\gset\nSELECT count(*), sum(v) FROM %s WHERE k = ANY (:keys::int8[]);\n' \
 				"${id#any_}" "$t" ;;
@@ -145,7 +156,7 @@ script() {
 			printf '\\set id random(0, %d)\nUPDATE %s SET v = v + 1 WHERE k = :id;\n' $((ROWS - 1)) "$t" ;;
 	esac
 }
-WORKLOADS="sum_0.01 sum_1 sum_10 any_1000 any_100000 any2_1000 any2_100000 lookup mix"
+WORKLOADS="sum_0.01 sum_1 sum_10 any_1000 any_100000 any2_1000 any2_100000 arr_1000 arr_100000 arr2_1000 arr2_100000 lookup mix"
 selected() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
 status() { $PSQL -F' ' -c "SELECT requests, fallbacks FROM gpubtree_status()"; }
@@ -184,7 +195,7 @@ run() {
 	[ "$j" -gt "$NCPU" ] && j=$NCPU
 	local files="-f $W/$id-$am.sql"
 	script "$id" "$t" >"$W/$id-$am.sql"
-	if [[ $id == any2_* && $am == g ]]; then
+	if [[ ($id == any2_* || $id == arr2_*) && $am == g ]]; then
 		script "$id" t_g2 >"$W/$id-$am-2.sql"
 		files="$files -f $W/$id-$am-2.sql"
 	fi
@@ -259,6 +270,7 @@ explain() {
 	local id=$1 t=t_$2 q
 	case $id in
 		sum_*|mix) q=$(script "$id" "$t" | sed -n '2p' | sed "s/:a/0/g") ;;
+		arr_*|arr2_*) q="SELECT count(*), sum(v) FROM $t WHERE k = ANY ((SELECT arr FROM keysets WHERE size = ${id#arr*_} AND id = 1)::int8[])" ;;
 		any_*|any2_*) id=any_${id#any*_}; q="SELECT count(*), sum(v) FROM $t WHERE k = ANY ((SELECT keys FROM keysets WHERE size = ${id#any_} AND id = 1)::int8[])" ;;
 		lookup) q="SELECT v FROM $t WHERE k = 12345" ;;
 	esac
