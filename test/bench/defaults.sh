@@ -11,7 +11,7 @@
 #   - count(*) / sum(v) over 0.01 %, 10 % and 100 % of the keys once the
 #     mirror is built (median of 5 runs after one warm-up);
 #   - SELECT k, v of 1 % and 0.1 % of the keys: to psql, and the executor
-#     time alone (EXPLAIN ANALYZE, TIMING OFF);
+#     time alone (EXPLAIN ANALYZE, TIMING OFF), also with ORDER BY k DESC;
 #   - the first query after a bulk INSERT of 10 % more rows, and the same
 #     queries once the mirror is current again;
 #   - an UPDATE of 1 % of the rows (what it does to the mirror), a range
@@ -74,6 +74,7 @@ SQL
 		q="SELECT k, v FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / $1 - 1))"
 		row "SELECT k, v of $2 $3 of the keys, to psql" "$q" median
 		row "(the same, executor time: EXPLAIN ANALYZE)" "$q" executed
+		row "(the same, ORDER BY k DESC, executor time)" "$q ORDER BY k DESC" executed
 	done
 	t0=$SECONDS
 	for t in g b; do
