@@ -464,15 +464,18 @@ add_ordered_range_paths(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
 						CustomPath *unordered)
 {
 	ScanDirection dirs[] = {ForwardScanDirection, BackwardScanDirection};
+	IndexOptInfo leading = *index;
 	int			d;
 
 	if (root->limit_tuples >= 0 || root->parse->limitCount != NULL)
 		return;
+	/* The rows come in the mirror's key order: the leading column's alone. */
+	leading.nkeycolumns = 1;
 
 	for (d = 0; d < lengthof(dirs); d++)
 	{
 		List	   *pathkeys = truncate_useless_pathkeys(root, rel,
-														 build_index_pathkeys(root, index,
+														 build_index_pathkeys(root, &leading,
 																			  dirs[d]));
 		CustomPath *cpath;
 

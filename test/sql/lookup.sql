@@ -232,6 +232,41 @@ FROM lk_types, lk_ranges r, unnest(ARRAY[1024, 1]) batch,
 	 LATERAL lk_range_check(typ, make, r, batch, ord) c
 ORDER BY typ::text, r.name, batch, ord;
 
+-- An index of two key columns: the node's rows come in the leading
+-- column's order alone, so ORDER BY a, b takes a Sort (or an Incremental
+-- Sort above the node's order by a), as does a leading column fixed by an
+-- equality.  Each query's rows in the sequence the ordinary plan gives.
+CREATE TABLE lk_two (a int8, b int8, v int8);
+INSERT INTO lk_two SELECT g % 500, (g * 7) % 13, g FROM generate_series(1, 20000) g;
+CREATE INDEX ON lk_two USING gpubtree (a, b) INCLUDE (v);
+VACUUM ANALYZE lk_two;
+UPDATE lk_two SET b = b + 1 WHERE v % 11 = 0;
+CREATE FUNCTION seq_same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	a text[] := '{}';
+	b text[] := '{}';
+BEGIN
+	FOR r IN EXECUTE q LOOP
+		a := a || r::text;
+	END LOOP;
+	PERFORM set_config('gpubtree.device', 'off', true);
+	FOR r IN EXECUTE q LOOP
+		b := b || r::text;
+	END LOOP;
+	PERFORM set_config('gpubtree.device', 'auto', true);
+	RETURN CASE WHEN a = b THEN 'same sequence, ' || cardinality(a) || ' rows' ELSE 'DIFFERENT' END;
+END $$;
+SET gpubtree.min_gpu_batch = 1;
+SELECT q, answered(q), ordered_by(q), seq_same(q) FROM (VALUES
+	('SELECT a FROM lk_two WHERE a BETWEEN 100 AND 400 ORDER BY a'),
+	('SELECT a FROM lk_two WHERE a BETWEEN 100 AND 400 ORDER BY a DESC'),
+	('SELECT a, b FROM lk_two WHERE a BETWEEN 100 AND 400 ORDER BY a, b'),
+	('SELECT a, b FROM lk_two WHERE a BETWEEN 100 AND 400 ORDER BY a DESC, b'),
+	('SELECT a, b FROM lk_two WHERE a = 7 ORDER BY a, b'),
+	('SELECT a, b FROM lk_two WHERE a = 7 ORDER BY b')) x(q);
+RESET gpubtree.min_gpu_batch;
+
 -- Rows of a range with a column the index does not hold: no lookup node.
 SELECT answered(q), same(q) FROM (VALUES
 	('SELECT k, w FROM lk_bigint WHERE k BETWEEN 600 AND 8100')) x(q);
@@ -381,7 +416,7 @@ DEALLOCATE lk_o;
 RESET plan_cache_mode;
 
 DROP FUNCTION lk_setup, lk_check, lk_range_check, lk_rows, answered, same, rows_of, keys_of, ordered_by,
-	lk_parallel_same;
+	seq_same, lk_parallel_same;
 SELECT format('DROP TABLE %I, %I', 'lk_' || replace(typ::text, ' ', '_'),
 			  'lk_' || replace(typ::text, ' ', '_') || '_probe') FROM lk_types \gexec
-DROP TABLE lk_types, lk_arrays, lk_ranges;
+DROP TABLE lk_types, lk_arrays, lk_ranges, lk_two;
