@@ -265,6 +265,15 @@ SELECT q, answered(q), ordered_by(q), seq_same(q) FROM (VALUES
 	('SELECT a, b FROM lk_two WHERE a BETWEEN 100 AND 400 ORDER BY a DESC, b'),
 	('SELECT a, b FROM lk_two WHERE a = 7 ORDER BY a, b'),
 	('SELECT a, b FROM lk_two WHERE a = 7 ORDER BY b')) x(q);
+-- A merge join fed by two lookups in key order (a full join: an inner one
+-- is GpubtreeJoin's).
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT ordered_by(q), answered(q), same(q) FROM (VALUES
+	('SELECT x.k, x.v, y.f FROM (SELECT k, v FROM lk_bigint WHERE k BETWEEN 600 AND 8100) x
+	  FULL JOIN (SELECT k, f FROM lk_bigint WHERE k BETWEEN 300 AND 5000) y ON x.k = y.k')) x(q);
+RESET enable_hashjoin;
+RESET enable_nestloop;
 RESET gpubtree.min_gpu_batch;
 
 -- Rows of a range with a column the index does not hold: no lookup node.
