@@ -139,16 +139,9 @@ set_share(6);
 # each device's share in a thread of its own (requests.c:
 # answer_whole_aggs()).  Every answer compared with the ordinary plan's in
 # the same transaction; the service's summary says rounds ran in lanes.
+create_check_same($node);
 $node->safe_psql(
 	'postgres', q{
-CREATE FUNCTION check_same(what text, through_node text, ordinary text) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-	IF through_node IS DISTINCT FROM ordinary THEN
-		RAISE EXCEPTION 'wrong answer: % through the node %, ordinary plan %',
-			what, through_node, ordinary;
-	END IF;
-END $$;
 ALTER SYSTEM SET log_min_messages = debug1;
 ALTER SYSTEM SET gpubtree.batch_window = 1000;
 SELECT pg_reload_conf();

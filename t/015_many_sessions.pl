@@ -64,15 +64,8 @@ CREATE TABLE m (k int8, v int8, c int4);
 INSERT INTO m SELECT (g * 7919) % 200000, g, ((g * 7919) % 200000) % 7 FROM generate_series(1, 200000) g;
 CREATE INDEX m_k ON m USING gpubtree (k) INCLUDE (v, c);
 VACUUM ANALYZE m;
-CREATE FUNCTION check_same(what text, through_node text, ordinary text) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-	IF through_node IS DISTINCT FROM ordinary THEN
-		RAISE EXCEPTION 'wrong answer: % through the node %, ordinary plan %',
-			what, through_node, ordinary;
-	END IF;
-END $$;
 });
+create_check_same($node);
 wait_service($node);
 plan skip_all => 'SKIPPED: the service has no engine (' . status_of('status') . ')'
   if status_of('engine') eq 'none';

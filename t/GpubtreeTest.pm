@@ -20,7 +20,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Exporter 'import';
 
-our @EXPORT = qw(gpubtree_node wait_service is_output service_stat node_vs_plan);
+our @EXPORT =
+  qw(gpubtree_node wait_service is_output service_stat node_vs_plan create_check_same);
 
 # gpubtree_node(NAME, init params...): a new node, initialized (not
 # started), with gpubtree's settings appended.  Cluster.pm's own settings
@@ -103,6 +104,27 @@ sub is_output
 		  . "  got:      %s\n  expected: %s",
 		  scalar @g, scalar @e, $i + 1, $g[$i] // '(none)', $e[$i] // '(none)'));
 	return 0;
+}
+
+# create_check_same(NODE): check_same(what, through_node, ordinary) in
+# NODE's postgres database, for pgbench scripts: it raises "wrong answer"
+# when an answer through the node differs from the ordinary plan's (pgbench
+# then ends that client, which the tests count as a failure).
+sub create_check_same
+{
+	my ($node) = @_;
+	$node->safe_psql(
+		'postgres', q{
+CREATE FUNCTION check_same(what text, through_node text, ordinary text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF through_node IS DISTINCT FROM ordinary THEN
+		RAISE EXCEPTION 'wrong answer: % through the node %, ordinary plan %',
+			what, through_node, ordinary;
+	END IF;
+END $$;
+});
+	return;
 }
 
 1;
