@@ -786,7 +786,8 @@ answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
 		agg = &req->body.agg;
 		if (agg->nfilters > 0 || agg->grouped || agg->group_col >= 0)
 			continue;
-		if (gbt_agg_refused(t, &sm))
+		/* nobody waits for an abandoned one (finish() frees its slot) */
+		if (gbt_request_abandoned(t) || gbt_agg_refused(t, &sm))
 		{
 			done[i] = true;
 			continue;
