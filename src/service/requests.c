@@ -762,8 +762,6 @@ answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
 {
 	GbtTreePass *passes = palloc(sizeof(GbtTreePass) * Max(ntaken, 1));
 	GbtEntries *lists = palloc(sizeof(GbtEntries) * Max(ntaken, 1));
-	GbtTreePass **order = palloc(sizeof(GbtTreePass *) * Max(ntaken, 1));
-	int		   *lane_of = palloc(sizeof(int) * Max(ntaken, 1));
 	Lane		lanes[GBT_THREADS_MAX];
 	instr_time	t0,
 				t1;
@@ -804,52 +802,36 @@ answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
 						   agg->unsure_cap, agg->rows ? gbt_agg_reply_verdicts(req) : NULL);
 		t->pass = &passes[i];
 
-		/* its device's lane (devices past GBT_THREADS_MAX share) */
+		/* its device's lane, in the order taken (devices past the max share) */
 		for (l = 0; l < nlanes && lanes[l].device != sm->device % GBT_THREADS_MAX; l++)
 			;
 		if (l == nlanes)
 		{
 			lanes[l].device = sm->device % GBT_THREADS_MAX;
 			lanes[l].npasses = 0;
+			lanes[l].passes = palloc(sizeof(GbtTreePass *) * ntaken);
 			nlanes++;
 		}
-		lanes[l].npasses++;
-		lane_of[npasses] = l;
-		order[npasses++] = t->pass;
+		lanes[l].passes[lanes[l].npasses++] = t->pass;
+		npasses++;
 	}
 
-	/* Each lane's passes in a run of order[], in the order taken. */
-	if (npasses > 0)
+	INSTR_TIME_SET_CURRENT(t0);
+	gbt_run_pieces(lane_run, lanes, sizeof(Lane), nlanes);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	if (nlanes > 1)
 	{
-		GbtTreePass **runs = palloc(sizeof(GbtTreePass *) * npasses);
-		int			at = 0;
-
-		for (l = 0; l < nlanes; l++)
-		{
-			lanes[l].passes = runs + at;
-			at += lanes[l].npasses;
-			lanes[l].npasses = 0;
-		}
-		for (i = 0; i < npasses; i++)
-		{
-			Lane	   *lane = &lanes[lane_of[i]];
-
-			lane->passes[lane->npasses++] = order[i];
-		}
-		INSTR_TIME_SET_CURRENT(t0);
-		gbt_run_pieces(lane_run, lanes, sizeof(Lane), nlanes);
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
-		pfree(runs);
-		if (nlanes > 1)
-		{
-			lane_rounds++;
-			lane_passes += npasses;
-			lane_max = Max(lane_max, nlanes);
-			lane_wall_ms += INSTR_TIME_GET_MILLISEC(t1);
-			for (i = 0; i < npasses; i++)
-				lane_pass_ms += order[i]->sort_ms + order[i]->tree_ms;
-		}
+		lane_rounds++;
+		lane_passes += npasses;
+		lane_max = Max(lane_max, nlanes);
+		lane_wall_ms += INSTR_TIME_GET_MILLISEC(t1);
+	}
+	for (l = 0; l < nlanes; l++)
+	{
+		for (i = 0; nlanes > 1 && i < lanes[l].npasses; i++)
+			lane_pass_ms += lanes[l].passes[i]->sort_ms + lanes[l].passes[i]->tree_ms;
+		pfree(lanes[l].passes);
 	}
 
 	for (i = 0; i < ntaken; i++)
@@ -862,8 +844,6 @@ answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
 	}
 	pfree(passes);
 	pfree(lists);
-	pfree(order);
-	pfree(lane_of);
 }
 
 /*
