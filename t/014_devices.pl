@@ -169,16 +169,10 @@ for my $table (qw(b d))
 				"SET gpubtree.min_gpu_batch = 64; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $sample"),
 			qr/Answered by: GPU service/,
 			"lanes: $shape of $table is answered by the service");
-		append_to_file(
-			"$dir/${shape}_$table.sql", "\\set seed random(0, 99999)
-\\set nkeys random($lane_keys{$shape})
-BEGIN ISOLATION LEVEL REPEATABLE READ;
-$q \\gset x_
-SET LOCAL gpubtree.device = off;
-$q \\gset y_
-SELECT check_same('$shape $table', ':x_a', ':y_a');
-COMMIT;
-");
+		append_to_file("$dir/${shape}_$table.sql",
+			same_answer_script("$shape $table",
+				"\\set seed random(0, 99999)\n\\set nkeys random($lane_keys{$shape})\n",
+				$q, ['a']));
 		push @scripts, "$dir/${shape}_$table.sql";
 	}
 }

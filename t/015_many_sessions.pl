@@ -103,19 +103,7 @@ my @shape_names = sort keys %shapes;
 for my $name (@shape_names)
 {
 	my ($sets, $cols, $q) = @{ $shapes{$name} };
-	my $through = join '/', map { ":a_$_" } @$cols;
-	my $ordinary = join '/', map { ":b_$_" } @$cols;
-	append_to_file(
-		"$dir/$name.sql", "$sets\\set pause random(0, 100)
-BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT 1;
-\\sleep :pause ms
-$q \\gset a_
-SET LOCAL gpubtree.device = off;
-$q \\gset b_
-SELECT check_same('$name', '$through', '$ordinary');
-COMMIT;
-");
+	append_to_file("$dir/$name.sql", same_answer_script($name, $sets, $q, $cols, 100));
 }
 append_to_file("$dir/update.sql", q{\set k random(0, 199999)
 \set v random(1, 1000000)

@@ -21,7 +21,8 @@ use Test::More;
 use Exporter 'import';
 
 our @EXPORT =
-  qw(gpubtree_node wait_service is_output service_stat node_vs_plan create_check_same);
+  qw(gpubtree_node wait_service is_output service_stat node_vs_plan create_check_same
+  same_answer_script);
 
 # gpubtree_node(NAME, init params...): a new node, initialized (not
 # started), with gpubtree's settings appended.  Cluster.pm's own settings
@@ -125,6 +126,25 @@ BEGIN
 END $$;
 });
 	return;
+}
+
+# same_answer_script(NAME, SETS, QUERY, COLUMNS, PAUSE_MS): a pgbench
+# script: SETS (\set lines), then in one REPEATABLE READ transaction (after
+# a random pause of up to PAUSE_MS, if given) QUERY through the node and
+# with gpubtree.device = off, each answer's COLUMNS (one value each)
+# compared by check_same() (create_check_same()).
+sub same_answer_script
+{
+	my ($name, $sets, $q, $cols, $pause_ms) = @_;
+	my $through = join '/', map { ":a_$_" } @$cols;
+	my $ordinary = join '/', map { ":b_$_" } @$cols;
+	my $pause = defined $pause_ms
+	  ? "\\set pause random(0, $pause_ms)\n" : '';
+	my $wait = defined $pause_ms ? "SELECT 1;\n\\sleep :pause ms\n" : '';
+	return "$sets$pause"
+	  . "BEGIN ISOLATION LEVEL REPEATABLE READ;\n$wait"
+	  . "$q \\gset a_\nSET LOCAL gpubtree.device = off;\n$q \\gset b_\n"
+	  . "SELECT check_same('$name', '$through', '$ordinary');\nCOMMIT;\n";
 }
 
 1;
