@@ -437,6 +437,32 @@ find_dirty_par(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version,
 	s->removed_version = version;
 }
 
+/*
+ * chunksums.h: the chunks of the positions whose removed bits changed
+ * marked as find_dirty_par() would mark them, without comparing the rest.
+ * The list covers every change after from; the sums' own comparison must
+ * be no older than that.
+ */
+void
+gbt_chunk_sums_note(gbt_chunk_sums *s, const uint8_t *removed, uint64_t from,
+					uint64_t to, const int64_t *changed, int64_t nchanged)
+{
+	int64_t		k;
+
+	if (s == NULL || !s->diffed || s->removed_version < from || s->removed_version > to)
+		return;
+	for (k = 0; k < nchanged; k++)
+	{
+		int64_t		i = changed[k] / GBT_CHUNK;
+
+		if (changed[k] >= 0 && changed[k] < s->n && s->dirty[0][i] == 0 &&
+			chunk_differs(s, removed, i))
+			mark_dirty(s, i);
+	}
+	s->removed_null = removed == NULL;
+	s->removed_version = to;
+}
+
 /* Mark the chunks whose removed bits changed since they were made. */
 static void
 find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)

@@ -116,6 +116,18 @@ extern int	gbt_chunk_sums_each(gbt_chunk_sums *s, const gbt_agg_input *in,
 								int64_t unsure_cap, char *err, size_t errlen);
 
 /*
+ * The removed bitmap (of version to) changed from version from at the
+ * positions changed[] (each that changed at least once; more do no
+ * harm): their chunks marked dirty, so that the next call of that version
+ * does not compare the whole bitmap (8 MB at 2^26 entries, every round
+ * while writers change it) to find them.  Ignored when the sums last
+ * compared the bitmap before from (or never): the next call compares.
+ */
+extern void gbt_chunk_sums_note(gbt_chunk_sums *s, const uint8_t *removed,
+								uint64_t from, uint64_t to, const int64_t *changed,
+								int64_t nchanged);
+
+/*
  * Off the query path: up to max_chunks dirty chunks made again from in
  * (in->removed of removed_version).  Returns 1 when dirty chunks are left.
  */

@@ -396,6 +396,15 @@ typedef struct gbt_engine_ops
 	int			(*tidy_all) (gbt_engine *e, const uint8_t *removed,
 							 uint64_t removed_version, gbt_piece_runner run,
 							 int npieces);
+
+	/*
+	 * removed[] (of version to) changed since version from at changed[]
+	 * (every position whose bit changed, maybe more): the engine's chunk
+	 * sums mark those chunks dirty rather than compare the whole bitmap at
+	 * the next call (gbt_chunk_sums_note()).
+	 */
+	void		(*note_removed) (gbt_engine *e, const uint8_t *removed, uint64_t from,
+								 uint64_t to, const int64_t *changed, int64_t nchanged);
 } gbt_engine_ops;
 
 /* For the implementations: "what: why" into err (may be NULL); returns 1. */

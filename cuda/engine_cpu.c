@@ -256,6 +256,13 @@ cpu_tidy_all(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 	return gbt_chunk_sums_tidy_all(e->sums, &in, removed_version, run, npieces);
 }
 
+static void
+cpu_note_removed(gbt_engine *e, const uint8_t *removed, uint64_t from, uint64_t to,
+				 const int64_t *changed, int64_t nchanged)
+{
+	gbt_chunk_sums_note(e->sums, removed, from, to, changed, nchanged);
+}
+
 static size_t
 cpu_bytes(const gbt_engine *e)
 {
@@ -305,7 +312,8 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_scratch_bytes,
 	cpu_trim,
 	cpu_device,
-	cpu_tidy_all
+	cpu_tidy_all,
+	cpu_note_removed
 };
 
 const gbt_engine_ops *

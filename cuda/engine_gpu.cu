@@ -96,6 +96,9 @@ drop_agg(gbt_engine *g)
 
 	cudaFree(g->d_blocks);
 	cudaFree(g->d_removed);
+	cudaFree(g->d_patch);
+	g->d_patch = NULL;
+	g->patch_cap = 0;
 	for (c = 0; c < GBT_MAX_COLS; c++)
 	{
 		cudaFree(g->d_cols[c]);
@@ -678,6 +681,83 @@ gpu_tidy_all(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 	return gbt_chunk_sums_tidy_all(g->sums, &hin, removed_version, run, npieces);
 }
 
+/* bits[at[i]] = val[i]: the bytes of a bitmap that changed. */
+__global__ static void
+k_patch(uint8_t *bits, const int64_t *at, const uint8_t *val, int n)
+{
+	int			i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		bits[at[i]] = val[i];
+}
+
+/*
+ * The device's copy of removed[] made current by sending the bytes of the
+ * positions that changed (a few hundred a round beside writers) rather than
+ * the whole bitmap (8 MB at 2^26 entries) at the next aggregate; 0 or 1.
+ */
+static int
+patch_removed(gbt_engine *g, const uint8_t *removed, const int64_t *changed,
+			  int64_t nchanged)
+{
+	size_t		need = (sizeof(int64_t) + 1) * (size_t) nchanged;
+	int64_t    *at;
+	uint8_t    *val;
+	int64_t		i;
+	int			ok;
+
+	if (nchanged == 0)
+		return 0;
+	if (nchanged > INT32_MAX || use_device(g->device, NULL, 0) != 0)
+		return 1;
+	if (need > g->patch_cap)
+	{
+		cudaFree(g->d_patch);
+		g->patch_cap = 0;
+		if (cudaMalloc(&g->d_patch, need) != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			g->d_patch = NULL;
+			return 1;
+		}
+		g->patch_cap = need;
+	}
+	at = (int64_t *) malloc(need);
+	if (at == NULL)
+		return 1;
+	val = (uint8_t *) (at + nchanged);
+	for (i = 0; i < nchanged; i++)
+	{
+		at[i] = changed[i] >> 3;
+		val[i] = removed[at[i]];
+	}
+	ok = cudaMemcpy(g->d_patch, at, need, cudaMemcpyHostToDevice) == cudaSuccess;
+	free(at);
+	if (ok)
+	{
+		k_patch<<<(int) ((nchanged + 255) / 256), 256>>>(g->d_removed,
+														 (const int64_t *) g->d_patch,
+														 (const uint8_t *) g->d_patch +
+														 sizeof(int64_t) * nchanged,
+														 (int) nchanged);
+		/* done before any stream of the aggregates reads the bitmap */
+		ok = cudaGetLastError() == cudaSuccess && cudaStreamSynchronize(0) == cudaSuccess;
+	}
+	if (!ok)
+		(void) cudaGetLastError();
+	return ok ? 0 : 1;
+}
+
+static void
+gpu_note_removed(gbt_engine *g, const uint8_t *removed, uint64_t from, uint64_t to,
+				 const int64_t *changed, int64_t nchanged)
+{
+	gbt_chunk_sums_note(g->sums, removed, from, to, changed, nchanged);
+	if (g->d_removed != NULL && removed != NULL && g->removed_version >= from &&
+		g->removed_version <= to && patch_removed(g, removed, changed, nchanged) == 0)
+		g->removed_version = to;
+}
+
 static size_t
 gpu_bytes(const gbt_engine *g)
 {
@@ -739,7 +819,8 @@ static const gbt_engine_ops gpu_ops = {
 	gpu_scratch_bytes,
 	gpu_trim,
 	gpu_device,
-	gpu_tidy_all
+	gpu_tidy_all,
+	gpu_note_removed
 };
 
 extern "C" const gbt_engine_ops *

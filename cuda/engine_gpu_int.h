@@ -48,6 +48,8 @@ struct gbt_engine
 	uint32_t   *d_blocks;
 	uint8_t    *d_removed;		/* NULL: none removed */
 	uint64_t	removed_version;
+	void	   *d_patch;		/* changed bytes of removed[] and where */
+	size_t		patch_cap;
 	void	   *d_cols[GBT_MAX_COLS];
 	unsigned	narrow;			/* d_cols held in 4 bytes a value (engine.h) */
 	int64_t		base[GBT_MAX_COLS];

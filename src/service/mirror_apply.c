@@ -297,6 +297,7 @@ gbt_mirror_tidy_step(GbtMirror *m)
 
 	if (m->engine == NULL)
 		return false;
+	gbt_mirror_note_hidden(m);
 	INSTR_TIME_SET_CURRENT(start);
 	do
 	{

@@ -142,6 +142,7 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 		const GbtMirror *m = it->m;
 		gbt_agg_item *e = &eitems[i];
 
+		gbt_mirror_note_hidden(it->m);
 		e->e = m->engine;
 		e->removed = m->hidden;
 		e->removed_version = m->hidden_version;

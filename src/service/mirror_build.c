@@ -536,6 +536,7 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	 * Its chunk sums made now, in threads, not a budget a round afterwards:
 	 * the mirror answers at full speed from the moment it is published.
 	 */
+	gbt_mirror_note_hidden(m);
 	(void) ops->tidy_all(m->engine, m->hidden, m->hidden_version, gbt_run_pieces,
 						 gbt_threads_wanted());
 	return m;
@@ -571,6 +572,8 @@ gbt_mirror_free(GbtMirror *m)
 		pfree(m->removed);
 	if (m->hidden)
 		pfree(m->hidden);
+	if (m->hidden_changed)
+		pfree(m->hidden_changed);
 	gbt_stamps_free(&m->stamped);
 	gbt_stamps_free(&m->recent);
 	if (m->filter)

@@ -376,6 +376,7 @@ gbt_mirror_aggregate_grouped(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries, grouped by the engine. */
+	gbt_mirror_note_hidden(m);
 	if (m->ops->aggregate_grouped(m->engine, m->hidden, m->hidden_version,
 								  (const int64_t *) start, (const int64_t *) end, nranges,
 								  visible, nvisible, preds, g, (int64_t *) upos, room,

@@ -95,6 +95,18 @@ struct GbtMirror
 	int64		nremoved;
 	uint8	   *hidden;			/* removed, or stamped (below); NULL: none */
 	uint64		hidden_version; /* bumped when hidden[] changes */
+
+	/*
+	 * The positions whose hidden bit changed since version hidden_noted, up
+	 * to GBT_HIDDEN_CHANGES (past that, overflowed): what the engine is
+	 * told before it reads hidden[] (gbt_mirror_note_hidden()), so that its
+	 * chunk sums need not compare the whole bitmap each time writers change
+	 * a few bits.
+	 */
+	int64	   *hidden_changed;
+	int64		nhidden_changed;
+	bool		hidden_overflowed;
+	uint64		hidden_noted;
 	GbtRun		runs[GBT_RUNS];
 	const gbt_engine_ops *ops;
 	gbt_engine *engine;			/* NULL while the build has not succeeded */
@@ -257,6 +269,30 @@ gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *ti
 	return gbt_run_find_from(e, key, tid, &from);
 }
 
+/*
+ * Changes of hidden[] listed for the engine at most, between two calls of
+ * the engine (a round's log and a settling step stay far below it).
+ */
+#define GBT_HIDDEN_CHANGES 65536
+
+/* Base position i's hidden bit was just set or cleared. */
+static inline void
+gbt_hidden_changed(GbtMirror *m, int64 i)
+{
+	m->hidden_version++;
+	if (m->hidden_overflowed)
+		return;
+	if (m->nhidden_changed == GBT_HIDDEN_CHANGES)
+	{
+		m->hidden_overflowed = true;
+		return;
+	}
+	if (m->hidden_changed == NULL)
+		m->hidden_changed = MemoryContextAlloc(TopMemoryContext,
+											   sizeof(int64) * GBT_HIDDEN_CHANGES);
+	m->hidden_changed[m->nhidden_changed++] = i;
+}
+
 /* Base entry i is gone for every snapshot. */
 static inline void
 gbt_mirror_remove_entry(GbtMirror *m, int64 i)
@@ -264,7 +300,7 @@ gbt_mirror_remove_entry(GbtMirror *m, int64 i)
 	gbt_set_bit(&m->removed, m->base.n, i);
 	gbt_set_bit(&m->hidden, m->base.n, i);
 	m->nremoved++;
-	m->hidden_version++;
+	gbt_hidden_changed(m, i);
 }
 
 /*
@@ -360,5 +396,6 @@ gbt_base_block(const GbtMirror *m, int64 p)
 
 /* The engines' view of the tree's first n entries (its host arrays). */
 extern void gbt_mirror_agg_input(gbt_agg_input *in, const GbtMirror *m, int64 n);
+extern void gbt_mirror_note_hidden(GbtMirror *m);
 
 #endif							/* GPUBTREE_MIRROR_INT_H */

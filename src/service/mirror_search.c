@@ -300,6 +300,7 @@ gbt_tree_pass_run(void *pass)
 	p->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries. */
+	gbt_mirror_note_hidden(m);
 	if (p->verdicts != NULL)
 	{
 		GbtEntrySink sink = {&p->out, p->list, p->verdicts, p->list_cap, NULL};
@@ -394,6 +395,7 @@ gbt_mirror_aggregate_each(GbtMirror *m, const uint64 *lo, const uint64 *hi, int6
 	steps->positions_ms = INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 
 	/* The tree's plain entries, range by range. */
+	gbt_mirror_note_hidden(m);
 	if (m->ops->aggregate_each(m->engine, m->hidden, m->hidden_version,
 							   (const int64_t *) start, (const int64_t *) end, nranges,
 							   visible, nvisible, outs, (int64_t *) upos, room,
@@ -652,6 +654,7 @@ ranges_as_filters(GbtMirror *m, const uint64 *lo, const uint64 *hi, const int64 
 									 &progs[j * nf + f]);
 				set.filter[j * nf + f] = &progs[j * nf + f];
 			}
+		gbt_mirror_note_hidden(m);
 		if (m->ops->aggregate_filtered(m->engine, m->hidden, m->hidden_version,
 									   (const int64_t *) &start[r0],
 									   (const int64_t *) &end[r0], g, visible, nvisible,
@@ -740,6 +743,7 @@ gbt_mirror_aggregate_filtered(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 	{
 		int64		listed = 0;
 
+		gbt_mirror_note_hidden(m);
 		if (m->ops->aggregate_filtered(m->engine, m->hidden, m->hidden_version,
 									   (const int64_t *) (grouped ? &start[r] : start),
 									   (const int64_t *) (grouped ? &end[r] : end),

@@ -50,6 +50,8 @@ gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 	if (m->hidden != NULL)
 		b->base += m->base.n / 8 + 1;
 	b->stamps = (m->stamped.cap + m->recent.cap) * (sizeof(int64) + 2 * sizeof(TransactionId));
+	if (m->hidden_changed != NULL)
+		b->stamps += sizeof(int64) * GBT_HIDDEN_CHANGES;
 	b->delta = gbt_delta_n(m) * (per_entry + sizeof(uint64) + 2 * sizeof(TransactionId));
 	if (m->merge_run != 0)
 		b->delta += m->merge_into.e.cap * (per_entry + sizeof(uint64));
@@ -57,6 +59,25 @@ gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 		b->delta += (m->filter_mask + 1) / 8;
 	b->engine = m->ops->bytes(m->engine);
 	b->engine_host = m->ops->host_bytes(m->engine);
+}
+
+/*
+ * Before the engine reads hidden[]: the positions whose bits changed since
+ * it was last told, unless they overflowed the list (then the engine
+ * compares the whole bitmap, as it does when never told).  Touches no
+ * PostgreSQL state: a lane's thread may call it for its mirror.
+ */
+void
+gbt_mirror_note_hidden(GbtMirror *m)
+{
+	if (m->hidden_version == m->hidden_noted)
+		return;
+	if (m->engine != NULL && !m->hidden_overflowed)
+		m->ops->note_removed(m->engine, m->hidden, m->hidden_noted, m->hidden_version,
+							 m->hidden_changed, m->nhidden_changed);
+	m->nhidden_changed = 0;
+	m->hidden_overflowed = false;
+	m->hidden_noted = m->hidden_version;
 }
 
 /* Entries and the delta here, plus the engine's (host or device). */

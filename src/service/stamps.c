@@ -208,8 +208,10 @@ gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos, const TransactionId *xmi
 		m->recent.n = 0;
 	}
 	for (i = 0; i < n; i++)
+	{
 		gbt_set_bit(&m->hidden, m->base.n, pos[i]);
-	m->hidden_version++;
+		gbt_hidden_changed(m, pos[i]);
+	}
 }
 
 /*
@@ -229,8 +231,10 @@ gbt_stamps_compact(GbtMirror *m, GbtStampList *l, const bool *keep)
 		if (!keep[i])
 		{
 			if (!IS_REMOVED(m, p))
+			{
 				m->hidden[p >> 3] &= ~(1 << (p & 7));
-			m->hidden_version++;
+				gbt_hidden_changed(m, p);
+			}
 			continue;
 		}
 		l->pos[o] = p;

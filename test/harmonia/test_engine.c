@@ -491,6 +491,8 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 	uint64_t   *k = (uint64_t *) malloc((n + 1) * 8);
 	uint8_t    *removed = vt_bitmap(n, 0);
 	uint64_t	version = 0;
+	int64_t    *flipped = (int64_t *) malloc(sizeof(int64_t) * (n + 1));
+	int64_t		nflipped;
 	long		checks = 0;
 	int64_t		i;
 	int			round;
@@ -524,16 +526,21 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		/* rounds 3, 7 and 9 change nothing: the same version */
 		if (round != 3 && round != 7 && round != 9)
 			version++;
+		nflipped = 0;
 		if (round == 1)
 			for (i = 0; i < n; i++)
 				if (vt_below(10) == 0)
+				{
 					removed[i >> 3] ^= (uint8_t) (1 << (i & 7));
+					flipped[nflipped++] = i;
+				}
 		if (round == 2 || round == 6)
 			for (i = 1 + vt_below(5); i > 0; i--)
 			{
 				int64_t		p = vt_below(n);
 
 				removed[p >> 3] ^= (uint8_t) (1 << (p & 7));
+				flipped[nflipped++] = p;
 			}
 		if (round == 4 || round == 8)
 			for (i = 0; i < n; i += GBT_CHUNK)
@@ -541,11 +548,38 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 				int64_t		p = i + vt_below(n - i < GBT_CHUNK ? n - i : GBT_CHUNK);
 
 				removed[p >> 3] ^= (uint8_t) (1 << (p & 7));
+				flipped[nflipped++] = p;
 			}
 		if (round == 10)
+		{
+			uint8_t    *before = (uint8_t *) malloc(n / 8 + 1);
+
+			memcpy(before, removed, n / 8 + 1);
 			te_remove_extremes(&d.in, removed);
+			for (i = 0; i < n; i++)
+				if (((before[i >> 3] ^ removed[i >> 3]) >> (i & 7)) & 1)
+					flipped[nflipped++] = i;
+			free(before);
+		}
 		d.removed = round == 0 || round == 5 ? NULL : removed;
 		d.in.removed = d.removed;
+
+		/*
+		 * Every other round the sums, and the engines, are told the flipped
+		 * positions (as the service tells them between rounds) instead of
+		 * comparing the bitmap; in round 6 with a version range that the
+		 * sums' last comparison is not in, which they must ignore.  Round 5
+		 * (no bitmap) lists nothing, as the bits of round 4 stay set.
+		 */
+		if (round % 2 == 0 && round > 0 && d.removed != NULL)
+		{
+			uint64_t	from = round == 6 ? version + 1 : version - 1;
+
+			gbt_chunk_sums_note(sums, d.removed, from, version, flipped, nflipped);
+			ops->note_removed(e, d.removed, from, version, flipped, nflipped);
+			if (t != NULL)
+				twin->note_removed(t, d.removed, from, version, flipped, nflipped);
+		}
 
 		memset(&q, 0, sizeof(q));
 		vt_ranges(&q, n, round % 2 ? VT_R_FEW : VT_R_FULL, 6);
@@ -654,6 +688,7 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 	d.removed = NULL;
 	vt_free(&d);
 	free(removed);
+	free(flipped);
 	free(k);
 	return checks;
 }
