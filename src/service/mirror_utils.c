@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "mirror_int.h"
+#include "runsums.h"
 
 const GbtColumns *
 gbt_mirror_columns(const GbtMirror *m)
@@ -53,6 +54,8 @@ gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b)
 	if (m->hidden_changed != NULL)
 		b->stamps += sizeof(int64) * GBT_HIDDEN_CHANGES;
 	b->delta = gbt_delta_n(m) * (per_entry + sizeof(uint64) + 2 * sizeof(TransactionId));
+	for (c = 0; c < GBT_RUNS; c++)
+		b->delta += gbt_run_sums_bytes(&m->runs[c]);
 	if (m->merge_run != 0)
 		b->delta += m->merge_into.e.cap * (per_entry + sizeof(uint64));
 	if (m->filter != NULL)

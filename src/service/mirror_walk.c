@@ -147,7 +147,7 @@ run_cost(const GbtWalk *w, const GbtRun *run, int64 from, int64 to)
 		int			left = 0;
 		int			k;
 
-		if (gbt_run_sum(run, b, w->log_bound, &walk) == NULL)
+		if (!gbt_run_sum(run, b, w->log_bound, &walk, NULL))
 			continue;
 		for (k = 0; k < MASK_WORDS; k++)
 			left += pg_popcount64(walk[k]);
@@ -447,19 +447,19 @@ walk_run(WalkPiece *p, const GbtWalkChunk *ch)
 
 	for (i = p->at; i < ch->to; i++)
 	{
-		const gbt_agg_result *sum;
+		gbt_agg_result sum;
 		const uint64 *walk;
 		int			k;
 
 		if (sums && i % GBT_SUM_BLOCK == 0 && i + GBT_SUM_BLOCK <= ch->to &&
-			(sum = gbt_run_sum(run, i / GBT_SUM_BLOCK, w->log_bound, &walk)) != NULL)
+			gbt_run_sum(run, i / GBT_SUM_BLOCK, w->log_bound, &walk, &sum))
 		{
 			if (!p->here && p->cap - p->npending < GBT_SUM_BLOCK)
 			{
 				p->at = i;
 				return false;
 			}
-			w->ops->take_sum(w, p->state, ch->target, sum);
+			w->ops->take_sum(w, p->state, ch->target, &sum);
 			for (k = 0; k < MASK_WORDS; k++)
 			{
 				uint64		bits = walk[k];

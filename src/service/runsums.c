@@ -21,14 +21,21 @@
 
 #define MASK_WORDS ((GBT_SUM_BLOCK + 63) / 64)
 
+/*
+ * The aggregate of block b's other entries is count[b] and cols[b * ncols
+ * ...]: the run's columns only (a gbt_agg_result has room for
+ * GBT_MAX_COLS, four times a one-column run's), as blocks are small.
+ */
 struct GbtRunSums
 {
 	int64		nblocks;		/* full blocks of the run */
-	bool	   *valid;			/* sum[b] and walk[b] hold for block b */
+	int			ncols;
+	bool	   *valid;			/* the sum and walk[b] hold for block b */
 	uint64	   *maxpos;			/* the latest log position summed in b */
 	int32	   *nwalk;			/* entries of block b left to decide */
 	uint64	   *walk;			/* MASK_WORDS per block: those entries */
-	gbt_agg_result *sum;		/* the aggregate of b's other entries */
+	int64	   *count;
+	gbt_agg_col *cols;
 };
 
 void
@@ -40,9 +47,41 @@ gbt_run_sums_free(GbtRun *run)
 	pfree(run->sums->maxpos);
 	pfree(run->sums->nwalk);
 	pfree(run->sums->walk);
-	pfree(run->sums->sum);
+	pfree(run->sums->count);
+	pfree(run->sums->cols);
 	pfree(run->sums);
 	run->sums = NULL;
+}
+
+Size
+gbt_run_sums_bytes(const GbtRun *run)
+{
+	const GbtRunSums *s = run->sums;
+
+	if (s == NULL)
+		return 0;
+	return s->nblocks * (sizeof(bool) + sizeof(uint64) + sizeof(int32) +
+						 sizeof(uint64) * MASK_WORDS + sizeof(int64) +
+						 sizeof(gbt_agg_col) * s->ncols);
+}
+
+/*
+ * Block b's sum into r (its columns past the run's left as they are: no
+ * one reads them), or r's into block b.
+ */
+static void
+sum_get(const GbtRunSums *s, int64 b, gbt_agg_result *r)
+{
+	r->count = s->count[b];
+	r->nunsure = 0;
+	memcpy(r->col, &s->cols[b * s->ncols], sizeof(gbt_agg_col) * s->ncols);
+}
+
+static void
+sum_put(GbtRunSums *s, int64 b, const gbt_agg_result *r)
+{
+	s->count[b] = r->count;
+	memcpy(&s->cols[b * s->ncols], r->col, sizeof(gbt_agg_col) * s->ncols);
 }
 
 static inline bool
@@ -64,6 +103,7 @@ gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i)
 	int64		j = i % GBT_SUM_BLOCK;
 	uint64	   *walk;
 	int64		vals[GBT_MAX_COLS];
+	gbt_agg_result sum;
 	int			c;
 
 	if (s == NULL || b >= s->nblocks || !s->valid[b])
@@ -73,8 +113,10 @@ gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i)
 		return;
 	for (c = 0; c < run->e.ncols; c++)
 		vals[c] = run->e.vals[c][i];
-	if (gbt_agg_remove_entry(&s->sum[b], &m->columns, vals, run->e.nulls[i]))
+	sum_get(s, b, &sum);
+	if (gbt_agg_remove_entry(&sum, &m->columns, vals, run->e.nulls[i]))
 	{
+		sum_put(s, b, &sum);
 		*walk |= UINT64CONST(1) << (j % 64);
 		s->nwalk[b]++;
 	}
@@ -95,6 +137,7 @@ gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block, int64 nplain)
 	int64		from = block * GBT_SUM_BLOCK;
 	uint64	   *walk;
 	int64		vals[GBT_MAX_COLS];
+	gbt_agg_result sum;
 	uint64		maxpos = 0;
 	int64		i;
 	int			c;
@@ -111,11 +154,14 @@ gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block, int64 nplain)
 		}
 		s = palloc(sizeof(GbtRunSums));
 		s->nblocks = n;
+		s->ncols = m->columns.ncols;
 		s->valid = palloc_extended(sizeof(bool) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		s->maxpos = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
 		s->nwalk = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
 		s->walk = palloc_extended(sizeof(uint64) * MASK_WORDS * n, MCXT_ALLOC_HUGE);
-		s->sum = palloc_extended(sizeof(gbt_agg_result) * n, MCXT_ALLOC_HUGE);
+		s->count = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+		s->cols = palloc_extended(sizeof(gbt_agg_col) * Max(s->ncols, 1) * n,
+								  MCXT_ALLOC_HUGE);
 		MemoryContextSwitchTo(old);
 		run->sums = s;
 	}
@@ -125,7 +171,7 @@ gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block, int64 nplain)
 	walk = &s->walk[block * MASK_WORDS];
 	memset(walk, 0, sizeof(uint64) * MASK_WORDS);
 	s->nwalk[block] = 0;
-	gbt_agg_init(&s->sum[block]);
+	gbt_agg_init(&sum);
 	for (i = from; i < from + GBT_SUM_BLOCK; i++)
 	{
 		if (!is_plain(run, i))
@@ -136,29 +182,34 @@ gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block, int64 nplain)
 		}
 		for (c = 0; c < run->e.ncols; c++)
 			vals[c] = run->e.vals[c][i];
-		gbt_agg_add_entry(&s->sum[block], &m->columns, vals, run->e.nulls[i]);
+		gbt_agg_add_entry(&sum, &m->columns, vals, run->e.nulls[i]);
 		maxpos = Max(maxpos, run->pos[i]);
 	}
+	sum_put(s, block, &sum);
 	s->maxpos[block] = maxpos;
 	s->valid[block] = true;
 	return GBT_SUM_BLOCK;
 }
 
 /*
- * The sum of block of run, if made and its entries were logged before
- * log_bound, with in *walk the mask of the block's entries to decide one by
- * one (MASK_WORDS words); else NULL (decide them all).
+ * Whether block of run has a sum, made and its entries logged before
+ * log_bound: then the sum into *sum (unless NULL), and in *walk the mask of
+ * the block's entries to decide one by one (MASK_WORDS words); else false
+ * (decide them all).
  */
-const gbt_agg_result *
-gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound, const uint64 **walk)
+bool
+gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound, const uint64 **walk,
+			gbt_agg_result *sum)
 {
 	const GbtRunSums *s = run->sums;
 
 	if (s == NULL || block >= s->nblocks || !s->valid[block] ||
 		s->maxpos[block] >= log_bound)
-		return NULL;
+		return false;
 	*walk = &s->walk[block * MASK_WORDS];
-	return &s->sum[block];
+	if (sum != NULL)
+		sum_get(s, block, sum);
+	return true;
 }
 
 /*

@@ -16,14 +16,21 @@
  * arrays change.
  */
 #ifndef GBT_SUM_BLOCK
-#define GBT_SUM_BLOCK 1024
+/*
+ * A range's two partial blocks of each run are decided entry by entry:
+ * 1024 made that ~2,000 entries an aggregate beside writers (half the
+ * service's time); a block's sum costs its run's columns, a byte or two a
+ * delta entry at 128.
+ */
+#define GBT_SUM_BLOCK 128
 #endif
 
 extern void gbt_run_sums_free(GbtRun *run);
 extern void gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i);
 extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block,
 							   int64 nplain);
-extern const gbt_agg_result *gbt_run_sum(const GbtRun *run, int64 block,
-										 uint64 log_bound, const uint64 **walk);
+extern bool gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound,
+						const uint64 **walk, gbt_agg_result *sum);
+extern Size gbt_run_sums_bytes(const GbtRun *run);
 
 #endif							/* GPUBTREE_RUNSUMS_H */
