@@ -31,7 +31,9 @@
 # such as differential/run.sh); the install always runs.
 # GBT_PG_VERSIONS="16 18" adds test/pg_version.sh for each: the same suites
 # on PostgreSQL 16 and 18 (parts pg16, pg18).
-# The GPU machine uses it to fit a call's time limit (test/gpu/run.sh suite).
+# The GPU machine uses it to fit a call's time limit (test/gpu/run.sh suite);
+# GBT_REGRESS="TEST..." runs only those pg_regress tests (a suite that no
+# longer fits one call, split across calls).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -165,7 +167,9 @@ if ! wanted pg_regress; then
 	:
 elif cluster_init "$DIR" $PORT && cluster_start "$DIR"; then
 	# (ISOLATION= leaves the isolation specs to isolation/run.sh)
-	(cluster_env "$DIR" $PORT; make -s installcheck ISOLATION=) 2>&1 | tee "$DIR/regress.log"
+	only=()
+	[ -n "${GBT_REGRESS:-}" ] && only=(REGRESS="$GBT_REGRESS")
+	(cluster_env "$DIR" $PORT; make -s installcheck ISOLATION= "${only[@]}") 2>&1 | tee "$DIR/regress.log"
 	summary=$(grep -E 'tests? (passed|failed)|failed \(ignored\)' "$DIR/regress.log" | tail -1)
 	total=$(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ' "$DIR/regress.log")
 	# (PostgreSQL 15's pg_regress says "test NAME ... FAILED", 16's "not ok N - NAME")
