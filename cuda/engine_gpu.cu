@@ -774,7 +774,7 @@ static size_t
 gpu_scratch_bytes(const gbt_engine *g)
 {
 	/* d_keys, d_pos, h_keys and h_pos: 2 * cap 8-byte slots each */
-	return (size_t) g->cap * 2 * 8 * 4 + g->ws_cap +
+	return (size_t) g->cap * 2 * 8 * 4 + g->ws_cap + g->patch_cap +
 		(g->vagg != NULL ? gbt_vagg_gpu_ctx_bytes(g->vagg) : 0);
 }
 
@@ -787,6 +787,9 @@ gpu_trim(gbt_engine *g)
 	cudaFree(g->d_ws);
 	g->d_ws = NULL;
 	g->ws_cap = 0;
+	cudaFree(g->d_patch);
+	g->d_patch = NULL;
+	g->patch_cap = 0;
 	if (g->vagg != NULL)
 	{
 		/* a fresh context allocates its buffers at its first call */
