@@ -180,23 +180,30 @@ reserve(gbt_engine *g, int64_t n, const char *what, char *err, size_t errlen)
 	return 0;
 }
 
+/* A kept device buffer *buf of *cap bytes grown to size; NULL when out of memory. */
+static void *
+grown(void **buf, size_t *cap, size_t size)
+{
+	if (size > *cap)
+	{
+		cudaFree(*buf);
+		*cap = 0;
+		if (cudaMalloc(buf, size) != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			*buf = NULL;
+			return NULL;
+		}
+		*cap = size;
+	}
+	return *buf;
+}
+
 /* Room for size bytes of CUB scratch; NULL when out of device memory. */
 static void *
 workspace(gbt_engine *g, size_t size)
 {
-	if (size > g->ws_cap)
-	{
-		cudaFree(g->d_ws);
-		g->ws_cap = 0;
-		if (cudaMalloc(&g->d_ws, size) != cudaSuccess)
-		{
-			(void) cudaGetLastError();
-			g->d_ws = NULL;
-			return NULL;
-		}
-		g->ws_cap = size;
-	}
-	return g->d_ws;
+	return grown(&g->d_ws, &g->ws_cap, size);
 }
 
 __global__ static void
@@ -708,20 +715,9 @@ patch_removed(gbt_engine *g, const uint8_t *removed, const int64_t *changed,
 
 	if (nchanged == 0)
 		return 0;
-	if (nchanged > INT32_MAX || use_device(g->device, NULL, 0) != 0)
+	if (nchanged > INT32_MAX || use_device(g->device, NULL, 0) != 0 ||
+		grown(&g->d_patch, &g->patch_cap, need) == NULL)
 		return 1;
-	if (need > g->patch_cap)
-	{
-		cudaFree(g->d_patch);
-		g->patch_cap = 0;
-		if (cudaMalloc(&g->d_patch, need) != cudaSuccess)
-		{
-			(void) cudaGetLastError();
-			g->d_patch = NULL;
-			return 1;
-		}
-		g->patch_cap = need;
-	}
 	at = (int64_t *) malloc(need);
 	if (at == NULL)
 		return 1;

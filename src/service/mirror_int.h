@@ -275,7 +275,11 @@ gbt_mirror_find_entry(const GbtEntries *e, uint64 key, const ItemPointerData *ti
  */
 #define GBT_HIDDEN_CHANGES 65536
 
-/* Base position i's hidden bit was just set or cleared. */
+/*
+ * Base position i's hidden bit was just set or cleared: listed for the
+ * engine.  Only gbt_hidden_set() and gbt_hidden_clear() call it: hidden[]
+ * changes through them alone, so no change escapes the list.
+ */
 static inline void
 gbt_hidden_changed(GbtMirror *m, int64 i)
 {
@@ -293,14 +297,29 @@ gbt_hidden_changed(GbtMirror *m, int64 i)
 	m->hidden_changed[m->nhidden_changed++] = i;
 }
 
+/* Base entry i hidden from the engine (removed, or stamped). */
+static inline void
+gbt_hidden_set(GbtMirror *m, int64 i)
+{
+	gbt_set_bit(&m->hidden, m->base.n, i);
+	gbt_hidden_changed(m, i);
+}
+
+/* Base entry i aggregated by the engine again (hidden[] exists). */
+static inline void
+gbt_hidden_clear(GbtMirror *m, int64 i)
+{
+	m->hidden[i >> 3] &= ~(1 << (i & 7));
+	gbt_hidden_changed(m, i);
+}
+
 /* Base entry i is gone for every snapshot. */
 static inline void
 gbt_mirror_remove_entry(GbtMirror *m, int64 i)
 {
 	gbt_set_bit(&m->removed, m->base.n, i);
-	gbt_set_bit(&m->hidden, m->base.n, i);
 	m->nremoved++;
-	gbt_hidden_changed(m, i);
+	gbt_hidden_set(m, i);
 }
 
 /*

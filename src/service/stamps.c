@@ -208,10 +208,7 @@ gbt_stamps_add(GbtMirror *m, int64 n, const int64 *pos, const TransactionId *xmi
 		m->recent.n = 0;
 	}
 	for (i = 0; i < n; i++)
-	{
-		gbt_set_bit(&m->hidden, m->base.n, pos[i]);
-		gbt_hidden_changed(m, pos[i]);
-	}
+		gbt_hidden_set(m, pos[i]);
 }
 
 /*
@@ -231,10 +228,7 @@ gbt_stamps_compact(GbtMirror *m, GbtStampList *l, const bool *keep)
 		if (!keep[i])
 		{
 			if (!IS_REMOVED(m, p))
-			{
-				m->hidden[p >> 3] &= ~(1 << (p & 7));
-				gbt_hidden_changed(m, p);
-			}
+				gbt_hidden_clear(m, p);
 			continue;
 		}
 		l->pos[o] = p;
