@@ -155,6 +155,10 @@ static double batch_positions_ms = 0;
 static double batch_tree_ms = 0;	/* the tree's plain entries */
 static double batch_walk_ms = 0;	/* unsure, stamped and delta entries */
 static double batch_reply_ms = 0;	/* combining, the replies written */
+static double batch_later_ms = 0;	/* of walk: entries decided after the threads */
+static int64 batch_stamped = 0;		/* entries in the ranges: stamped, delta, */
+static int64 batch_delta = 0;
+static int64 batch_later = 0;		/* ... and decided after the threads */
 
 void
 gbt_note_aggs(StringInfo buf)
@@ -166,8 +170,14 @@ gbt_note_aggs(StringInfo buf)
 						 batch_setup_ms / batch_rounds, batch_positions_ms / batch_rounds,
 						 batch_tree_ms / batch_rounds, batch_walk_ms / batch_rounds,
 						 batch_reply_ms / batch_rounds);
+	if (buf != NULL && batch_aggs > 0)
+		appendStringInfo(buf, " (of the walk, after the threads %.3f); entries an aggregate: stamped %.0f, delta %.0f, decided after the threads %.0f",
+						 batch_later_ms / batch_rounds, (double) batch_stamped / batch_aggs,
+						 (double) batch_delta / batch_aggs, (double) batch_later / batch_aggs);
 	batch_rounds = batch_aggs = batch_max = 0;
 	batch_setup_ms = batch_positions_ms = batch_tree_ms = batch_walk_ms = batch_reply_ms = 0;
+	batch_later_ms = 0;
+	batch_stamped = batch_delta = batch_later = 0;
 }
 
 /*
@@ -244,6 +254,13 @@ gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done)
 	batch_tree_ms += items[0].steps.tree_ms - items[0].steps.positions_ms;
 	batch_walk_ms += INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t1) -
 		items[0].steps.tree_ms;
+	for (i = 0; i < n; i++)
+	{
+		batch_later_ms += items[i].steps.later_ms;
+		batch_stamped += items[i].steps.nstamped;
+		batch_delta += items[i].steps.ndelta;
+		batch_later += items[i].steps.nlater;
+	}
 	INSTR_TIME_SUBTRACT(t2, t0);
 
 	for (i = 0; i < n; i++)

@@ -48,7 +48,8 @@ run_copy(GbtRun *dst, int64 o, const GbtRun *src, int64 i)
 
 /*
  * Merge b's entries and e's entries fresh[0..nfresh) (sorted, new, inserted
- * by xmin[] at pos[]) into a new run, which replaces *into.  b may be NULL.
+ * by xmin[] at pos[]) into a new run, summed (runsums.c) if large, which
+ * replaces *into.  b may be NULL.
  */
 static void
 run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
@@ -93,6 +94,9 @@ run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
 			ib++;
 	}
 	merged.e.n = o;
+	/* small runs cost little to walk, and merge every round */
+	if (merged.e.n > GBT_MERGE_STEP)
+		gbt_run_sums_fill(m, &merged, merged.e.n);
 	gbt_run_free(into);
 	*into = merged;
 }
@@ -139,7 +143,8 @@ run_cascade(GbtMirror *m)
 
 /*
  * The next step of the stepped merge under way, if any: at most
- * GBT_MERGE_STEP entries.  The merged run replaces the two at the end.
+ * GBT_MERGE_STEP entries, and the sums of the blocks they filled.  The
+ * merged run replaces the two at the end.
  * Returns whether a step is left.
  */
 bool
@@ -165,6 +170,7 @@ gbt_mirror_merge_step(GbtMirror *m)
 		else
 			run_copy(into, into->e.n++, b, m->merge_b++);
 	}
+	gbt_run_sums_fill(m, into, a->e.n + b->e.n);
 	if (m->merge_a < a->e.n || m->merge_b < b->e.n)
 		return true;
 	gbt_run_free(a);

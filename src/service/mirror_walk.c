@@ -50,6 +50,15 @@
 #define GBT_WALK_PENDING 65536
 #endif
 
+/*
+ * Cost a thread of a round's many small walks is worth at least (whole
+ * walks a piece): beside writers each 1 % range of 2^24 entries costs ~500
+ * (its delta's ends and masked entries), and 64 sessions' walks, ~25 us
+ * each, ran one after another in the service's thread at
+ * GBT_WALK_PIECE_MIN; a piece of a few thousand is worth a wake-up.
+ */
+#define GBT_WALK_MANY_PIECE_MIN Max(GBT_WALK_PIECE_MIN / 4, 1)
+
 StaticAssertDecl(GBT_WALK_CHUNK % GBT_SUM_BLOCK == 0,
 				 "chunks of a run cut between its summed blocks");
 
@@ -830,7 +839,7 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 	}
 
 	/* Runs of walks of about total / npieces each, whole walks. */
-	npieces = (int) Max(Min(gbt_threads_for(total, GBT_WALK_PIECE_MIN), n), 1);
+	npieces = (int) Max(Min(gbt_threads_for(total, GBT_WALK_MANY_PIECE_MIN), n), 1);
 	for (k = 0, i = 0; k < npieces; k++)
 	{
 		pieces[k].slots = slots;

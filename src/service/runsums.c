@@ -6,10 +6,14 @@
  * Most of the delta is plain once settled: every snapshot sees those
  * entries, and those of a block of GBT_SUM_BLOCK can be added as one
  * partial aggregate, the block's other entries decided one by one (a mask).
- * The settling pass, which walks the runs anyway, makes the sums; a
- * deletion stamped on a summed entry takes it back out of the sum (or
- * drops the block's sum), and a run whose arrays are rebuilt (merges,
- * VACUUM) loses them all until the next pass.
+ * A merge makes the sums of the run it writes, block by block as it fills
+ * them (a merged run replaces its two sources summed: beside writers the
+ * largest runs merge every few seconds, and each aggregate would otherwise
+ * decide a merged run's entries one by one until the next settling pass);
+ * the settling pass, which walks the runs anyway, makes them again where
+ * stamps settled.  A deletion stamped on a summed entry takes it back out
+ * of the sum (or drops the block's sum), and a run whose arrays VACUUM's
+ * sweep rebuilds loses them all until the next pass.
  */
 #include "postgres.h"
 
@@ -28,7 +32,9 @@
  */
 struct GbtRunSums
 {
-	int64		nblocks;		/* full blocks of the run */
+	int64		nblocks;		/* full blocks of the run (as merged: of
+								 * its final size) */
+	int64		filled;			/* blocks a merge summed, from the first */
 	int			ncols;
 	bool	   *valid;			/* the sum and walk[b] hold for block b */
 	uint64	   *maxpos;			/* the latest log position summed in b */
@@ -124,6 +130,61 @@ gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i)
 		s->valid[b] = false;
 }
 
+/* run's sums, made for nblocks blocks, none valid yet. */
+static GbtRunSums *
+sums_alloc(const GbtMirror *m, GbtRun *run, int64 nblocks)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	GbtRunSums *s = palloc(sizeof(GbtRunSums));
+
+	s->nblocks = nblocks;
+	s->filled = 0;
+	s->ncols = m->columns.ncols;
+	s->valid = palloc_extended(sizeof(bool) * nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	s->maxpos = palloc_extended(sizeof(uint64) * nblocks, MCXT_ALLOC_HUGE);
+	s->nwalk = palloc_extended(sizeof(int32) * nblocks, MCXT_ALLOC_HUGE);
+	s->walk = palloc_extended(sizeof(uint64) * MASK_WORDS * nblocks, MCXT_ALLOC_HUGE);
+	s->count = palloc_extended(sizeof(int64) * nblocks, MCXT_ALLOC_HUGE);
+	s->cols = palloc_extended(sizeof(gbt_agg_col) * Max(s->ncols, 1) * nblocks,
+							  MCXT_ALLOC_HUGE);
+	MemoryContextSwitchTo(old);
+	run->sums = s;
+	return s;
+}
+
+/* Block b's sum over its plain entries, the others marked to walk. */
+static void
+sum_block(const GbtMirror *m, GbtRun *run, GbtRunSums *s, int64 b)
+{
+	int64		from = b * GBT_SUM_BLOCK;
+	uint64	   *walk = &s->walk[b * MASK_WORDS];
+	int64		vals[GBT_MAX_COLS];
+	gbt_agg_result sum;
+	uint64		maxpos = 0;
+	int64		i;
+	int			c;
+
+	memset(walk, 0, sizeof(uint64) * MASK_WORDS);
+	s->nwalk[b] = 0;
+	gbt_agg_init(&sum);
+	for (i = from; i < from + GBT_SUM_BLOCK; i++)
+	{
+		if (!is_plain(run, i))
+		{
+			walk[(i - from) / 64] |= UINT64CONST(1) << ((i - from) % 64);
+			s->nwalk[b]++;
+			continue;
+		}
+		for (c = 0; c < run->e.ncols; c++)
+			vals[c] = run->e.vals[c][i];
+		gbt_agg_add_entry(&sum, &m->columns, vals, run->e.nulls[i]);
+		maxpos = Max(maxpos, run->pos[i]);
+	}
+	sum_put(s, b, &sum);
+	s->maxpos[b] = maxpos;
+	s->valid[b] = true;
+}
+
 /*
  * Make the sum of the given block of run over its plain entries, the others
  * marked to be decided one by one; nplain: how many are plain now (the
@@ -134,61 +195,37 @@ int64
 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block, int64 nplain)
 {
 	GbtRunSums *s = run->sums;
-	int64		from = block * GBT_SUM_BLOCK;
-	uint64	   *walk;
-	int64		vals[GBT_MAX_COLS];
-	gbt_agg_result sum;
-	uint64		maxpos = 0;
-	int64		i;
-	int			c;
 
 	if (s == NULL)
 	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-		int64		n = run->e.n / GBT_SUM_BLOCK;
-
-		if (n == 0)
-		{
-			MemoryContextSwitchTo(old);
+		if (run->e.n / GBT_SUM_BLOCK == 0)
 			return 0;
-		}
-		s = palloc(sizeof(GbtRunSums));
-		s->nblocks = n;
-		s->ncols = m->columns.ncols;
-		s->valid = palloc_extended(sizeof(bool) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		s->maxpos = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-		s->nwalk = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
-		s->walk = palloc_extended(sizeof(uint64) * MASK_WORDS * n, MCXT_ALLOC_HUGE);
-		s->count = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
-		s->cols = palloc_extended(sizeof(gbt_agg_col) * Max(s->ncols, 1) * n,
-								  MCXT_ALLOC_HUGE);
-		MemoryContextSwitchTo(old);
-		run->sums = s;
+		s = sums_alloc(m, run, run->e.n / GBT_SUM_BLOCK);
 	}
-	if (block >= s->nblocks ||
+	if (block >= s->nblocks || (block + 1) * GBT_SUM_BLOCK > run->e.n ||
 		(s->valid[block] && s->nwalk[block] == GBT_SUM_BLOCK - nplain))
 		return 0;
-	walk = &s->walk[block * MASK_WORDS];
-	memset(walk, 0, sizeof(uint64) * MASK_WORDS);
-	s->nwalk[block] = 0;
-	gbt_agg_init(&sum);
-	for (i = from; i < from + GBT_SUM_BLOCK; i++)
-	{
-		if (!is_plain(run, i))
-		{
-			walk[(i - from) / 64] |= UINT64CONST(1) << ((i - from) % 64);
-			s->nwalk[block]++;
-			continue;
-		}
-		for (c = 0; c < run->e.ncols; c++)
-			vals[c] = run->e.vals[c][i];
-		gbt_agg_add_entry(&sum, &m->columns, vals, run->e.nulls[i]);
-		maxpos = Max(maxpos, run->pos[i]);
-	}
-	sum_put(s, block, &sum);
-	s->maxpos[block] = maxpos;
-	s->valid[block] = true;
+	sum_block(m, run, s, block);
 	return GBT_SUM_BLOCK;
+}
+
+/*
+ * The sums of the blocks a merge filled in run (written in key order, to
+ * final entries) since it last asked: each full block once.
+ */
+void
+gbt_run_sums_fill(const GbtMirror *m, GbtRun *run, int64 final)
+{
+	GbtRunSums *s = run->sums;
+
+	if (s == NULL)
+	{
+		if (final / GBT_SUM_BLOCK == 0)
+			return;
+		s = sums_alloc(m, run, final / GBT_SUM_BLOCK);
+	}
+	for (; s->filled < s->nblocks && (s->filled + 1) * GBT_SUM_BLOCK <= run->e.n; s->filled++)
+		sum_block(m, run, s, s->filled);
 }
 
 /*

@@ -11,9 +11,9 @@
  * Aggregates of the entries of blocks of GBT_SUM_BLOCK delta
  * entries that every snapshot sees (plain: inserted before every snapshot,
  * not deleted), so that a range aggregate adds a block at a time and
- * decides only its other entries one by one.  Made by the settling pass;
- * a stamped entry leaves its block's sum, and a run's sums go when its
- * arrays change.
+ * decides only its other entries one by one.  Made by the merge that
+ * writes a run and again by the settling pass; a stamped entry leaves its
+ * block's sum, and a run's sums go when VACUUM's sweep rebuilds it.
  */
 #ifndef GBT_SUM_BLOCK
 /*
@@ -29,6 +29,7 @@ extern void gbt_run_sums_free(GbtRun *run);
 extern void gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i);
 extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block,
 							   int64 nplain);
+extern void gbt_run_sums_fill(const GbtMirror *m, GbtRun *run, int64 final);
 extern bool gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound,
 						const uint64 **walk, gbt_agg_result *sum);
 extern Size gbt_run_sums_bytes(const GbtRun *run);

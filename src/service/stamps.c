@@ -279,7 +279,7 @@ cmp_int64_pair(const void *a, const void *b)
 
 /*
  * Entry i of run r got a new xmax: if a stepped merge copied it already,
- * its copy gets it too.
+ * its copy gets it too, and leaves its block's sum there.
  */
 static void
 run_stamped(GbtMirror *m, int r, int64 i)
@@ -294,7 +294,10 @@ run_stamped(GbtMirror *m, int r, int64 i)
 	at = gbt_mirror_find_entry(&into->e, run->e.keys[i], &run->e.tids[i]);
 	Assert(at >= 0);
 	if (at >= 0)
+	{
 		into->xmax[at] = run->xmax[i];
+		gbt_run_sums_drop(m, into, at);
+	}
 }
 
 /* Log entries by (key, TID), then log order. */

@@ -7,6 +7,8 @@
 #   regress TEST...          pg_regress TEST... on the GPU engine
 #                            (gpubtree.engine = gpu), each statement over
 #                            1.5 s logged
+#   sql FILE                 psql -f FILE (a path in the tree, e.g. under
+#                            .gpu/) on a new database of a GPU-engine cluster
 #   clients VAR=VALUE...     test/bench/clients.sh (LOG2, default 24) with
 #                            the settings given (ONLY, CLIENTS, DURATION,
 #                            SERVICE_LOG, ...)
@@ -41,14 +43,18 @@ for t in ${TREES:-base new}; do
 	echo "=== $t built in $((SECONDS - start)) s"
 	cd "$d" || exit 1
 	. test/lib.sh
-	if [ "$part" = regress ]; then
+	if [ "$part" = regress ] || [ "$part" = sql ]; then
 		DIR=/tmp/ab/c-$t
 		rm -rf "$DIR"
 		GPUBTREE_ENGINE=gpu cluster_init "$DIR" 54500 || { echo "$t: initdb failed"; cd "$ROOT"; continue; }
 		echo "log_min_duration_statement = 1500" >>"$DIR/data/postgresql.conf"
 		cluster_start "$DIR" || { echo "$t: the cluster did not start"; cd "$ROOT"; continue; }
-		(cluster_env "$DIR" 54500; timeout "${TLIM:-150}" make -s installcheck ISOLATION= REGRESS="$*" 2>&1 |
-			grep -E "^test|FAIL|passed|failed")
+		if [ "$part" = regress ]; then
+			(cluster_env "$DIR" 54500; timeout "${TLIM:-150}" make -s installcheck ISOLATION= REGRESS="$*" 2>&1 |
+				grep -E "^test|FAIL|passed|failed")
+		else
+			(cluster_env "$DIR" 54500; createdb ab && timeout "${TLIM:-150}" psql -X -q -d ab -f "$ROOT/$1" 2>&1)
+		fi
 		grep -E "duration:|WARNING|FATAL" "$DIR/server.log" | cut -c1-300 | head -30
 		cp "$DIR/server.log" "$OUTD/$t-server.log"
 		cluster_stop "$DIR"
