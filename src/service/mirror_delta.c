@@ -11,6 +11,7 @@
 
 #include "mirror_int.h"
 #include "runsums.h"
+#include "snapview.h"
 
 /* A run with room for cap entries. */
 void
@@ -49,7 +50,8 @@ run_copy(GbtRun *dst, int64 o, const GbtRun *src, int64 i)
 /*
  * Merge b's entries and e's entries fresh[0..nfresh) (sorted, new, inserted
  * by xmin[] at pos[]) into a new run, summed (runsums.c) if large, which
- * replaces *into.  b may be NULL.
+ * replaces *into.  b may be NULL.  Entries no snapshot sees any more
+ * (settled dead) are left out: aggregates would walk them one by one.
  */
 static void
 run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
@@ -64,7 +66,7 @@ run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
 	int64		nb = b ? b->e.n : 0;
 
 	gbt_run_alloc(&merged, m->columns.ncols, a->e.n + nb + nfresh);
-	for (o = 0; ia < a->e.n || ib < nb || ie < nfresh; o++)
+	for (o = 0; ia < a->e.n || ib < nb || ie < nfresh;)
 	{
 		const GbtRun *src = NULL;
 		int64		i = 0;
@@ -84,14 +86,15 @@ run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
 			merged.xmin[o] = xmin ? xmin[fresh[ie]] : GBT_XMIN_UNKNOWN;
 			merged.xmax[o] = InvalidTransactionId;
 			gbt_copy_entry(&merged.e, o, e, fresh[ie++]);
-			merged.e.nulls[o] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+			merged.e.nulls[o++] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 			continue;
 		}
-		run_copy(&merged, o, src, i);
 		if (src == a)
 			ia++;
 		else
 			ib++;
+		if (src->xmin[i] != GBT_XMIN_DEAD)	/* no snapshot sees it: left out */
+			run_copy(&merged, o++, src, i);
 	}
 	merged.e.n = o;
 	/* small runs cost little to walk, and merge every round */
@@ -143,8 +146,8 @@ run_cascade(GbtMirror *m)
 
 /*
  * The next step of the stepped merge under way, if any: at most
- * GBT_MERGE_STEP entries, and the sums of the blocks they filled.  The
- * merged run replaces the two at the end.
+ * GBT_MERGE_STEP entries (those settled dead left out), and the sums of
+ * the blocks they filled.  The merged run replaces the two at the end.
  * Returns whether a step is left.
  */
 bool
@@ -159,16 +162,21 @@ gbt_mirror_merge_step(GbtMirror *m)
 		return false;
 	a = &m->runs[m->merge_run - 1];
 	b = &m->runs[m->merge_run];
-	stop = into->e.n + GBT_MERGE_STEP;
-	while ((m->merge_a < a->e.n || m->merge_b < b->e.n) && into->e.n < stop)
+	stop = m->merge_a + m->merge_b + GBT_MERGE_STEP;
+	while ((m->merge_a < a->e.n || m->merge_b < b->e.n) && m->merge_a + m->merge_b < stop)
 	{
+		const GbtRun *src = b;
+		int64		i;
+
 		if (m->merge_b >= b->e.n ||
 			(m->merge_a < a->e.n &&
 			 gbt_entry_cmp(a->e.keys[m->merge_a], &a->e.tids[m->merge_a],
 						   b->e.keys[m->merge_b], &b->e.tids[m->merge_b]) < 0))
-			run_copy(into, into->e.n++, a, m->merge_a++);
+			src = a, i = m->merge_a++;
 		else
-			run_copy(into, into->e.n++, b, m->merge_b++);
+			i = m->merge_b++;
+		if (src->xmin[i] != GBT_XMIN_DEAD)
+			run_copy(into, into->e.n++, src, i);
 	}
 	gbt_run_sums_fill(m, into, a->e.n + b->e.n);
 	if (m->merge_a < a->e.n || m->merge_b < b->e.n)

@@ -289,8 +289,9 @@ run_stamped(GbtMirror *m, int r, int64 i)
 	int64		at;
 
 	if (!gbt_run_merging(m, r) ||
-		i >= (r == m->merge_run ? m->merge_b : m->merge_a))
-		return;
+		i >= (r == m->merge_run ? m->merge_b : m->merge_a) ||
+		run->xmin[i] == GBT_XMIN_DEAD)
+		return;					/* not copied yet, or left out */
 	at = gbt_mirror_find_entry(&into->e, run->e.keys[i], &run->e.tids[i]);
 	Assert(at >= 0);
 	if (at >= 0)
