@@ -97,6 +97,7 @@ gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n
 		mirror_insert(m, &e, epos, exmin);
 	if (ndel > 0)
 		gbt_stamps_delete(m, del, ndel);
+	gbt_run_sums_check(m);
 	gbt_entries_free(&e);
 	pfree(epos);
 	pfree(exmin);

@@ -179,6 +179,7 @@ gbt_mirror_merge_step(GbtMirror *m)
 			run_copy(into, into->e.n++, src, i);
 	}
 	gbt_run_sums_fill(m, into, a->e.n + b->e.n);
+	gbt_run_sums_check(m);
 	if (m->merge_a < a->e.n || m->merge_b < b->e.n)
 		return true;
 	gbt_run_free(a);
@@ -188,6 +189,7 @@ gbt_mirror_merge_step(GbtMirror *m)
 	m->merge_run = 0;
 	memset(into, 0, sizeof(*into));
 	run_cascade(m);
+	gbt_run_sums_check(m);
 	return m->merge_run != 0;
 }
 

@@ -34,4 +34,11 @@ extern bool gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound,
 						const uint64 **walk, gbt_agg_result *sum);
 extern Size gbt_run_sums_bytes(const GbtRun *run);
 
+/* make GBT_SMALL_LAYOUT=1 checks the sums after each change (runsums.c) */
+#ifdef GBT_CHECK_RUN_SUMS
+extern void gbt_run_sums_check(const GbtMirror *m);
+#else
+#define gbt_run_sums_check(m) ((void) 0)
+#endif
+
 #endif							/* GPUBTREE_RUNSUMS_H */

@@ -554,10 +554,12 @@ gbt_mirror_settle(GbtMirror *m, TransactionId horizon, int64 budget)
 		if (i < run->e.n)
 		{
 			m->settle_next = i;
+			gbt_run_sums_check(m);
 			return false;
 		}
 	}
 	m->settling = false;
+	gbt_run_sums_check(m);
 	return true;
 }
 
