@@ -261,7 +261,7 @@ run(FunctionCallInfo fcinfo, const char *fname, GbtAggKind kind, FuncAgg *fa)
 	if (gpubtree_device_mode != GPUBTREE_DEVICE_OFF &&
 		gbt_keys_to_ranges(keys, 2, keytype, true, NULL, &lo, &hi, &nranges) &&
 		gbt_aggregate(heap, index, lo, hi, nranges, true, GetActiveSnapshot(), GBT_MAX_UNSURE,
-					  &answer, &why))
+					  kind != GBT_AGG_MIN && kind != GBT_AGG_MAX, &answer, &why))
 	{
 		fa->r = answer.r;
 		fa->by_service = true;

@@ -157,6 +157,22 @@ query_ranges(AggScanState *s, Relation index, uint64 **lo, uint64 **hi, bool *so
 }
 
 /* Each column as the plan expects it in the mirror (never otherwise). */
+/*
+ * Whether the node asks no min or max: then the service may leave the
+ * answer's wrong (it adds a range's ends in its delta by block sums less
+ * the entries outside them).
+ */
+static bool
+no_extremes(const AggScanState *s)
+{
+	ListCell   *lc;
+
+	foreach(lc, s->kinds)
+		if (lfirst_int(lc) == GBT_AGG_MIN || lfirst_int(lc) == GBT_AGG_MAX)
+			return false;
+	return true;
+}
+
 static bool
 columns_as_planned(AggScanState *s)
 {
@@ -404,6 +420,7 @@ answer_groups(AggScanState *s)
 	}
 	if (!build_preds(s, &slots.preds))
 		return false;
+	slots.no_extremes = no_extremes(s);
 	nf = slots.preds != NULL ? slots.preds->nfilters : 1;
 	index = index_open(s->indexoid, AccessShareLock);
 	heap = table_open(index->rd_index->indrelid, NoLock);
@@ -624,6 +641,7 @@ answer_by_service(AggScanState *s)
 				s->nranges = sort_points(lo, s->nranges);
 			slots.lo = lo;
 			slots.hi = sorted ? hi : lo;
+			slots.no_extremes = no_extremes(s);
 			slots.nranges = s->nranges;
 			ok = gbt_aggregate_slots(heap, index, &slots, estate->es_snapshot,
 									 (int64) Min(buys, (double) GBT_MAX_UNSURE),
@@ -631,7 +649,7 @@ answer_by_service(AggScanState *s)
 		}
 		else if (ok)
 			ok = gbt_aggregate(heap, index, lo, hi, s->nranges, sorted, estate->es_snapshot,
-							   (int64) Min(buys, (double) GBT_MAX_UNSURE),
+							   (int64) Min(buys, (double) GBT_MAX_UNSURE), no_extremes(s),
 							   &node->answer, &node->why);
 		if (ok)
 			s->nranges = node->answer.nkeys;	/* distinct, once the service sorted them */

@@ -476,7 +476,7 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 			 const uint64 *lo, const uint64 *hi, int64 nranges, bool sorted,
 			 const uint8 *visible, int64 nvisible, Snapshot snapshot,
 			 bool stamps, int ncols, int64 unsure_cap, bool rows, bool map, bool grouped,
-			 const gbt_pred_set *preds, int group_col, int64 group_cap)
+			 bool no_extremes, const gbt_pred_set *preds, int group_col, int64 group_cap)
 {
 	bool		points = lo == hi;	/* one key a range: sent once */
 	GbtRequest *req;
@@ -521,6 +521,7 @@ gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id, uint64 log_bound,
 	agg->unsorted = points && !sorted;
 	agg->map = map;
 	agg->grouped = grouped;
+	agg->no_extremes = no_extremes && !rows;
 	agg->where = preds != NULL && preds->where != NULL;
 	agg->nfilters = nfilters;
 	agg->nlist = preds != NULL ? preds->nlist : 0;

@@ -54,8 +54,8 @@ extern bool gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id,
 						 uint64 log_bound, const uint64 *lo, const uint64 *hi,
 						 int64 nranges, bool sorted, const uint8 *visible, int64 nvisible,
 						 Snapshot snapshot, bool stamps, int ncols, int64 unsure_cap,
-						 bool rows, bool map, bool grouped, const gbt_pred_set *preds,
-						 int group_col, int64 group_cap);
+						 bool rows, bool map, bool grouped, bool no_extremes,
+						 const gbt_pred_set *preds, int group_col, int64 group_cap);
 extern bool gbt_call_vouch(GbtCall *call, Relation index, const uint8 *visible,
 						   int64 nvisible);
 extern void gbt_call_end(GbtCall *call);

@@ -90,13 +90,15 @@ gbt_agg_add_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
 }
 
 /*
- * Take back an entry added to r, where that is exact and keeps min and max
- * right: int64 columns whose value is neither the minimum nor the maximum
- * (a float8 sum is not taken back).  Returns false, r unchanged, otherwise.
+ * Take back an entry added to r where that is exact: int64 columns (a
+ * float8 sum is not taken back), and with extremes, only values that are
+ * neither the minimum nor the maximum, so that min and max stay right;
+ * without, min and max are left as they were, no longer meaningful.
+ * Returns false, r unchanged, otherwise.
  */
-bool
-gbt_agg_remove_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
-					 uint8 nulls)
+static bool
+remove_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals, uint8 nulls,
+			 bool extremes)
 {
 	int			c;
 
@@ -105,7 +107,7 @@ gbt_agg_remove_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
 		if (cols->type[c] == GBT_COL_NONE || (nulls & (1 << c)))
 			continue;
 		if (cols->type[c] != GBT_COL_INT64 ||
-			vals[c] == r->col[c].min_i || vals[c] == r->col[c].max_i)
+			(extremes && (vals[c] == r->col[c].min_i || vals[c] == r->col[c].max_i)))
 			return false;
 	}
 	for (c = 0; c < cols->ncols; c++)
@@ -123,6 +125,20 @@ gbt_agg_remove_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
 	}
 	r->count--;
 	return true;
+}
+
+bool
+gbt_agg_remove_entry(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
+					 uint8 nulls)
+{
+	return remove_entry(r, cols, vals, nulls, true);
+}
+
+bool
+gbt_agg_remove_sums(GbtAggResult *r, const GbtColumns *cols, const int64 *vals,
+					uint8 nulls)
+{
+	return remove_entry(r, cols, vals, nulls, false);
 }
 
 void

@@ -300,6 +300,8 @@ typedef struct GbtAggRequest
 								 * (gbt_agg_reply_map()) */
 	bool		grouped;		/* and one aggregate a range, in
 								 * gbt_agg_reply_groups() */
+	bool		no_extremes;	/* no MIN or MAX asked: the reply's min and
+								 * max may be wrong */
 	bool		where;			/* a WHERE program (predicate.h) first */
 	int			nfilters;		/* then FILTER programs: 0, or one result
 								 * each (a range's each, grouped) */

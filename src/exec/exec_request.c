@@ -225,7 +225,7 @@ static bool
 ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			int64 nranges, bool sorted, Snapshot snapshot, int64 max_listed, bool rows,
 			bool map, int64 cap, GbtAggAnswer *answer, GbtCall *call, const char **why,
-			GbtAggSlots *slots)
+			GbtAggSlots *slots, bool no_extremes)
 {
 	Oid			keytype = gbt_mirror_key_type(index);
 	GbtReplyStatus status = GBT_REPLY_ERROR;
@@ -315,7 +315,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 		answered = gbt_call_agg(call, index, mirror_id, log_bound, lo, hi, nranges,
 								sorted, visible, nblocks, snapshot,
 								gbt_capture_current(heap, index), answer->columns.ncols,
-								cap, rows, map, slots != NULL && slots->grouped,
+								cap, rows, map, slots != NULL && slots->grouped, no_extremes,
 								slots != NULL ? slots->preds : NULL,
 								slots != NULL && slots->by_value ? slots->group_col : -1,
 								slots != NULL ? slots->group_cap : 0);
@@ -409,7 +409,7 @@ ask_service(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 bool
 gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 			  int64 nranges, bool sorted, Snapshot snapshot, int64 max_unsure,
-			  GbtAggAnswer *answer, const char **why)
+			  bool no_extremes, GbtAggAnswer *answer, const char **why)
 {
 	GbtCall		call;
 	GbtEntries	unsure;
@@ -418,7 +418,7 @@ gbt_aggregate(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!ask_service(heap, index, lo, hi, nranges, sorted, snapshot,
 					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
-					 NULL))
+					 NULL, no_extremes))
 		return false;
 	gbt_entries_unflatten(&unsure, call.req->body.agg.ncols, call.req->body.agg.unsure_cap,
 						  gbt_agg_reply_unsure(call.req));
@@ -479,7 +479,7 @@ gbt_aggregate_slots(Relation heap, Relation index, GbtAggSlots *slots,
 	INSTR_TIME_SET_CURRENT(t0);
 	if (!ask_service(heap, index, slots->lo, slots->hi, slots->nranges, true, snapshot,
 					 Min(max_unsure, GBT_MAX_UNSURE), false, false, 65536, answer, &call, why,
-					 slots))
+					 slots, slots->no_extremes))
 		return false;
 	if (slots->by_value)
 	{
@@ -635,7 +635,7 @@ lookup(Relation heap, Relation index, const uint64 *lo, const uint64 *hi,
 					 map != NULL,
 					 (int64) Min(Max(expected_rows, (double) nranges) + 1024,
 								 (double) GBT_MAX_LOOKUP_ROWS),
-					 answer, &call, why, NULL))
+					 answer, &call, why, NULL, false))
 		return false;
 	if (map != NULL && (answer->nkeys < 0 || answer->nkeys > nranges))
 	{

@@ -48,12 +48,14 @@ extern double gbt_agg_unsure_cost(void);
  * answer->nkeys: the ranges looked up.  Returns false, with the reason in
  * *why, when the service cannot answer exactly, or would need to check more
  * than max_unsure entries in the heap; the caller then computes the
- * aggregate another way.
+ * aggregate another way.  no_extremes: the caller reads no min or max of
+ * answer->r (they may be wrong then), which lets the service add a range's
+ * ends by sums.
  */
 extern bool gbt_aggregate(Relation heap, Relation index, const uint64 *lo,
 						  const uint64 *hi, int64 nranges, bool sorted,
-						  Snapshot snapshot, int64 max_unsure, GbtAggAnswer *answer,
-						  const char **why);
+						  Snapshot snapshot, int64 max_unsure, bool no_extremes,
+						  GbtAggAnswer *answer, const char **why);
 
 /*
  * The extent of the keys of the index's mirror now, dead entries' too: every
@@ -78,6 +80,8 @@ typedef struct GbtAggSlots
 	bool		grouped;
 	const gbt_pred_set *preds;	/* NULL: none (then one result a range) */
 	GbtAggResult *results;
+	bool		no_extremes;	/* no min or max of results read (as for
+								 * gbt_aggregate()) */
 	/*
 	 * Or, by_value (with preds), one group per value of mirror column
 	 * group_col (groupby.h): ngroups of them, ascending, the NULL one last,

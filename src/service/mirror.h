@@ -142,6 +142,7 @@ typedef struct GbtAggSteps
 	double		later_ms;		/* of walk_ms: after the threads */
 	int64		nstamped;		/* stamped entries in the ranges */
 	int64		ndelta;			/* delta entries in the ranges */
+	int64		nsingly;		/* of those, decided one by one (not by sums) */
 	int64		nlater;			/* entries the threads left undecided */
 	int			nthreads;		/* the walk's, at most */
 } GbtAggSteps;

@@ -101,6 +101,7 @@ typedef struct WalkPiece
 	WalkRef    *pending;		/* the undecided, for the calling thread */
 	int64		npending;
 	int64		cap;
+	int64		nsingly;		/* delta entries decided one by one */
 } WalkPiece;
 
 typedef union WalkSlot
@@ -429,6 +430,7 @@ walk_run_entry(WalkPiece *p, const GbtWalkChunk *ch, const GbtRun *run, int64 i)
 
 	if (run->pos[i] >= w->log_bound)
 		return true;
+	p->nsingly++;
 	v = gbt_snapview_quick(w->view, run->xmin[i], run->xmax[i]);
 	if (v == GBT_UNDECIDED)
 	{
@@ -442,9 +444,40 @@ walk_run_entry(WalkPiece *p, const GbtWalkChunk *ch, const GbtRun *run, int64 i)
 }
 
 /*
+ * Entries [from, to) of a run, the larger part of one summed block (a
+ * range's end), for a request that asks no min or max: by the block's sum
+ * less its plain entries outside them (runsums.c: gbt_run_sum_less()),
+ * then the masked ones inside one by one.  Beside writers a range's ends
+ * in each run were most of the entries an aggregate decided one by one.
+ * False: not so (no sum, or no room to keep the masked ones): the caller
+ * walks them one by one.
+ */
+static bool
+walk_part(WalkPiece *p, const GbtWalkChunk *ch, const GbtRun *run, int64 from, int64 to)
+{
+	const GbtWalk *w = p->w;
+	int64		first = from - from % GBT_SUM_BLOCK;
+	const uint64 *walk;
+	gbt_agg_result sum;
+	int64		i;
+
+	if (!w->view->no_extremes || 2 * (to - from) <= GBT_SUM_BLOCK ||
+		(!p->here && p->cap - p->npending < to - from) ||
+		!gbt_run_sum_less(w->m, run, first / GBT_SUM_BLOCK, from, to, w->log_bound,
+						  &walk, &sum))
+		return false;
+	w->ops->take_sum(w, p->state, ch->target, &sum);
+	for (i = from; i < to; i++)
+		if (walk[(i - first) / 64] & (UINT64CONST(1) << ((i - first) % 64)))
+			(void) walk_run_entry(p, ch, run, i);
+	return true;
+}
+
+/*
  * Chunk ch of a run from p->at: whole summed blocks by their sums and the
- * entries their masks leave out, the rest one by one.  False: stopped, at
- * an entry or a block, p->at where.
+ * entries their masks leave out, a block's larger part at the chunk's ends
+ * as walk_part() says, the rest one by one.  False: stopped, at an entry
+ * or a block, p->at where.
  */
 static bool
 walk_run(WalkPiece *p, const GbtWalkChunk *ch)
@@ -481,6 +514,17 @@ walk_run(WalkPiece *p, const GbtWalkChunk *ch)
 			}
 			i += GBT_SUM_BLOCK - 1;
 			continue;
+		}
+		/* a block cut by the chunk's start or end, nothing of it walked yet */
+		if (sums && (i == ch->from || i % GBT_SUM_BLOCK == 0))
+		{
+			int64		part_end = Min(i - i % GBT_SUM_BLOCK + GBT_SUM_BLOCK, ch->to);
+
+			if (walk_part(p, ch, run, i, part_end))
+			{
+				i = part_end - 1;
+				continue;
+			}
 		}
 		if (!walk_run_entry(p, ch, run, i))
 		{
@@ -588,6 +632,8 @@ gbt_walk_run(GbtWalk *w, void *states, Size state_size, GbtAggSteps *steps)
 		walk_piece(&pieces[k].p);
 		pfree(pieces[k].p.pending);
 	}
+	for (k = 0; k < w->npieces; k++)
+		steps->nsingly += pieces[k].p.nsingly;
 	INSTR_TIME_SET_CURRENT(t2);
 	steps->walk_ms += INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t0);
 	steps->later_ms += INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t1);
@@ -895,6 +941,7 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 		steps[i]->later_ms += INSTR_TIME_GET_MILLISEC(t3) - INSTR_TIME_GET_MILLISEC(t2);
 		steps[i]->nstamped += w->nstamped;
 		steps[i]->ndelta += w->ndelta;
+		steps[i]->nsingly += p->nsingly;
 		steps[i]->nthreads = Max(steps[i]->nthreads, npieces);
 		gbt_walk_end(w);
 	}

@@ -344,6 +344,7 @@ agg_slice(TakenRequest *t, int64 max)
 
 	gbt_agg_snapshot(req, &snap);
 	gbt_snapview_init(&view, &snap, agg->topxid, agg->stamps, visible, agg->nvisible);
+	view.no_extremes = agg->no_extremes;
 	if (agg->nfilters > 0)
 	{
 		gbt_pred_set preds;

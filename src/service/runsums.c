@@ -250,6 +250,68 @@ gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound, const uint64 **wal
 }
 
 /*
+ * For a request that asks no min or max: block's sum over its plain entries
+ * in [from, to) alone (part of the block: a range's end), made by taking
+ * the block's other plain entries out of its sum, into *sum, with the
+ * block's mask in *walk (its entries in [from, to) there are decided one
+ * by one, as for a whole block).  *sum's min and max are then not
+ * meaningful.  False: the block has no sum before log_bound, or a column's
+ * values cannot be taken out (float8).
+ */
+bool
+gbt_run_sum_less(const GbtMirror *m, const GbtRun *run, int64 block, int64 from,
+				 int64 to, uint64 log_bound, const uint64 **walk, gbt_agg_result *sum)
+{
+	int64		first = block * GBT_SUM_BLOCK;
+	int64		vals[GBT_MAX_COLS];
+	int64		i;
+	int			c;
+
+	Assert(first <= from && from < to && to <= first + GBT_SUM_BLOCK);
+	if (!gbt_run_sum(run, block, log_bound, walk, sum))
+		return false;
+	for (i = first; i < first + GBT_SUM_BLOCK; i++)
+	{
+		if (i == from)
+			i = to;				/* the part itself stays in */
+		if (i >= first + GBT_SUM_BLOCK)
+			break;
+		if ((*walk)[(i - first) / 64] & (UINT64CONST(1) << ((i - first) % 64)))
+			continue;			/* not in the sum */
+		for (c = 0; c < run->e.ncols; c++)
+			vals[c] = run->e.vals[c][i];
+		if (!gbt_agg_remove_sums(sum, &m->columns, vals, run->e.nulls[i]))
+			return false;
+	}
+#ifdef GBT_CHECK_RUN_SUMS
+	{
+		gbt_agg_result direct;
+
+		gbt_agg_init(&direct);
+		for (i = from; i < to; i++)
+		{
+			if ((*walk)[(i - first) / 64] & (UINT64CONST(1) << ((i - first) % 64)))
+				continue;
+			for (c = 0; c < run->e.ncols; c++)
+				vals[c] = run->e.vals[c][i];
+			gbt_agg_add_entry(&direct, &m->columns, vals, run->e.nulls[i]);
+		}
+		if (direct.count != sum->count)
+			elog(PANIC, "gpubtree: block %lld's sum less its entries outside [%lld, %lld): count %lld, added up %lld",
+				 (long long) block, (long long) from, (long long) to,
+				 (long long) sum->count, (long long) direct.count);
+		for (c = 0; c < run->e.ncols; c++)
+			if (direct.col[c].nonnull != sum->col[c].nonnull ||
+				direct.col[c].sum_hi != sum->col[c].sum_hi ||
+				direct.col[c].sum_lo != sum->col[c].sum_lo)
+				elog(PANIC, "gpubtree: block %lld's sum less its entries outside [%lld, %lld): column %d differs from its entries added up",
+					 (long long) block, (long long) from, (long long) to, c);
+	}
+#endif
+	return true;
+}
+
+/*
  * Whether a run of at least a block has no sums yet (rebuilt by a merge or
  * VACUUM since the last settling pass): a pass is due for it even while no
  * stamp can settle.

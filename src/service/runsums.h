@@ -32,6 +32,9 @@ extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block,
 extern void gbt_run_sums_fill(const GbtMirror *m, GbtRun *run, int64 final);
 extern bool gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound,
 						const uint64 **walk, gbt_agg_result *sum);
+extern bool gbt_run_sum_less(const GbtMirror *m, const GbtRun *run, int64 block,
+							 int64 from, int64 to, uint64 log_bound,
+							 const uint64 **walk, gbt_agg_result *sum);
 extern Size gbt_run_sums_bytes(const GbtRun *run);
 
 /* make GBT_SMALL_LAYOUT=1 checks the sums after each change (runsums.c) */

@@ -188,6 +188,7 @@ gbt_snapview_init(GbtSnapView *v, const SnapshotData *snap, TransactionId topxid
 	v->snap = *snap;
 	v->topxid = topxid;
 	v->stamps = stamps;
+	v->no_extremes = false;
 	v->visible = visible;
 	v->nvisible = nvisible;
 	cache_init(&v->cache);

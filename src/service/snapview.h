@@ -45,6 +45,8 @@ typedef struct GbtSnapView
 	SnapshotData snap;
 	TransactionId topxid;		/* the querying transaction's, if it has one */
 	bool		stamps;			/* false: every entry by the visibility map */
+	bool		no_extremes;	/* the request asks no min or max: its
+								 * aggregates' may be left wrong */
 	const uint8 *visible;		/* bit per heap block: all-visible */
 	int64		nvisible;
 	GbtXidCache cache;			/* xid newer than topxid -> ours? */
