@@ -156,6 +156,7 @@ static double batch_tree_ms = 0;	/* the tree's plain entries */
 static double batch_walk_ms = 0;	/* unsure, stamped and delta entries */
 static double batch_reply_ms = 0;	/* combining, the replies written */
 static double batch_later_ms = 0;	/* of walk: entries decided after the threads */
+static double batch_plan_ms = 0;	/* of walk: the walks' plans */
 static int64 batch_stamped = 0;		/* entries in the ranges: stamped, delta, */
 static int64 batch_delta = 0;
 static int64 batch_singly = 0;		/* ... of those, decided one by one */
@@ -172,13 +173,14 @@ gbt_note_aggs(StringInfo buf)
 						 batch_tree_ms / batch_rounds, batch_walk_ms / batch_rounds,
 						 batch_reply_ms / batch_rounds);
 	if (buf != NULL && batch_aggs > 0)
-		appendStringInfo(buf, " (of the walk, after the threads %.3f); entries an aggregate: stamped %.0f, delta %.0f (one by one %.0f), decided after the threads %.0f",
-						 batch_later_ms / batch_rounds, (double) batch_stamped / batch_aggs,
+		appendStringInfo(buf, " (of the walk, planned %.3f, after the threads %.3f); entries an aggregate: stamped %.0f, delta %.0f (one by one %.0f), decided after the threads %.0f",
+						 batch_plan_ms / batch_rounds, batch_later_ms / batch_rounds,
+						 (double) batch_stamped / batch_aggs,
 						 (double) batch_delta / batch_aggs, (double) batch_singly / batch_aggs,
 						 (double) batch_later / batch_aggs);
 	batch_rounds = batch_aggs = batch_max = 0;
 	batch_setup_ms = batch_positions_ms = batch_tree_ms = batch_walk_ms = batch_reply_ms = 0;
-	batch_later_ms = 0;
+	batch_later_ms = batch_plan_ms = 0;
 	batch_stamped = batch_delta = batch_singly = batch_later = 0;
 }
 
@@ -260,6 +262,7 @@ gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done)
 	for (i = 0; i < n; i++)
 	{
 		batch_later_ms += items[i].steps.later_ms;
+		batch_plan_ms += items[i].steps.plan_ms;
 		batch_stamped += items[i].steps.nstamped;
 		batch_delta += items[i].steps.ndelta;
 		batch_singly += items[i].steps.nsingly;

@@ -63,6 +63,21 @@ extern void gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *
 							 int64 n);
 
 /*
+ * Where applying the log goes, summed since the last summary (the
+ * service's DEBUG1 one): the search of the tree for the entries (on the
+ * GPU, a round trip), then the inserts and the deletions.
+ */
+typedef struct GbtApplySteps
+{
+	double		insert_ms;
+	double		delete_ms;
+	double		find_ms;
+	int64		entries;
+} GbtApplySteps;
+
+extern GbtApplySteps gbt_apply_steps;
+
+/*
  * Settle the stamps that every snapshot agrees on, given a horizon older
  * than every snapshot's xmin, in steps of budget entries (stamps.c): true
  * when the pass is done.  gbt_mirror_stamped(): entries that may carry
@@ -140,6 +155,7 @@ typedef struct GbtAggSteps
 	double		positions_ms;	/* of tree_ms: finding the ranges' positions */
 	double		walk_ms;		/* the stamped and delta entries */
 	double		later_ms;		/* of walk_ms: after the threads */
+	double		plan_ms;		/* of walk_ms: its plan (the calling thread's) */
 	int64		nstamped;		/* stamped entries in the ranges */
 	int64		ndelta;			/* delta entries in the ranges */
 	int64		nsingly;		/* of those, decided one by one (not by sums) */

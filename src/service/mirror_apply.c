@@ -14,25 +14,25 @@
 #include "runsums.h"
 #include "threads.h"
 
+GbtApplySteps gbt_apply_steps;
+
 /*
  * Add entries (any order), inserted by xmin[] and logged at pos[] (pos NULL:
- * 0).  An entry whose TID the mirror already holds under the same key is
- * not added again: exports and the change log overlap.
+ * 0), at[] their positions in the tree (gbt_mirror_find_entries()).  An
+ * entry whose TID the mirror already holds under the same key is not added
+ * again: exports and the change log overlap.
  */
 static int64
 mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
-			  const TransactionId *xmin)
+			  const TransactionId *xmin, const int64 *at)
 {
 	int64	   *order = gbt_entries_order(e, 0, e->n, true);
 	int64	   *fresh = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
-	int64	   *at = palloc_extended(sizeof(int64) * Max(e->n, 1), MCXT_ALLOC_HUGE);
 	int64		from[GBT_RUNS] = {0};
 	int64		nfresh = 0;
 	int64		i;
 	int			r;
 	bool		held;
-
-	gbt_mirror_find_entries(m, e->keys, e->tids, e->n, at);
 
 	/* Keep only what neither the tree nor the delta holds. */
 	for (i = 0; i < e->n; i++)
@@ -61,7 +61,6 @@ mirror_insert(GbtMirror *m, const GbtEntries *e, const uint64 *pos,
 		gbt_delta_add(m, e, fresh, nfresh, pos, xmin);
 	pfree(order);
 	pfree(fresh);
-	pfree(at);
 	return nfresh;
 }
 
@@ -72,9 +71,16 @@ gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n
 	uint64	   *epos = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
 	TransactionId *exmin = palloc_extended(sizeof(TransactionId) * Max(n, 1), MCXT_ALLOC_HUGE);
 	GbtLogEntry *del = palloc_extended(sizeof(GbtLogEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
+	uint64	   *keys = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	ItemPointerData *tids = palloc_extended(sizeof(ItemPointerData) * Max(n, 1),
+											MCXT_ALLOC_HUGE);
+	int64	   *at = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
 	int64		ndel = 0;
 	int64		i;
 	int			c;
+	instr_time	t0,
+				t1,
+				t2;
 
 	/* Inserts first: an entry deleted in the batch was inserted before. */
 	gbt_entries_init(&e, m->columns.ncols, Max(n, 1));
@@ -93,15 +99,37 @@ gbt_mirror_apply(GbtMirror *m, const GbtLogEntry *le, const uint64 *pos, int64 n
 		epos[e.n] = pos[i];
 		exmin[e.n++] = le[i].xid;
 	}
+	/*
+	 * The tree's positions of both, in one search: on the GPU a round trip,
+	 * two of which were half of applying a round's log beside writers.  (The
+	 * inserts go to the delta: the tree stays as searched.)
+	 */
+	memcpy(keys, e.keys, sizeof(uint64) * e.n);
+	memcpy(tids, e.tids, sizeof(ItemPointerData) * e.n);
+	for (i = 0; i < ndel; i++)
+	{
+		keys[e.n + i] = del[i].ikey;
+		tids[e.n + i] = del[i].tid;
+	}
+	gbt_mirror_find_entries(m, keys, tids, n, at);
+	INSTR_TIME_SET_CURRENT(t0);
 	if (e.n > 0)
-		mirror_insert(m, &e, epos, exmin);
+		mirror_insert(m, &e, epos, exmin, at);
+	INSTR_TIME_SET_CURRENT(t1);
 	if (ndel > 0)
-		gbt_stamps_delete(m, del, ndel);
+		gbt_stamps_delete(m, del, ndel, at + e.n);
+	INSTR_TIME_SET_CURRENT(t2);
+	gbt_apply_steps.insert_ms += INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
+	gbt_apply_steps.delete_ms += INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t1);
+	gbt_apply_steps.entries += n;
 	gbt_run_sums_check(m);
 	gbt_entries_free(&e);
 	pfree(epos);
 	pfree(exmin);
 	pfree(del);
+	pfree(keys);
+	pfree(tids);
+	pfree(at);
 }
 
 /* Drop the run's entries for which keep[] is false. */

@@ -404,7 +404,8 @@ extern void gbt_stamps_compact(GbtMirror *m, GbtStampList *l, const bool *keep);
 extern void gbt_stamps_drop(GbtMirror *m);
 extern void gbt_stamps_free(GbtStampList *l);
 extern int64 gbt_stamps_n(const GbtMirror *m);
-extern void gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n);
+extern void gbt_stamps_delete(GbtMirror *m, const GbtLogEntry *le, int64 n,
+							  const int64 *found);
 
 /* The heap block of base entry p. */
 static inline BlockNumber

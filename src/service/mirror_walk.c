@@ -57,7 +57,17 @@
  * each, ran one after another in the service's thread at
  * GBT_WALK_PIECE_MIN; a piece of a few thousand is worth a wake-up.
  */
-#define GBT_WALK_MANY_PIECE_MIN Max(GBT_WALK_PIECE_MIN / 4, 1)
+#define GBT_WALK_MANY_PIECE_MIN Max(GBT_WALK_PIECE_MIN / 32, 1)
+
+/*
+ * A round's walks are planned in the pool's threads too (their searches of
+ * the runs were a third of the walk, in the service's thread, beside 8
+ * writers on the H100), this many a piece at least, each into chunks of
+ * its own, GBT_WALK_MANY_CHUNKS at most (a longer plan is made again in
+ * the calling thread).
+ */
+#define GBT_WALK_PLANS_PIECE_MIN 4
+#define GBT_WALK_MANY_CHUNKS 32
 
 StaticAssertDecl(GBT_WALK_CHUNK % GBT_SUM_BLOCK == 0,
 				 "chunks of a run cut between its summed blocks");
@@ -117,6 +127,11 @@ add_chunk(GbtWalk *w, int source, int64 target, int64 from, int64 to, int64 cost
 {
 	GbtWalkChunk *ch;
 
+	if (w->nchunks == w->chunks_cap && w->chunks_fixed)
+	{
+		w->overflowed = true;
+		return;
+	}
 	if (w->nchunks == w->chunks_cap)
 	{
 		w->chunks_cap = Max(w->chunks_cap * 2, 64);
@@ -295,8 +310,13 @@ gbt_walk_plan(GbtWalk *w)
 	int			k;
 	int			d;
 
-	w->chunks = NULL;
-	w->nchunks = w->chunks_cap = 0;
+	if (!w->chunks_fixed)
+	{
+		w->chunks = NULL;
+		w->chunks_cap = 0;
+	}
+	w->nchunks = 0;
+	w->overflowed = false;
 	w->nstamped = w->ndelta = 0;
 	for (t = 0; t < ntargets; t++)
 	{
@@ -807,6 +827,90 @@ gbt_walk_aggregate(GbtWalk *w, GbtAggResult *outs, int64 nslots, GbtAggSteps *st
 	gbt_walk_end(w);
 }
 
+/* Plans of walks [from, to) of a round's, one piece. */
+typedef struct PlanPiece
+{
+	GbtWalk    *walks;
+	int			from;
+	int			to;
+} PlanPiece;
+
+static void
+plan_piece(void *arg)
+{
+	PlanPiece  *pp = (PlanPiece *) arg;
+	int			i;
+
+	for (i = pp->from; i < pp->to; i++)
+		(void) gbt_walk_plan(&pp->walks[i]);
+}
+
+/* Whether w's mirror has stamped or delta entries: anything to plan. */
+static bool
+walk_has_sources(const GbtWalk *w)
+{
+	int			d;
+
+	if (w->m->stamped.n > 0 || w->m->recent.n > 0)
+		return true;
+	for (d = 0; d < GBT_RUNS; d++)
+		if (w->m->runs[d].e.n > 0)
+			return true;
+	return false;
+}
+
+/*
+ * The plans of a round's n walks, in the pool's threads when there are
+ * enough with something to plan (read-only, a plan is a few tests: the
+ * threads' wake-up cost more): into chunks of their own, each made again
+ * here where it needed more.
+ */
+static void
+plan_many(GbtWalk *walks, int n)
+{
+	PlanPiece	pieces[GBT_THREADS_MAX];
+	int			npieces;
+	int			nsources = 0;
+	int			i;
+	int			k;
+
+	for (i = 0; i < n; i++)
+	{
+		walks[i].ops = &plain_ops;
+		nsources += walk_has_sources(&walks[i]);
+	}
+	npieces = gbt_threads_for(nsources, GBT_WALK_PLANS_PIECE_MIN);
+	if (npieces <= 1)
+	{
+		for (i = 0; i < n; i++)
+			(void) gbt_walk_plan(&walks[i]);
+		return;
+	}
+	for (i = 0; i < n; i++)
+	{
+		walks[i].chunks_fixed = true;
+		walks[i].chunks_cap = GBT_WALK_MANY_CHUNKS;
+		walks[i].chunks = palloc(sizeof(GbtWalkChunk) * GBT_WALK_MANY_CHUNKS);
+	}
+	for (k = 0; k < npieces; k++)
+	{
+		pieces[k].walks = walks;
+		pieces[k].from = (int) ((int64) n * k / npieces);
+		pieces[k].to = (int) ((int64) n * (k + 1) / npieces);
+	}
+	gbt_run_pieces(plan_piece, pieces, sizeof(PlanPiece), npieces);
+	for (i = 0; i < n; i++)
+	{
+		walks[i].chunks_fixed = false;
+		if (!walks[i].overflowed)
+			continue;
+		pfree(walks[i].chunks);
+		walks[i].chunks = NULL;
+		walks[i].chunks_cap = 0;
+		(void) gbt_walk_plan(&walks[i]);
+	}
+}
+
 /* Walks [from, to) of a round's, one piece (gbt_walk_aggregate_many()). */
 typedef struct ManyPiece
 {
@@ -841,9 +945,17 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 	int			i;
 	int			k;
 	instr_time	t0,
-				t1;
+				t1,
+				tp1;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	for (i = 0; i < n; i++)
+		Assert(((GbtEntrySink *) walks[i].sink)->preds == NULL &&
+			   ((GbtEntrySink *) walks[i].sink)->verdicts == NULL && !walks[i].each);
+	plan_many(walks, n);
+	INSTR_TIME_SET_CURRENT(tp1);
+	for (i = 0; i < n; i++)
+		steps[i]->plan_ms += (INSTR_TIME_GET_MILLISEC(tp1) - INSTR_TIME_GET_MILLISEC(t0)) / n;
 	for (i = 0; i < n; i++)
 	{
 		GbtWalk    *w = &walks[i];
@@ -851,11 +963,6 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 		int64		entries = 0;
 		int64		c;
 
-		Assert(((GbtEntrySink *) w->sink)->preds == NULL &&
-			   ((GbtEntrySink *) w->sink)->verdicts == NULL && !w->each);
-		w->ops = &plain_ops;
-
-		(void) gbt_walk_plan(w);
 		for (c = 0; c < w->nchunks; c++)
 		{
 			entries += w->chunks[c].to - w->chunks[c].from;

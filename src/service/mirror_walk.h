@@ -105,7 +105,13 @@ struct GbtWalk
 	void	   *sink;			/* the ops' context: put writes it, the
 								 * threads only read it */
 
-	/* gbt_walk_plan()'s */
+	/*
+	 * gbt_walk_plan()'s.  With chunks_fixed, chunks (chunks_cap of them) is
+	 * the caller's and stays so: a plan that needs more says overflowed,
+	 * and touches no memory context, so that a pool thread may make it.
+	 */
+	bool		chunks_fixed;
+	bool		overflowed;
 	int			npieces;
 	int64		nstamped;		/* tree entries in the ranges */
 	int64		ndelta;			/* delta entries in the ranges */

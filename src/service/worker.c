@@ -186,6 +186,12 @@ summary_maybe(bool now_idle)
 							 part_ms[i] / summary_rounds);
 		gbt_note_aggs(&buf);
 		gbt_note_lanes(&buf);
+		if (gbt_apply_steps.entries > 0)
+			appendStringInfo(&buf, "; the log's %lld entries, ms a round: searching the tree %.3f, inserts %.3f, deletions %.3f",
+							 (long long) gbt_apply_steps.entries,
+							 gbt_apply_steps.find_ms / summary_rounds,
+							 gbt_apply_steps.insert_ms / summary_rounds,
+							 gbt_apply_steps.delete_ms / summary_rounds);
 		elog(DEBUG1, "%s", buf.data);
 		pfree(buf.data);
 	}
@@ -195,6 +201,7 @@ summary_maybe(bool now_idle)
 		gbt_note_lanes(NULL);
 	}
 	memset(part_ms, 0, sizeof(part_ms));
+	memset(&gbt_apply_steps, 0, sizeof(gbt_apply_steps));
 	summary_rounds = summary_requests = 0;
 	summary_since = now;
 }
