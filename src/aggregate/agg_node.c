@@ -156,7 +156,6 @@ query_ranges(AggScanState *s, Relation index, uint64 **lo, uint64 **hi, bool *so
 	return true;
 }
 
-/* Each column as the plan expects it in the mirror (never otherwise). */
 /*
  * Whether the node asks no min or max: then the service may leave the
  * answer's wrong (it adds a range's ends in its delta by block sums less
@@ -173,6 +172,7 @@ no_extremes(const AggScanState *s)
 	return true;
 }
 
+/* Each column as the plan expects it in the mirror (never otherwise). */
 static bool
 columns_as_planned(AggScanState *s)
 {

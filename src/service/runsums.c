@@ -332,7 +332,7 @@ gbt_mirror_lacks_sums(const GbtMirror *m)
 
 /* run's sums against its entries (gbt_run_sums_check()); where: its name */
 static void
-check_run(const GbtMirror *m, const GbtRun *run, const char *where)
+check_run(const GbtRun *run, const char *where)
 {
 	const GbtRunSums *s = run->sums;
 	int64		b;
@@ -379,9 +379,9 @@ gbt_run_sums_check(const GbtMirror *m)
 	int			r;
 
 	for (r = 0; r < GBT_RUNS; r++)
-		check_run(m, &m->runs[r], "run");
+		check_run(&m->runs[r], "run");
 	if (m->merge_run != 0)
-		check_run(m, &m->merge_into, "merge");
+		check_run(&m->merge_into, "merge");
 }
 
 #endif							/* GBT_CHECK_RUN_SUMS */
