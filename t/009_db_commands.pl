@@ -17,6 +17,8 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 my $node = gpubtree_node('db_commands');
+# CREATE INDEX starts the build worker these commands meet (not inside it).
+$node->append_conf('postgresql.conf', "gpubtree.build_after_create = background\n");
 $node->start;
 my $ts = PostgreSQL::Test::Utils::tempdir;
 

@@ -1,6 +1,6 @@
 # t/011_first_query.pl: with the shipped defaults, no query builds a mirror
-# or waits for one: CREATE INDEX has it built in the background once it
-# commits; the first query after a CREATE INDEX that did not (gpubtree.
+# or waits for one: CREATE INDEX builds it before it returns (or, under
+# background, has it built once it commits); the first query after a CREATE INDEX that did not (gpubtree.
 # build_after_create = off) and after a bulk load is answered by nbtree
 # while a background worker builds the mirror,
 # and the queries after it use the mirror; a join on the key is planned as
@@ -162,14 +162,21 @@ wait_current('g_k2');
 is(status_of('exports') - $e0, 1, 'built once the limit allows it');
 is(q_range('g'), $expected, 'answer from the mirror after the refusal');
 
-# 4. The shipped default (gpubtree.build_after_create = background): the
-#    mirror of a new index is built once CREATE INDEX commits, with no
-#    query asking, in one export.
+# 4. The shipped default (gpubtree.build_after_create = wait): the mirror
+#    of a new index is built inside CREATE INDEX, current when it returns,
+#    in one export; background: once CREATE INDEX commits, with no query
+#    asking.
 $e0 = status_of('exports');
 $node->safe_psql('postgres', 'CREATE INDEX g_k3 ON g USING gpubtree (v) INCLUDE (k)');
-is(wait_current('g_k3'), 1, 'current after CREATE INDEX with no query');
+is( $node->safe_psql('postgres', "SELECT current FROM gpubtree_mirrors() WHERE index = 'g_k3'::regclass"),
+	't', 'current when CREATE INDEX returns');
 is(status_of('exports') - $e0, 1, 'one export');
 is(lines(plan_of(), qr/Answered by: GPU service/), 1, 'the first aggregate is answered by the service');
+$e0 = status_of('exports');
+$node->safe_psql('postgres',
+	'SET gpubtree.build_after_create = background; CREATE INDEX g_k4 ON g USING gpubtree (v, k)');
+is(wait_current('g_k4'), 1, 'background: current after CREATE INDEX with no query');
+is(status_of('exports') - $e0, 1, 'background: one export');
 
 $node->stop;
 done_testing();

@@ -1,5 +1,6 @@
 # t/012_unvacuumed.pl: the first aggregate over a table that was never
-# vacuumed, after a crash restart, after pg_dump / pg_restore and after a
+# vacuumed, after a crash restart, after pg_dump / pg_restore (whose
+# CREATE INDEX builds the mirrors before pg_restore ends) and after a
 # standby's promotion (the rows replayed from WAL), is
 # answered by the service from the mirror's stamps (EXPLAIN ANALYZE:
 # "Answered by: GPU service", no entry checked in the heap; the mirror
@@ -98,6 +99,14 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/dump", '-d', $node->connstr('p
 $node->safe_psql('postgres', 'CREATE DATABASE restored');
 $node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), "$dir/dump" ],
 	'pg_restore');
+# Built inside each CREATE INDEX (gpubtree.build_after_create = wait, the
+# default): current when pg_restore ends, before any query asks.
+is( $node->safe_psql(
+		'restored', q{SELECT string_agg(index::regclass || ':' || current || ':' || decided_by, ' ' ORDER BY index::regclass::text)
+		FROM gpubtree_mirrors() WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND index::regclass::text IN ('u_k', 'w_kd', 'x_k')}),
+	'u_k:true:stamps w_kd:true:stamps x_k:true:stamps',
+	'after pg_restore: every mirror current when it ends, deciding by its stamps');
 first_answer('restored', $query_u, 'u_k', 'after pg_restore');
 first_answer('restored', $query_w, 'w_kd', 'after pg_restore, (k DESC, d) INCLUDE (v)');
 

@@ -37,6 +37,8 @@ $ENV{GBT_BUILD_WAIT} = '';    # queries never wait for a build: the tests' polls
 my $node = gpubtree_node('build_give_up');
 # (no VACUUM but the test's own, in the service's way while it is held)
 $node->append_conf('postgresql.conf', 'autovacuum = off');
+# Each CREATE INDEX has a build worker build the mirror (not inside it).
+$node->append_conf('postgresql.conf', 'gpubtree.build_after_create = background');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION gpubtree');
 ok(wait_service($node), 'the service runs');

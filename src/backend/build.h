@@ -21,7 +21,7 @@ extern void gbt_build_in_background(const GbtMirrorKey *key);
 extern void gbt_start_queued_build(void);
 
 /* build_create.c */
-extern void gbt_mirror_after_build(Relation index);
+extern void gbt_mirror_after_build(Relation index, double nentries);
 
 /* build_worker.c */
 extern PGDLLEXPORT void gpubtree_builder_main(Datum arg);

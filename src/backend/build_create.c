@@ -3,22 +3,24 @@
  *	  The mirror of an index that CREATE INDEX or REINDEX just built
  *	  (gpubtree.build_after_create).
  *
- * background (the default): ambuild only notes the index; when the
- * transaction that built it commits, a build job is started for it
- * (gbt_build_in_background(): the same job and worker as a query's, queued
- * when GBT_MAX_RUNNING_BUILDS already run) and nobody waits for it.  The
- * job cannot start earlier: no other process sees the index, or its new
- * storage, before that commit.  A transaction (or savepoint) that rolls back
- * starts nothing, so no job is ever left waiting for one that will not
- * come.  An index built by CREATE INDEX CONCURRENTLY or REINDEX
- * CONCURRENTLY is not valid yet when it is built: its note is kept over the
- * command's own commits until the one that makes it valid.
+ * wait (the default): the mirror is built inside CREATE INDEX, which takes
+ * that much longer, so that it answers as soon as the index is there (the
+ * first aggregate after pg_restore too).  Where it cannot be, it is built
+ * as in background: during REINDEX (and so CLUSTER, VACUUM FULL, table
+ * rewrites), where PostgreSQL forbids scanning the index being rebuilt;
+ * under CONCURRENTLY; where this transaction wrote before it installed the
+ * table's capture trigger, or switched it (gbt_capture_active_for_build()).
  *
- * wait: the mirror is built inside CREATE INDEX, which takes that much
- * longer; not during REINDEX (and so CLUSTER, VACUUM FULL, table rewrites),
- * where PostgreSQL forbids scanning the index being rebuilt; there the
- * first scan asks for it.  Where the same transaction installed the table's
- * capture trigger (its first gpubtree index) it is built as in background.
+ * background: ambuild only notes the index; when the transaction that
+ * built it commits, a build job is started for it (gbt_build_in_background():
+ * the same job and worker as a query's, queued when GBT_MAX_RUNNING_BUILDS
+ * already run) and nobody waits for it.  The job cannot start earlier: no
+ * other process sees the index, or its new storage, before that commit.  A
+ * transaction (or savepoint) that rolls back starts nothing, so no job is
+ * ever left waiting for one that will not come.  An index built by CREATE
+ * INDEX CONCURRENTLY or REINDEX CONCURRENTLY is not valid yet when it is
+ * built: its note is kept over the command's own commits until the one
+ * that makes it valid.
  *
  * off: the first scan or aggregate that could use the mirror asks for it
  * (gpubtree.build_on_scan).
@@ -58,6 +60,21 @@ typedef struct CreatedIndex
 static CreatedIndex created[GBT_MAX_CREATED];
 static int	ncreated = 0;
 static bool callback_registered = false;
+
+/*
+ * Mirrors built inside CREATE INDEX by this transaction, with the
+ * subtransaction that built each: a rollback takes their indexes away, and
+ * gbt_invalidate() has the service drop the mirrors at once instead of
+ * leaving them to be evicted.
+ */
+typedef struct BuiltIndex
+{
+	Oid			indexrelid;
+	SubTransactionId subid;
+} BuiltIndex;
+
+static BuiltIndex built[GBT_MAX_CREATED];
+static int	nbuilt = 0;
 
 /*
  * Before commit, while the catalogs can be read: which noted indexes are
@@ -111,9 +128,46 @@ start_created(void)
 	ncreated = kept;
 }
 
+/* Invalidate the mirrors built in subid or later (any, for Invalid). */
+static void
+drop_built(SubTransactionId subid)
+{
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < nbuilt; i++)
+	{
+		if (subid == InvalidSubTransactionId || built[i].subid >= subid)
+			gbt_invalidate(MyDatabaseId, built[i].indexrelid);
+		else
+			built[kept++] = built[i];
+	}
+	nbuilt = kept;
+}
+
+static void
+created_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	int			i;
+
+	if (nbuilt == 0)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		drop_built(mySubid);
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		for (i = 0; i < nbuilt; i++)
+			if (built[i].subid == mySubid)
+				built[i].subid = parentSubid;
+}
+
 static void
 created_xact_callback(XactEvent event, void *arg)
 {
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		drop_built(InvalidSubTransactionId);
+	else if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PREPARE)
+		nbuilt = 0;
 	if (ncreated == 0)
 		return;
 	switch (event)
@@ -134,6 +188,17 @@ created_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+static void
+register_callbacks(void)
+{
+	if (!callback_registered)
+	{
+		RegisterXactCallback(created_xact_callback, NULL);
+		RegisterSubXactCallback(created_subxact_callback, NULL);
+		callback_registered = true;
+	}
+}
+
 /* Note index for a build when its transaction commits. */
 static void
 note_created(Relation index)
@@ -141,11 +206,7 @@ note_created(Relation index)
 	GbtMirrorKey key;
 	int			i;
 
-	if (!callback_registered)
-	{
-		RegisterXactCallback(created_xact_callback, NULL);
-		callback_registered = true;
-	}
+	register_callbacks();
 	gbt_fill_key(&key, index);
 	for (i = 0; i < ncreated; i++)
 		if (memcmp(&created[i].key, &key, sizeof(GbtMirrorKey)) == 0)
@@ -162,19 +223,20 @@ static bool
 capture_trusted_now(Relation index)
 {
 	Relation	heap = table_open(index->rd_index->indrelid, NoLock);
-	bool		trusted = gbt_capture_active(heap, index);
+	bool		trusted = gbt_capture_active_for_build(heap, index);
 
 	table_close(heap, NoLock);
 	return trusted;
 }
 
 /*
- * After ambuild (CREATE INDEX, REINDEX, and what rebuilds indexes): have
- * the new index's mirror built as gpubtree.build_after_create says.  Never
- * an error: at worst the first query asks for the mirror.
+ * After ambuild (CREATE INDEX, REINDEX, and what rebuilds indexes) of an
+ * index of nentries entries: have the new index's mirror built as
+ * gpubtree.build_after_create says.  Never an error: at worst the first
+ * query asks for the mirror.
  */
 void
-gbt_mirror_after_build(Relation index)
+gbt_mirror_after_build(Relation index, double nentries)
 {
 	Oid			keytype;
 	const char *engine;
@@ -194,20 +256,28 @@ gbt_mirror_after_build(Relation index)
 
 	/*
 	 * Its size is judged by the job (the index's is known by then).  Under
-	 * wait too when this transaction installed or changed the table's
-	 * capture trigger: an export inside it could not trust its stamps (the
-	 * mirror would decide by the visibility map); the job, after the
-	 * commit, can.
+	 * wait too where the index cannot be read yet (not valid: CONCURRENTLY;
+	 * REINDEX forbids it), or where an export inside this transaction could
+	 * not trust the capture trigger's stamps (the mirror would decide by
+	 * the visibility map; the job, after the commit, can).
 	 */
 	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND ||
+		!index->rd_index->indisvalid ||
+		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
 		!capture_trusted_now(index))
 	{
 		note_created(index);
 		return;
 	}
-	if (!index->rd_index->indisvalid ||
-		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
-		gbt_mirror_refused(index, why, sizeof(why)))
+	if (gbt_mirror_refused_entries(index, (int64) nentries, why, sizeof(why)))
 		return;
+	/* (past that many, one rolled back is left to be evicted) */
+	if (nbuilt < GBT_MAX_CREATED)
+	{
+		register_callbacks();
+		built[nbuilt].indexrelid = RelationGetRelid(index);
+		built[nbuilt].subid = GetCurrentSubTransactionId();
+		nbuilt++;
+	}
 	(void) gbt_build_mirror(index, keytype, NULL, NULL, 0, why, sizeof(why));
 }

@@ -177,6 +177,17 @@ gbt_refusal_note(char *why, Size whylen, int64 need, int64 limit)
 bool
 gbt_mirror_refused(Relation index, char *why, Size whylen)
 {
+	return gbt_mirror_refused_entries(index, gbt_estimate_entries(index), why, whylen);
+}
+
+/*
+ * The same for an index of nentries entries: one just built, whose
+ * catalog row does not count them yet (the estimate after its commit
+ * must not differ, or the refusal would be decided and logged again).
+ */
+bool
+gbt_mirror_refused_entries(Relation index, int64 nentries, char *why, Size whylen)
+{
 	GbtMirrorKey key;
 	GbtColumns	cols;
 	GbtBuildJob *job;
@@ -195,7 +206,7 @@ gbt_mirror_refused(Relation index, char *why, Size whylen)
 		return false;			/* the service has not resolved it yet */
 	gbt_fill_key(&key, index);
 	gbt_index_columns(index, &cols);
-	need = gbt_mirror_estimate_bytes(gbt_estimate_entries(index), cols.ncols, gpu);
+	need = gbt_mirror_estimate_bytes(nentries, cols.ncols, gpu);
 
 	SpinLockAcquire(&gbt_builds->mutex);
 	job = gbt_find_job(&key);

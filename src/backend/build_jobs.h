@@ -45,6 +45,8 @@ typedef struct GbtBuildJob
 extern void gbt_builder_shmem_request(void);
 extern void gbt_builder_shmem_startup(void);
 extern bool gbt_mirror_refused(Relation index, char *why, Size whylen);
+extern bool gbt_mirror_refused_entries(Relation index, int64 nentries, char *why,
+									   Size whylen);
 extern int	gbt_builder_jobs(GbtBuildJob *out);
 extern bool gbt_builder_note(Oid indexrelid, char *note, Size notelen);
 extern const char *gbt_job_state_name(GbtJobState state);

@@ -113,10 +113,13 @@ capture_invalidate(Datum arg, Oid relid)
 /*
  * Tables whose capture trigger this transaction created, dropped or
  * switched, and tables of the gpubtree indexes it dropped: kept for the
- * transaction whose local ID they carry, forgotten at the next one.
+ * transaction whose local ID they carry, forgotten at the next one.  Of
+ * the touched tables, created_first: those whose trigger it created before
+ * it had written anything (no transaction ID yet), and touched no more.
  */
 static LocalTransactionId touched_lxid = InvalidLocalTransactionId;
 static List *touched_rels = NIL;
+static List *created_first = NIL;
 static List *dropped_from = NIL;
 
 static void invalidate_table(Oid relid, bool fire_always);
@@ -127,20 +130,26 @@ forget_if_stale(void)
 	if (touched_lxid == GBT_MY_LXID)
 		return;
 	list_free(touched_rels);
+	list_free(created_first);
 	list_free(dropped_from);
 	touched_rels = NIL;
+	created_first = NIL;
 	dropped_from = NIL;
 	touched_lxid = GBT_MY_LXID;
 }
 
 static void
-touch(Oid relid)
+touch(Oid relid, bool created_before_writing)
 {
 	MemoryContext old;
 
 	forget_if_stale();
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	touched_rels = list_append_unique_oid(touched_rels, relid);
+	if (created_before_writing)
+		created_first = list_append_unique_oid(created_first, relid);
+	else
+		created_first = list_delete_oid(created_first, relid);
 	MemoryContextSwitchTo(old);
 }
 
@@ -214,6 +223,31 @@ gbt_capture_active(Relation heap, Relation index)
 }
 
 /*
+ * May an export of index inside CREATE INDEX take its stamps from the
+ * capture trigger?  As gbt_capture_active(), and also where this
+ * transaction created the trigger before it had written anything (each
+ * CREATE INDEX of pg_restore, or of a session in autocommit): then none of
+ * its deletes went unrecorded, every later one fires the trigger, and
+ * other writers wait for CREATE INDEX's lock until the commit that shows
+ * them the trigger.  Queries of this transaction still do not trust the
+ * stamps (gbt_capture_current()).
+ */
+bool
+gbt_capture_active_for_build(Relation heap, Relation index)
+{
+	const Trigger *t;
+
+	if (gbt_capture_active(heap, index))
+		return true;
+	t = find_capture_trigger(heap);
+	return t != NULL && t->tgenabled == TRIGGER_FIRES_ALWAYS &&
+		heap->rd_rel->relam == HEAP_TABLE_AM_OID &&
+		index->rd_index->indkey.values[0] != 0 &&
+		touched_lxid == GBT_MY_LXID &&
+		list_member_oid(created_first, RelationGetRelid(heap));
+}
+
+/*
  * Is every delete of this transaction on the table in its mirrors' stamps
  * yet?  The capture trigger fires after the row's statement (or the
  * trigger's own event) ends, so a query run inside a statement that deletes
@@ -264,8 +298,14 @@ captured_indexes(Relation heap)
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 		Oid			keytype = gbt_mirror_key_type(index);
 
+		/*
+		 * Every delete the trigger fires for is logged, also where this
+		 * transaction does not trust the stamps (it made or switched the
+		 * trigger): the cache outlives the transaction, and the mirror built
+		 * inside CREATE INDEX (gbt_capture_active_for_build()) needs them.
+		 */
 		if (gpubtree_is_gpubtree_index(index) && OidIsValid(keytype) &&
-			gbt_capture_active(heap, index))
+			index->rd_index->indkey.values[0] != 0)
 		{
 			CapturedIndex *ci = &cache.indexes[cache.n++];
 
@@ -349,10 +389,12 @@ gpubtree_capture(PG_FUNCTION_ARGS)
  * CONCURRENTLY, and builds whose own lock is weaker), the trigger is made
  * only if the lock is free now, else the table goes without one (its
  * mirrors decide by the visibility map), and a NOTICE says so unless
- * quiet (a later step tries again).
+ * quiet (a later step tries again).  created_before_writing: the
+ * transaction had written nothing before this command (touch()).
  */
 static void
-install_on(Relation heap, Oid funcoid, bool wait, bool quiet)
+install_on(Relation heap, Oid funcoid, bool wait, bool quiet,
+		   bool created_before_writing)
 {
 	CreateTrigStmt *stmt;
 	Oid			relid = RelationGetRelid(heap);
@@ -389,8 +431,8 @@ install_on(Relation heap, Oid funcoid, bool wait, bool quiet)
 	(void) CreateTriggerFiringOn(stmt, NULL, relid, InvalidOid,
 								 InvalidOid, InvalidOid, funcoid, InvalidOid, NULL,
 								 true, false, TRIGGER_FIRES_ALWAYS);
-	/* This transaction's earlier deletes went unrecorded. */
-	touch(relid);
+	/* This transaction's earlier deletes, if any, went unrecorded. */
+	touch(relid, created_before_writing);
 	CommandCounterIncrement();
 }
 
@@ -426,7 +468,8 @@ gbt_capture_ensure(Relation heap, Relation index)
 	if (heap->rd_rel->relkind != RELKIND_RELATION || find_capture_trigger(heap) != NULL ||
 		!OidIsValid(funcoid = capture_function(get_func_namespace(index->rd_amhandler))))
 		return;
-	install_on(heap, funcoid, false, false);
+	/* (the index's catalog rows are written already) */
+	install_on(heap, funcoid, false, false, false);
 }
 
 /*
@@ -448,6 +491,7 @@ gbt_capture_install(Oid relid, Oid schema, bool concurrent)
 	ListCell   *lc;
 	char		relkind = get_rel_relkind(relid);
 	LOCKMODE	lockmode = concurrent ? ShareUpdateExclusiveLock : ShareRowExclusiveLock;
+	bool		created_before_writing;
 
 	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
 		!object_ownercheck(RelationRelationId, relid, GetUserId()))
@@ -455,6 +499,8 @@ gbt_capture_install(Oid relid, Oid schema, bool concurrent)
 	funcoid = capture_function(schema);
 	if (!OidIsValid(funcoid))
 		return;
+	/* (the triggers made below are the first writes) */
+	created_before_writing = !TransactionIdIsValid(GetTopTransactionIdIfAny());
 	LockRelationOid(relid, lockmode);
 	rels = find_all_inheritors(relid, lockmode, NULL);
 	foreach(lc, rels)
@@ -462,7 +508,7 @@ gbt_capture_install(Oid relid, Oid schema, bool concurrent)
 		Relation	heap = table_open(lfirst_oid(lc), NoLock);
 
 		if (heap->rd_rel->relkind == RELKIND_RELATION)
-			install_on(heap, funcoid, !concurrent, true);
+			install_on(heap, funcoid, !concurrent, true, created_before_writing);
 		table_close(heap, NoLock);
 	}
 	list_free(rels);
@@ -570,7 +616,7 @@ invalidate_table(Oid relid, bool fire_always)
 									 ShareRowExclusiveLock);
 			CommandCounterIncrement();
 		}
-		touch(lfirst_oid(lc));
+		touch(lfirst_oid(lc), false);
 		if (gbt_shared != NULL)
 		{
 			List	   *oids = RelationGetIndexList(heap);

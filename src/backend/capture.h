@@ -14,6 +14,7 @@ extern void gbt_capture_install(Oid relid, Oid schema, bool concurrent);
 extern void gbt_capture_ensure(Relation heap, Relation index);
 extern bool gbt_capture_enabled(Relation heap);
 extern bool gbt_capture_active(Relation heap, Relation index);
+extern bool gbt_capture_active_for_build(Relation heap, Relation index);
 extern bool gbt_capture_current(Relation heap, Relation index);
 extern void gbt_capture_before_drop(Oid classId, Oid objectId);
 extern void gbt_capture_before_utility(Node *stmt);

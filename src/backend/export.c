@@ -237,7 +237,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	{
 		/* The caller holds a lock on the table. */
 		heap = table_open(index->rd_index->indrelid, NoLock);
-		captured = gbt_capture_active(heap, index);
+		captured = gbt_capture_active_for_build(heap, index);
 		phases.started = GetCurrentTimestamp();
 		phases.asked = asked != 0 ? asked : phases.started;
 

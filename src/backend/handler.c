@@ -99,7 +99,7 @@ gpubtree_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/* Rebuilt in place (TRUNCATE of a new table): old mirrors are wrong. */
 	gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
-	gbt_mirror_after_build(index);
+	gbt_mirror_after_build(index, result->index_tuples);
 	return result;
 }
 

@@ -28,7 +28,7 @@ int			gpubtree_batch_window = 0;
 int			gpubtree_service_timeout = 5000;
 int			gpubtree_min_gpu_batch = 1024;
 bool		gpubtree_build_on_scan = true;
-int			gpubtree_build_after_create = GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND;
+int			gpubtree_build_after_create = GPUBTREE_BUILD_AFTER_CREATE_WAIT;
 int			gpubtree_build_wait = 0;
 int			gpubtree_debug_build_delay = 0;
 int			gpubtree_debug_service_publish_delay = 0;
@@ -295,11 +295,11 @@ gbt_settings_init(void)
 
 	DefineCustomEnumVariable("gpubtree.build_after_create",
 							 "When the mirror of an index made by CREATE INDEX or REINDEX is built.",
-							 "background (the default): by a build job that starts when the creating transaction "
-							 "commits, not waited for; wait: inside CREATE INDEX, which takes longer (not after "
-							 "REINDEX); off: when the first scan or aggregate asks for it.",
+							 "wait (the default): inside CREATE INDEX, which takes longer, where it can be (else "
+							 "as background); background: by a build job that starts when the creating "
+							 "transaction commits, not waited for; off: when the first scan or aggregate asks for it.",
 							 &gpubtree_build_after_create,
-							 GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND,
+							 GPUBTREE_BUILD_AFTER_CREATE_WAIT,
 							 build_after_create_options,
 							 PGC_USERSET,
 							 0,

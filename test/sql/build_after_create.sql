@@ -1,8 +1,10 @@
--- gpubtree.build_after_create: by default (background) CREATE INDEX and
--- REINDEX have the mirror built by a background job once they commit, with
--- no query on the table asking for it.  Nothing here reads the tables after
--- their indexes are built: only gpubtree_mirrors() is polled.
+-- gpubtree.build_after_create: by default (wait) CREATE INDEX builds the
+-- mirror before it returns; under background CREATE INDEX and REINDEX have
+-- it built by a background job once they commit, with no query on the
+-- table asking for it.  Nothing here reads the tables after their indexes
+-- are built: only gpubtree_mirrors() is polled.
 SHOW gpubtree.build_after_create;
+SET gpubtree.build_after_create = background;
 
 -- Polls until idx has a current mirror of its present storage: true, or
 -- false after about 30 s.
@@ -32,6 +34,20 @@ BEGIN
 									   'building', 'build queued')
 						 AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))
 		THEN
+			RETURN true;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+	RETURN false;
+END $$;
+
+-- Polls until none of the indexes idxs has a mirror (the service drops an
+-- invalidated one in its next round): true, or false after about 30 s.
+CREATE FUNCTION bac_dropped(idxs oid[]) RETURNS bool
+LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1..600 LOOP
+		IF NOT EXISTS (SELECT FROM gpubtree_mirrors() WHERE index = ANY (idxs)) THEN
 			RETURN true;
 		END IF;
 		PERFORM pg_sleep(0.05);
@@ -133,23 +149,53 @@ CREATE INDEX bac_off ON bac USING gpubtree (v, k);
 SELECT count(*) AS off_rows FROM gpubtree_mirrors() WHERE index = 'bac_off'::regclass;
 -- wait: built inside CREATE INDEX, current when it returns.
 SET gpubtree.build_after_create = wait;
--- (not after REINDEX, which forbids reading the index it rebuilds)
-REINDEX INDEX bac_off;
-SELECT count(*) AS reindex_wait_rows FROM gpubtree_mirrors() WHERE index = 'bac_off'::regclass;
 CREATE INDEX bac_wait ON bac USING gpubtree (v DESC);
 SELECT current FROM gpubtree_mirrors() WHERE index = 'bac_wait'::regclass;
+-- REINDEX forbids reading the index it rebuilds: built as in background.
+REINDEX INDEX bac_off;
+SELECT bac_wait_current('bac_off') AS reindex_wait_current;
+-- A rollback, of the transaction or of a savepoint, takes the mirrors
+-- built inside its CREATE INDEX with it; one built before the savepoint
+-- stays.
+BEGIN;
+CREATE INDEX bac_wrb ON bac USING gpubtree (k DESC) INCLUDE (v);
+SELECT 'bac_wrb'::regclass::oid AS wait_rolled_back \gset
+SELECT count(*) AS built_before_rollback FROM gpubtree_mirrors() WHERE index = :wait_rolled_back;
+ROLLBACK;
+BEGIN;
+CREATE INDEX bac_wkept ON bac USING gpubtree (k DESC, v);
+SAVEPOINT s;
+CREATE INDEX bac_wsp ON bac USING gpubtree (v) INCLUDE (k);
+SELECT 'bac_wsp'::regclass::oid AS wait_sp \gset
+ROLLBACK TO s;
+COMMIT;
+SELECT bac_dropped(ARRAY[:wait_rolled_back, :wait_sp]::oid[]) AS rolled_back_dropped;
+SELECT current AS kept_current FROM gpubtree_mirrors() WHERE index = 'bac_wkept'::regclass;
+DROP INDEX bac_wkept;
 -- wait, where this CREATE INDEX installs the table's capture trigger (its
--- first gpubtree index): an export inside the transaction could not trust
--- the stamps, so the job builds it after the commit, and on a table never
--- vacuumed since its load the stamps decide; a second index, the trigger
--- there already, is built inside CREATE INDEX and decides by them too.
+-- first gpubtree index) in a transaction that wrote nothing before, as
+-- pg_restore's do: built inside it too, and on a table never vacuumed
+-- since its load the stamps decide; a second index, the trigger there
+-- already, as well.  (t/018_build_in_create.pl tries every statement
+-- before and after.)
 CREATE TABLE bac_fresh (k int8, v int8) WITH (autovacuum_enabled = off);
 INSERT INTO bac_fresh SELECT g, g FROM generate_series(1, 5000) g;
 CREATE INDEX bac_fresh_k ON bac_fresh USING gpubtree (k);
-SELECT bac_wait_current('bac_fresh_k') AS first_index_current;
+SELECT current AS first_index_current FROM gpubtree_mirrors() WHERE index = 'bac_fresh_k'::regclass;
 CREATE INDEX bac_fresh_v ON bac_fresh USING gpubtree (v);
 SELECT index::regclass, current, decided_by FROM gpubtree_mirrors()
 WHERE index IN ('bac_fresh_k'::regclass, 'bac_fresh_v'::regclass) ORDER BY 1;
+DROP TABLE bac_fresh;
+-- Where the transaction wrote before: built by the job after the commit.
+CREATE TABLE bac_fresh (k int8, v int8) WITH (autovacuum_enabled = off);
+INSERT INTO bac_fresh SELECT g, g FROM generate_series(1, 5000) g;
+BEGIN;
+DELETE FROM bac_fresh WHERE k % 10 = 0;
+CREATE INDEX bac_fresh_k ON bac_fresh USING gpubtree (k);
+SELECT count(*) AS wrote_before_rows FROM gpubtree_mirrors() WHERE index = 'bac_fresh_k'::regclass;
+COMMIT;
+SELECT bac_wait_current('bac_fresh_k') AS wrote_before_current;
+SELECT decided_by AS wrote_before_decided_by FROM gpubtree_mirrors() WHERE index = 'bac_fresh_k'::regclass;
 DROP TABLE bac_fresh;
 -- The former bool's values stay valid: on is wait.
 SET gpubtree.build_after_create = on;
@@ -162,3 +208,4 @@ RESET gpubtree.build_after_create;
 DROP TABLE bac;
 DROP FUNCTION bac_wait_current(regclass);
 DROP FUNCTION bac_builds_ended();
+DROP FUNCTION bac_dropped(oid[]);
