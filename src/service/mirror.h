@@ -104,7 +104,9 @@ extern bool gbt_mirror_merge_step(GbtMirror *m);
 extern bool gbt_mirror_tidy_step(GbtMirror *m);
 
 /* Whether the delta has grown enough that rebuilding the tree pays. */
-extern bool gbt_mirror_wants_merge(const GbtMirror *m);
+/* A mirror no change reached for this long is quiet (gbt_mirror_wants_merge()). */
+#define GBT_REBUILD_QUIET_MS 2000
+extern bool gbt_mirror_wants_merge(const GbtMirror *m, bool quiet);
 
 /*
  * A new mirror holding m's live entries in one tree on m's device, made a

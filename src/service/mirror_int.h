@@ -75,6 +75,8 @@ typedef struct GbtStampList
 #define GBT_REBUILD_MIN 65536	/* fewest delta entries worth a new tree ... */
 #define GBT_REBUILD_SHARE 8		/* ... and a delta past 1/8 of the tree is */
 #endif
+/* A delta past 1/16 of the tree, once quiet (GBT_REBUILD_QUIET_MS): a load's. */
+#define GBT_REBUILD_QUIET_SHARE (GBT_REBUILD_SHARE * 2)
 
 /*
  * The engine holds base.keys (its own copy, on the device or in the CPU

@@ -9,11 +9,22 @@
 
 #include "mirror_int.h"
 
+/*
+ * Is a new tree worth making?  Past an eighth of the tree in the delta (or
+ * a quarter removed) always; past a sixteenth once the mirror is quiet (no
+ * change reached it for GBT_REBUILD_QUIET_MS): a bulk load's delta is then
+ * folded in within seconds, so that the mirror's bytes an entry and its
+ * aggregates' walks come back to the tree's, where it would otherwise stay
+ * until later writes pushed it past the eighth.  Steady writers never let
+ * it be quiet, and pay the rebuild only at the eighth.
+ */
 bool
-gbt_mirror_wants_merge(const GbtMirror *m)
+gbt_mirror_wants_merge(const GbtMirror *m, bool quiet)
 {
-	return gbt_delta_n(m) > Max(GBT_REBUILD_MIN, m->base.n / GBT_REBUILD_SHARE) ||
-		m->nremoved > Max(GBT_REBUILD_MIN, m->base.n / (GBT_REBUILD_SHARE / 2));
+	int			share = quiet ? GBT_REBUILD_QUIET_SHARE : GBT_REBUILD_SHARE;
+
+	return gbt_delta_n(m) > Max(GBT_REBUILD_MIN, m->base.n / share) ||
+		m->nremoved > Max(GBT_REBUILD_MIN, m->base.n / (share / 2));
 }
 
 /*

@@ -361,6 +361,7 @@ gbt_apply_log(void)
 			INSTR_TIME_SET_CURRENT(start);
 			gbt_mirror_apply(sm->mirror, mine, pos, nmine);
 			report_slow_step(start, "applying the change log", sm, nmine);
+			sm->last_changed = GetCurrentTimestamp();
 			for (j = 0; j < nmine && sm->rebuild != NULL; j++)
 				capture_add(sm->rebuild_log, &mine[j], pos[j]);
 			if (sm->rebuild != NULL && sm->rebuild_log->overflow)
@@ -529,7 +530,10 @@ gbt_maintain_mirrors(void)
 						 gbt_mirror_entries(sm->mirror));
 		if (!tidying && sm->phases.built != 0 && sm->phases.summed == 0)
 			build_at_full_speed(sm);
-		if (sm->rebuild == NULL && !gbt_mirror_wants_merge(sm->mirror))
+		if (sm->rebuild == NULL &&
+			!gbt_mirror_wants_merge(sm->mirror,
+									TimestampDifferenceExceeds(sm->last_changed, GetCurrentTimestamp(),
+															   GBT_REBUILD_QUIET_MS)))
 			continue;
 		/* A new tree would make a sliced request over the old one start again. */
 		if (gbt_slicing(&sm->key))

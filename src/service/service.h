@@ -37,6 +37,7 @@ typedef struct ServiceMirror
 	GbtMirror  *mirror;
 	int			device;			/* where it lives: an index into gbt_devices */
 	TimestampTz last_used;
+	TimestampTz last_changed;	/* when the change log last reached it */
 	TimestampTz last_settled;	/* its stamps, by gbt_mirror_settle() */
 	TransactionId settled_horizon;	/* ... against this horizon */
 	int64		settled_stamped;	/* ... leaving this many stamped */
