@@ -77,8 +77,6 @@ StaticAssertDecl(GBT_WALK_CHUNK % GBT_SUM_BLOCK == 0,
 #define SRC_RECENT 1			/* m->recent */
 #define SRC_RUN 2				/* + d: m->runs[d] */
 
-#define MASK_WORDS ((GBT_SUM_BLOCK + 63) / 64)
-
 struct GbtWalkChunk
 {
 	int64		from;			/* indexes of the source's entries */
@@ -174,7 +172,7 @@ run_cost(const GbtWalk *w, const GbtRun *run, int64 from, int64 to)
 
 		if (!gbt_run_sum(run, b, w->log_bound, &walk, NULL))
 			continue;
-		for (k = 0; k < MASK_WORDS; k++)
+		for (k = 0; k < GBT_MASK_WORDS; k++)
 			left += pg_popcount64(walk[k]);
 		cost -= GBT_SUM_BLOCK - 1 - left;
 	}
@@ -488,7 +486,7 @@ walk_part(WalkPiece *p, const GbtWalkChunk *ch, const GbtRun *run, int64 from, i
 		return false;
 	w->ops->take_sum(w, p->state, ch->target, &sum);
 	for (i = from; i < to; i++)
-		if (walk[(i - first) / 64] & (UINT64CONST(1) << ((i - first) % 64)))
+		if (gbt_mask_has(walk, i - first))
 			(void) walk_run_entry(p, ch, run, i);
 	return true;
 }
@@ -522,7 +520,7 @@ walk_run(WalkPiece *p, const GbtWalkChunk *ch)
 				return false;
 			}
 			w->ops->take_sum(w, p->state, ch->target, &sum);
-			for (k = 0; k < MASK_WORDS; k++)
+			for (k = 0; k < GBT_MASK_WORDS; k++)
 			{
 				uint64		bits = walk[k];
 
@@ -535,12 +533,15 @@ walk_run(WalkPiece *p, const GbtWalkChunk *ch)
 			i += GBT_SUM_BLOCK - 1;
 			continue;
 		}
-		/* a block cut by the chunk's start or end, nothing of it walked yet */
+		/*
+		 * A block cut by the chunk's start or end, nothing of it walked yet
+		 * (a whole one without a sum has none less its outside entries).
+		 */
 		if (sums && (i == ch->from || i % GBT_SUM_BLOCK == 0))
 		{
 			int64		part_end = Min(i - i % GBT_SUM_BLOCK + GBT_SUM_BLOCK, ch->to);
 
-			if (walk_part(p, ch, run, i, part_end))
+			if (part_end - i < GBT_SUM_BLOCK && walk_part(p, ch, run, i, part_end))
 			{
 				i = part_end - 1;
 				continue;

@@ -23,7 +23,6 @@
 #include "runsums.h"
 #include "snapview.h"
 
-#define MASK_WORDS ((GBT_SUM_BLOCK + 63) / 64)
 
 /*
  * The aggregate of block b's other entries is count[b] and cols[b * ncols
@@ -39,7 +38,7 @@ struct GbtRunSums
 	bool	   *valid;			/* the sum and walk[b] hold for block b */
 	uint64	   *maxpos;			/* the latest log position summed in b */
 	int32	   *nwalk;			/* entries of block b left to decide */
-	uint64	   *walk;			/* MASK_WORDS per block: those entries */
+	uint64	   *walk;			/* GBT_MASK_WORDS per block: those entries */
 	int64	   *count;
 	gbt_agg_col *cols;
 };
@@ -67,7 +66,7 @@ gbt_run_sums_bytes(const GbtRun *run)
 	if (s == NULL)
 		return 0;
 	return s->nblocks * (sizeof(bool) + sizeof(uint64) + sizeof(int32) +
-						 sizeof(uint64) * MASK_WORDS + sizeof(int64) +
+						 sizeof(uint64) * GBT_MASK_WORDS + sizeof(int64) +
 						 sizeof(gbt_agg_col) * s->ncols);
 }
 
@@ -114,8 +113,8 @@ gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i)
 
 	if (s == NULL || b >= s->nblocks || !s->valid[b])
 		return;
-	walk = &s->walk[b * MASK_WORDS + j / 64];
-	if (*walk & (UINT64CONST(1) << (j % 64)))
+	walk = &s->walk[b * GBT_MASK_WORDS];
+	if (gbt_mask_has(walk, j))
 		return;
 	for (c = 0; c < run->e.ncols; c++)
 		vals[c] = run->e.vals[c][i];
@@ -123,7 +122,7 @@ gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i)
 	if (gbt_agg_remove_entry(&sum, &m->columns, vals, run->e.nulls[i]))
 	{
 		sum_put(s, b, &sum);
-		*walk |= UINT64CONST(1) << (j % 64);
+		gbt_mask_set(walk, j);
 		s->nwalk[b]++;
 	}
 	else
@@ -143,7 +142,7 @@ sums_alloc(const GbtMirror *m, GbtRun *run, int64 nblocks)
 	s->valid = palloc_extended(sizeof(bool) * nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	s->maxpos = palloc_extended(sizeof(uint64) * nblocks, MCXT_ALLOC_HUGE);
 	s->nwalk = palloc_extended(sizeof(int32) * nblocks, MCXT_ALLOC_HUGE);
-	s->walk = palloc_extended(sizeof(uint64) * MASK_WORDS * nblocks, MCXT_ALLOC_HUGE);
+	s->walk = palloc_extended(sizeof(uint64) * GBT_MASK_WORDS * nblocks, MCXT_ALLOC_HUGE);
 	s->count = palloc_extended(sizeof(int64) * nblocks, MCXT_ALLOC_HUGE);
 	s->cols = palloc_extended(sizeof(gbt_agg_col) * Max(s->ncols, 1) * nblocks,
 							  MCXT_ALLOC_HUGE);
@@ -157,21 +156,21 @@ static void
 sum_block(const GbtMirror *m, GbtRun *run, GbtRunSums *s, int64 b)
 {
 	int64		from = b * GBT_SUM_BLOCK;
-	uint64	   *walk = &s->walk[b * MASK_WORDS];
+	uint64	   *walk = &s->walk[b * GBT_MASK_WORDS];
 	int64		vals[GBT_MAX_COLS];
 	gbt_agg_result sum;
 	uint64		maxpos = 0;
 	int64		i;
 	int			c;
 
-	memset(walk, 0, sizeof(uint64) * MASK_WORDS);
+	memset(walk, 0, sizeof(uint64) * GBT_MASK_WORDS);
 	s->nwalk[b] = 0;
 	gbt_agg_init(&sum);
 	for (i = from; i < from + GBT_SUM_BLOCK; i++)
 	{
 		if (!is_plain(run, i))
 		{
-			walk[(i - from) / 64] |= UINT64CONST(1) << ((i - from) % 64);
+			gbt_mask_set(walk, i - from);
 			s->nwalk[b]++;
 			continue;
 		}
@@ -231,7 +230,7 @@ gbt_run_sums_fill(const GbtMirror *m, GbtRun *run, int64 final)
 /*
  * Whether block of run has a sum, made and its entries logged before
  * log_bound: then the sum into *sum (unless NULL), and in *walk the mask of
- * the block's entries to decide one by one (MASK_WORDS words); else false
+ * the block's entries to decide one by one (GBT_MASK_WORDS words); else false
  * (decide them all).
  */
 bool
@@ -243,7 +242,7 @@ gbt_run_sum(const GbtRun *run, int64 block, uint64 log_bound, const uint64 **wal
 	if (s == NULL || block >= s->nblocks || !s->valid[block] ||
 		s->maxpos[block] >= log_bound)
 		return false;
-	*walk = &s->walk[block * MASK_WORDS];
+	*walk = &s->walk[block * GBT_MASK_WORDS];
 	if (sum != NULL)
 		sum_get(s, block, sum);
 	return true;
@@ -276,7 +275,7 @@ gbt_run_sum_less(const GbtMirror *m, const GbtRun *run, int64 block, int64 from,
 			i = to;				/* the part itself stays in */
 		if (i >= first + GBT_SUM_BLOCK)
 			break;
-		if ((*walk)[(i - first) / 64] & (UINT64CONST(1) << ((i - first) % 64)))
+		if (gbt_mask_has(*walk, i - first))
 			continue;			/* not in the sum */
 		for (c = 0; c < run->e.ncols; c++)
 			vals[c] = run->e.vals[c][i];
@@ -290,7 +289,7 @@ gbt_run_sum_less(const GbtMirror *m, const GbtRun *run, int64 block, int64 from,
 		gbt_agg_init(&direct);
 		for (i = from; i < to; i++)
 		{
-			if ((*walk)[(i - first) / 64] & (UINT64CONST(1) << ((i - first) % 64)))
+			if (gbt_mask_has(*walk, i - first))
 				continue;
 			for (c = 0; c < run->e.ncols; c++)
 				vals[c] = run->e.vals[c][i];
@@ -341,7 +340,7 @@ check_run(const GbtRun *run, const char *where)
 		return;
 	for (b = 0; b < s->nblocks; b++)
 	{
-		const uint64 *walk = &s->walk[b * MASK_WORDS];
+		const uint64 *walk = &s->walk[b * GBT_MASK_WORDS];
 		int64		from = b * GBT_SUM_BLOCK;
 		int64		nwalk = 0;
 		int64		i;
@@ -353,7 +352,7 @@ check_run(const GbtRun *run, const char *where)
 				 where, (long long) b, (long long) run->e.n);
 		for (i = from; i < from + GBT_SUM_BLOCK; i++)
 		{
-			if (walk[(i - from) / 64] & (UINT64CONST(1) << ((i - from) % 64)))
+			if (gbt_mask_has(walk, i - from))
 				nwalk++;
 			else if (!is_plain(run, i))
 				elog(PANIC, "gpubtree: %s: entry %lld summed in block %lld, but stamped (xmin %u, xmax %u)",

@@ -25,6 +25,21 @@
 #define GBT_SUM_BLOCK 128
 #endif
 
+/* A block's mask: a bit for each of its entries left out of its sum. */
+#define GBT_MASK_WORDS ((GBT_SUM_BLOCK + 63) / 64)
+
+static inline bool
+gbt_mask_has(const uint64 *mask, int64 j)
+{
+	return (mask[j / 64] & (UINT64CONST(1) << (j % 64))) != 0;
+}
+
+static inline void
+gbt_mask_set(uint64 *mask, int64 j)
+{
+	mask[j / 64] |= UINT64CONST(1) << (j % 64);
+}
+
 extern void gbt_run_sums_free(GbtRun *run);
 extern void gbt_run_sums_drop(const GbtMirror *m, GbtRun *run, int64 i);
 extern int64 gbt_run_sums_make(const GbtMirror *m, GbtRun *run, int64 block,
