@@ -17,8 +17,10 @@
 #   - an UPDATE of 1 % of the rows (what it does to the mirror), a range
 #     sum right after it and after VACUUM (each VACUUM after a CHECKPOINT).
 # Every gpubtree answer is compared with btree's; EXPLAIN says what answered
-# (and the service's time in its engine, Device Time).  Last, the mirror's
-# bytes per entry against the index's size.
+# (and the service's time in its engine, Device Time).  The mirror's entries,
+# delta, new trees and bytes per entry (against the index's size) after the
+# build, after the bulk INSERT and 5 s later, after the update and after
+# VACUUM.
 # Prints a Markdown table per size.
 #
 #   test/bench/defaults.sh [LOG2_ROWS ...]      (default: 24)
@@ -29,6 +31,12 @@ GBT_BUILD_WAIT=   # the shipped default
 export LC_ALL=C
 
 . test/bench/compare_lib.sh
+
+# mirror_bytes MOMENT: a row of g_k's mirror at that moment: its entries,
+# delta, new trees made, bytes an entry (host and GPU) and on the GPU.
+mirror_bytes() {
+	echo "| (mirror $1: $($PSQL -c "SELECT entries || ' entries, delta ' || delta || ', ' || rebuilds || ' new trees, ' || round(bytes_per_entry::numeric, 1) || ' bytes an entry, ' || round(device_bytes::numeric / entries, 1) || ' of them on the GPU; scratch ' || pg_size_pretty(scratch_bytes) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND current"); index: $($PSQL -c "SELECT round(pg_relation_size('g_k')::numeric / (SELECT reltuples FROM pg_class WHERE relname = 'g'), 1)") bytes a row) | | | | |"
+}
 
 for LOG2 in ${@:-24}; do
 	ROWS=$((1 << LOG2))
@@ -62,7 +70,7 @@ SQL
 	echo "| (s from the end of CREATE INDEX until that count takes < 20 ms; its plan then) | | $ready | | |"
 	echo "| (mirror built in the background, s after the first query) | | $(wait_mirror) | | |"
 	echo "| (where the build's time went: $($PSQL -c "SELECT note FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass")) | | | | |"
-	echo "| (mirror: $($PSQL -c "SELECT entries || ' entries, ' || round(bytes_per_entry::numeric, 1) || ' bytes an entry, ' || round(device_bytes::numeric / entries, 1) || ' of them on the GPU; scratch ' || pg_size_pretty(scratch_bytes) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass"); index: $($PSQL -c "SELECT round(pg_relation_size('g_k')::numeric / $ROWS, 1)") bytes a row) | | | | |"
+	mirror_bytes "after the build"
 	for what in "count(*)" "sum(v)"; do
 		row "$what 0.01 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10000 - 1))" median
 		row "$what 10 %" "SELECT $what FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
@@ -85,12 +93,16 @@ SQL
 	echo "| (mirror current again, s after the first query) | | $(wait_mirror) | | |"
 	row "count(*) 10 % once the mirror is current" "$R10" median
 	row "sum(v) 100 % then (heap not vacuumed)" "SELECT sum(v) FROM %s" median
+	mirror_bytes "after the bulk INSERT and its queries"
+	sleep 5
+	mirror_bytes "5 s later (a quiet mirror folds a large delta into a new tree)"
 	inv0=$($PSQL -c "SELECT invalidations FROM gpubtree_status()")
 	for t in b g; do
 		echo "| UPDATE of 1 % of the rows (v = v + 1), $t (ms) | $(timed "UPDATE $t SET v = v + 1 WHERE k % 100 = 7") | | | |"
 	done
 	echo "| (mirror after the update: invalidations, current) | | $(($($PSQL -c "SELECT invalidations FROM gpubtree_status()") - inv0)), $($PSQL -c "SELECT string_agg(current::text, ',') FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass") | | |"
 	row "sum(v) 10 % after the update (no VACUUM)" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
+	mirror_bytes "after the update"
 	# (each after a CHECKPOINT: neither VACUUM pays for the other's writes)
 	for t in b g; do
 		$PSQL -c "CHECKPOINT"
@@ -98,8 +110,9 @@ SQL
 	done
 	row "sum(v) 10 % after VACUUM" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
 	row "count(*) 100 % after VACUUM" "SELECT count(*) FROM %s" median
+	mirror_bytes "after VACUUM"
 	echo
-	$PSQL -c "SELECT index::regclass, engine, entries, pg_size_pretty(bytes) AS bytes, round(bytes_per_entry::numeric, 1) AS bytes_per_entry, pg_size_pretty(device_bytes) AS device_bytes, pg_size_pretty(scratch_bytes) AS scratch_bytes, round(build_ms) AS build_ms, state FROM gpubtree_mirrors()" | sed 's/^/    /'
+	$PSQL -c "SELECT index::regclass, engine, entries, pg_size_pretty(bytes) AS bytes, round(bytes_per_entry::numeric, 1) AS bytes_per_entry, pg_size_pretty(device_bytes) AS device_bytes, pg_size_pretty(scratch_bytes) AS scratch_bytes, round(build_ms) AS build_ms, delta, rebuilds, state FROM gpubtree_mirrors()" | sed 's/^/    /'
 	echo "    index size: $($PSQL -c "SELECT pg_size_pretty(pg_relation_size('g_k')) || ' (' || round(pg_relation_size('g_k')::numeric / $ROWS, 1) || ' bytes a row)'")"
 	cluster_stop "$DIR" immediate
 	rm -rf "$DIR"
