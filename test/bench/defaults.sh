@@ -35,7 +35,7 @@ export LC_ALL=C
 # mirror_bytes MOMENT: a row of g_k's mirror at that moment: its entries,
 # delta, new trees made, bytes an entry (host and GPU) and on the GPU.
 mirror_bytes() {
-	echo "| (mirror $1: $($PSQL -c "SELECT entries || ' entries, delta ' || delta || ', ' || rebuilds || ' new trees, ' || round(bytes_per_entry::numeric, 1) || ' bytes an entry, ' || round(device_bytes::numeric / entries, 1) || ' of them on the GPU; scratch ' || pg_size_pretty(scratch_bytes) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND current"); index: $($PSQL -c "SELECT round(pg_relation_size('g_k')::numeric / (SELECT reltuples FROM pg_class WHERE relname = 'g'), 1)") bytes a row) | | | | |"
+	echo "| (mirror $1: $($PSQL -c "SELECT entries || ' entries, delta ' || delta || ', ' || rebuilds || ' new trees, ' || round(bytes_per_entry::numeric, 1) || ' bytes an entry, ' || round(device_bytes::numeric / entries, 1) || ' of them on the GPU; scratch ' || pg_size_pretty(scratch_bytes) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND current"); index: $($PSQL -c "SELECT round(pg_relation_size('g_k')::numeric / entries, 1) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND current") bytes an entry) | | | | |"
 }
 
 for LOG2 in ${@:-24}; do
