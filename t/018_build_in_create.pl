@@ -29,6 +29,14 @@ my $node = gpubtree_node('build_in_create');
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION gpubtree; CREATE TABLE other (x int)');
+# The service answering first (on the GPU its engine takes a while to
+# start): the mirrors below are to be built inside CREATE INDEX.
+ok(wait_service($node), 'the service runs');
+$node->safe_psql('postgres',
+	'CREATE TABLE warm (k int8); INSERT INTO warm SELECT generate_series(1, 1000);
+	 CREATE INDEX warm_k ON warm USING gpubtree (k)');
+is(node_vs_plan($node, 'postgres', 'SELECT count(*) FROM warm WHERE k BETWEEN 10 AND 500'),
+	'same', 'the service answers');
 
 # What the transaction runs before CREATE INDEX (T: the table), and
 # whether it has written anything by then.

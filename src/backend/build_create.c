@@ -9,7 +9,8 @@
  * as in background: during REINDEX (and so CLUSTER, VACUUM FULL, table
  * rewrites), where PostgreSQL forbids scanning the index being rebuilt;
  * under CONCURRENTLY; where this transaction wrote before it installed the
- * table's capture trigger, or switched it (gbt_capture_active_for_build()).
+ * table's capture trigger, or switched it (gbt_capture_active_for_build());
+ * where the service is not running yet, or the build failed.
  *
  * background: ambuild only notes the index; when the transaction that
  * built it commits, a build job is started for it (gbt_build_in_background():
@@ -245,7 +246,6 @@ gbt_mirror_after_build(Relation index, double nentries)
 	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_OFF ||
 		gpubtree_device_mode == GPUBTREE_DEVICE_OFF ||
 		gbt_shared == NULL || RecoveryInProgress() || IsBinaryUpgrade ||
-		!gbt_service_running() ||
 		index->rd_rel->relpersistence == RELPERSISTENCE_TEMP ||
 		!OidIsValid(keytype = gbt_mirror_key_type(index)))
 		return;
@@ -259,9 +259,12 @@ gbt_mirror_after_build(Relation index, double nentries)
 	 * wait too where the index cannot be read yet (not valid: CONCURRENTLY;
 	 * REINDEX forbids it), or where an export inside this transaction could
 	 * not trust the capture trigger's stamps (the mirror would decide by
-	 * the visibility map; the job, after the commit, can).
+	 * the visibility map; the job, after the commit, can); and where the
+	 * service is not running yet (starting with the server) or the build
+	 * here failed.
 	 */
 	if (gpubtree_build_after_create == GPUBTREE_BUILD_AFTER_CREATE_BACKGROUND ||
+		!gbt_service_running() ||
 		!index->rd_index->indisvalid ||
 		ReindexIsProcessingIndex(RelationGetRelid(index)) ||
 		!capture_trusted_now(index))
@@ -279,5 +282,10 @@ gbt_mirror_after_build(Relation index, double nentries)
 		built[nbuilt].subid = GetCurrentSubTransactionId();
 		nbuilt++;
 	}
-	(void) gbt_build_mirror(index, keytype, NULL, NULL, 0, why, sizeof(why));
+	if (!gbt_build_mirror(index, keytype, NULL, NULL, 0, why, sizeof(why)))
+	{
+		elog(DEBUG1, "gpubtree: the mirror of index \"%s\" was not built inside CREATE INDEX: %s",
+			 RelationGetRelationName(index), why);
+		note_created(index);
+	}
 }
