@@ -1,7 +1,8 @@
 # t/012_unvacuumed.pl: the first aggregate over a table that was never
 # vacuumed, after a crash restart, after pg_dump / pg_restore (whose
-# CREATE INDEX builds the mirrors before pg_restore ends) and after a
-# standby's promotion (the rows replayed from WAL), is
+# CREATE INDEX builds the mirrors before pg_restore ends), after a
+# standby's promotion (the rows replayed from WAL) and after a logical
+# subscriber's initial sync, is
 # answered by the service from the mirror's stamps (EXPLAIN ANALYZE:
 # "Answered by: GPU service", no entry checked in the heap; the mirror
 # decided by its stamps, not the visibility map), and equals the ordinary
@@ -21,7 +22,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = gpubtree_node('unvacuumed', allows_streaming => 1);
+my $node = gpubtree_node('unvacuumed', allows_streaming => 'logical');
 $node->append_conf('postgresql.conf', "autovacuum = off\n");
 $node->start;
 my $dir = PostgreSQL::Test::Utils::tempdir;
@@ -136,5 +137,41 @@ first_answer('postgres', 'SELECT count(*) || \':\' || sum(v) FROM p WHERE k BETW
 	'p_k', 'after a promotion', $standby);
 
 $standby->stop;
+
+# A logical-replication subscriber's initial sync: the rows copied into a
+# table whose gpubtree index was made before the subscription (an empty
+# mirror), never vacuumed there.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE s (k int8 PRIMARY KEY, v int8);
+INSERT INTO s SELECT g, g % 555 FROM generate_series(1, 150000) g;
+CREATE PUBLICATION pub_s FOR TABLE s;
+});
+my $subscriber = gpubtree_node('subscriber');
+$subscriber->append_conf('postgresql.conf', "autovacuum = off\n");
+$subscriber->start;
+$subscriber->safe_psql('postgres', 'CREATE EXTENSION gpubtree');
+ok(wait_service($subscriber), 'the subscriber\'s service runs');
+$subscriber->safe_psql(
+	'postgres', q{
+CREATE TABLE s (k int8 PRIMARY KEY, v int8);
+CREATE INDEX s_k ON s USING gpubtree (k) INCLUDE (v);
+});
+$subscriber->safe_psql('postgres',
+	"CREATE SUBSCRIPTION sub_s CONNECTION '" . $node->connstr . " dbname=postgres' PUBLICATION pub_s");
+$subscriber->wait_for_subscription_sync($node, 'sub_s');
+first_answer('postgres', 'SELECT count(*) || \':\' || sum(v) FROM s WHERE k BETWEEN 500 AND 120000',
+	's_k', 'after a subscriber\'s initial sync', $subscriber);
+# Changes replicated after it reach the mirror through the capture
+# trigger, which fires in the apply worker too.
+$node->safe_psql('postgres', 'DELETE FROM s WHERE k % 4 = 0; UPDATE s SET v = v + 1 WHERE k % 3 = 0');
+$node->wait_for_catchup('sub_s');
+is(node_vs_plan($subscriber, 'postgres', 'SELECT count(*) || \':\' || sum(v) FROM s WHERE k BETWEEN 500 AND 120000'),
+	'same', 'after a subscriber\'s initial sync: answers after replicated deletes and updates');
+is($subscriber->safe_psql('postgres', "SELECT count(*) FROM gpubtree_verify('s_k')"),
+	0, 'after a subscriber\'s initial sync: the mirror holds the index');
+$subscriber->safe_psql('postgres', 'DROP SUBSCRIPTION sub_s');
+
+$subscriber->stop;
 $node->stop;
 done_testing();
