@@ -97,8 +97,16 @@ is(answers('t'), answers('b'), 'many transactions: answers');
 is(status_of('invalidations'), $inv0, 'many transactions: no invalidation');
 is(status_of('mirror_builds'), $builds0, 'many transactions: no rebuild');
 
-# 3. After VACUUM the aggregate is answered from the same mirror.
-$node->safe_psql('postgres', 'VACUUM t; VACUUM b');
+# 3. After VACUUM the aggregate is answered from the same mirror; with
+#    client_min_messages = debug1, VACUUM says what it did to the mirror.
+my ($vacuum_out, $vacuum_err) = ('', '');
+$node->psql('postgres', 'SET client_min_messages = debug1; VACUUM t',
+	stdout => \$vacuum_out, stderr => \$vacuum_err, on_error_die => 1);
+like($vacuum_err, qr/gpubtree: index "t_k": [1-9][0-9]* dead row versions sent to its mirror, [0-9]+ of its entries still there removed, in [0-9.]+ ms/,
+	'VACUUM: its sweep of the mirror said');
+like($vacuum_err, qr/gpubtree: index "t_k": its mirror told of [0-9]+ all-visible heap blocks of [1-9][0-9]* in [0-9.]+ ms/,
+	'VACUUM: the visibility it told the mirror said');
+$node->safe_psql('postgres', 'VACUUM b');
 is(answers('t'), answers('b'), 'after VACUUM: answers');
 is(by_service(), 1, 'after VACUUM: answered by the service');
 is(status_of('mirror_builds'), $builds0, 'after VACUUM: no rebuild');

@@ -127,7 +127,11 @@ gpubtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats = btbulkdelete(info, stats, callback, callback_state);
 
 	/* Line pointers freed after this pass may be reused by other keys. */
-	gbt_sweep_mirror(info->index, callback, callback_state);
+	/*
+	 * (DEBUG1: PostgreSQL passes VACUUM's indexes DEBUG2 even under
+	 * VERBOSE; SET client_min_messages = debug1 shows the mirror's part)
+	 */
+	gbt_sweep_mirror(info->index, callback, callback_state, DEBUG1);
 	return stats;
 }
 
@@ -138,7 +142,7 @@ gpubtree_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	/* After the heap pass: the visibility map is as VACUUM left it. */
 	if (!info->analyze_only)
-		gbt_vouch_mirror(info->index);
+		gbt_vouch_mirror(info->index, DEBUG1);
 	return stats;
 }
 

@@ -8,6 +8,7 @@
 #include "access/table.h"
 #include "storage/bufmgr.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -118,6 +119,17 @@ sweep_chunk(const GbtEntries *e, const GbtColumns *cols, const uint8 *verdicts, 
 	}
 }
 
+/* Milliseconds since start. */
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 /*
  * At the end of a VACUUM (its index cleanup, after the heap pass has set
  * the visibility map): tell the mirror which heap blocks are all-visible
@@ -127,13 +139,14 @@ sweep_chunk(const GbtEntries *e, const GbtColumns *cols, const uint8 *verdicts, 
  * entries are right only if every delete reached it.
  */
 void
-gbt_vouch_mirror(Relation index)
+gbt_vouch_mirror(Relation index, int elevel)
 {
 	Relation	heap;
 	BlockNumber nblocks;
 	int64		nvisible;
 	uint8	   *visible;
 	GbtCall		call;
+	instr_time	start;
 
 	if (gbt_shared == NULL || !gbt_service_running() ||
 		!index->rd_index->indisvalid || !OidIsValid(gbt_mirror_key_type(index)))
@@ -142,13 +155,40 @@ gbt_vouch_mirror(Relation index)
 	heap = table_open(index->rd_index->indrelid, NoLock);
 	if (gbt_capture_active(heap, index))
 	{
+		INSTR_TIME_SET_CURRENT(start);
 		nblocks = RelationGetNumberOfBlocks(heap);
 		visible = gbt_read_visibility(heap, nblocks, &nvisible);
-		(void) gbt_call_vouch(&call, index, visible, nblocks);
+		if (gbt_call_vouch(&call, index, visible, nblocks))
+			ereport(elevel,
+					(errmsg("gpubtree: index \"%s\": its mirror told of %lld all-visible heap blocks of %u in %.1f ms",
+							RelationGetRelationName(index), (long long) nvisible, nblocks,
+							elapsed_ms(start))));
 		gbt_call_end(&call);
 		pfree(visible);
 	}
 	table_close(heap, NoLock);
+}
+
+/*
+ * After the sweep: invalidate the mirror if it failed, and say what it did
+ * at elevel.
+ */
+static void
+swept(Relation index, int elevel, bool done, int64 ndead, int64 removed,
+	  instr_time start)
+{
+	if (!done)
+	{
+		gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
+		ereport(elevel,
+				(errmsg("gpubtree: index \"%s\": its mirror could not be swept and is built anew when asked",
+						RelationGetRelationName(index))));
+		return;
+	}
+	ereport(elevel,
+			(errmsg("gpubtree: index \"%s\": %lld dead row versions sent to its mirror, %lld of its entries still there removed, in %.1f ms",
+					RelationGetRelationName(index), (long long) ndead, (long long) removed,
+					elapsed_ms(start))));
 }
 
 static int
@@ -173,7 +213,7 @@ cmp_tid(const void *a, const void *b)
  */
 void
 gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
-				 void *callback_state)
+				 void *callback_state, int elevel)
 {
 	SweepState	st;
 	const ItemPointerData *dead;
@@ -182,6 +222,8 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 	uint64		mirror_id = 0;
 	GbtReplyStatus status;
 	bool		done = false;
+	int64		removed = 0;
+	instr_time	start;
 
 	if (gbt_shared == NULL)
 		return;
@@ -195,6 +237,7 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		return;
 	}
 
+	INSTR_TIME_SET_CURRENT(start);
 	dead = gbt_vacuum_dead_items(index, callback, callback_state, &ndead, &palloced);
 	if (dead != NULL)
 	{
@@ -203,11 +246,12 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		gbt_resync_flush();
 		done = gbt_call_remove(&call, index, 0, true, dead, ndead) &&
 			call.req->hdr.status == GBT_REPLY_OK;
+		if (done)
+			removed = call.req->hdr.nresults;
 		gbt_call_end(&call);
 		if (palloced)
 			pfree((void *) dead);
-		if (!done)
-			gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
+		swept(index, elevel, done, ndead, removed, start);
 		return;
 	}
 
@@ -223,9 +267,10 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		qsort(st.dead, st.ndead, sizeof(ItemPointerData), cmp_tid);
 		done = gbt_call_remove(&call, index, mirror_id, false, st.dead, st.ndead) &&
 			call.req->hdr.status == GBT_REPLY_OK;
+		if (done)
+			removed = call.req->hdr.nresults;
 		gbt_call_end(&call);
 	}
 	pfree(st.dead);
-	if (!done)
-		gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
+	swept(index, elevel, done, st.ndead, removed, start);
 }

@@ -15,7 +15,8 @@
 #   - the first query after a bulk INSERT of 10 % more rows, and the same
 #     queries once the mirror is current again;
 #   - an UPDATE of 1 % of the rows (what it does to the mirror), a range
-#     sum right after it and after VACUUM (each VACUUM after a CHECKPOINT).
+#     sum right after it and after VACUUM (each VACUUM after a CHECKPOINT;
+#     the mirror's part of VACUUM g as it says at DEBUG1).
 # Every gpubtree answer is compared with btree's; EXPLAIN says what answered
 # (and the service's time in its engine, Device Time).  The mirror's entries,
 # delta, new trees and bytes per entry (against the index's size) after the
@@ -104,10 +105,12 @@ SQL
 	row "sum(v) 10 % after the update (no VACUUM)" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
 	mirror_bytes "after the update"
 	# (each after a CHECKPOINT: neither VACUUM pays for the other's writes)
+	# (the mirror's part said at DEBUG1: its sweep, and the visibility told)
 	for t in b g; do
 		$PSQL -c "CHECKPOINT"
-		echo "| VACUUM $t (ms) | $(timed "VACUUM $t") | | | |"
+		echo "| VACUUM $t (ms) | $(PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=debug1" timed "VACUUM $t" 2>"$DIR/vacuum_$t.log") | | | |"
 	done
+	grep -o 'gpubtree: index "g_k": .*' "$DIR/vacuum_g.log" | sed 's/^/| (VACUUM g: /; s/$/) | | | | |/'
 	row "sum(v) 10 % after VACUUM" "SELECT sum(v) FROM %s WHERE k BETWEEN $lo AND $((lo + ROWS / 10 - 1))" median
 	row "count(*) 100 % after VACUUM" "SELECT count(*) FROM %s" median
 	mirror_bytes "after VACUUM"
