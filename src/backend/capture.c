@@ -200,6 +200,16 @@ find_capture_trigger(Relation heap)
 	return NULL;
 }
 
+/* Does the table have the capture trigger, firing ALWAYS, on a heap? */
+static bool
+fires_always(Relation heap)
+{
+	const Trigger *t = find_capture_trigger(heap);
+
+	return t != NULL && t->tgenabled == TRIGGER_FIRES_ALWAYS &&
+		heap->rd_rel->relam == HEAP_TABLE_AM_OID;
+}
+
 /*
  * Does the table's capture trigger fire for every delete?  Only when it is
  * enabled ALWAYS: ENABLE [ORIGIN] skips the deletes of logical
@@ -209,11 +219,7 @@ find_capture_trigger(Relation heap)
 bool
 gbt_capture_enabled(Relation heap)
 {
-	const Trigger *t = find_capture_trigger(heap);
-
-	return t != NULL && t->tgenabled == TRIGGER_FIRES_ALWAYS &&
-		heap->rd_rel->relam == HEAP_TABLE_AM_OID &&
-		!touched_in_this_transaction(RelationGetRelid(heap));
+	return fires_always(heap) && !touched_in_this_transaction(RelationGetRelid(heap));
 }
 
 bool
@@ -235,16 +241,10 @@ gbt_capture_active(Relation heap, Relation index)
 bool
 gbt_capture_active_for_build(Relation heap, Relation index)
 {
-	const Trigger *t;
+	Oid			relid = RelationGetRelid(heap);
 
-	if (gbt_capture_active(heap, index))
-		return true;
-	t = find_capture_trigger(heap);
-	return t != NULL && t->tgenabled == TRIGGER_FIRES_ALWAYS &&
-		heap->rd_rel->relam == HEAP_TABLE_AM_OID &&
-		index->rd_index->indkey.values[0] != 0 &&
-		touched_lxid == GBT_MY_LXID &&
-		list_member_oid(created_first, RelationGetRelid(heap));
+	return fires_always(heap) && index->rd_index->indkey.values[0] != 0 &&
+		(!touched_in_this_transaction(relid) || list_member_oid(created_first, relid));
 }
 
 /*

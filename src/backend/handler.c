@@ -126,10 +126,10 @@ gpubtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	stats = btbulkdelete(info, stats, callback, callback_state);
 
-	/* Line pointers freed after this pass may be reused by other keys. */
 	/*
-	 * (DEBUG1: PostgreSQL passes VACUUM's indexes DEBUG2 even under
-	 * VERBOSE; SET client_min_messages = debug1 shows the mirror's part)
+	 * Line pointers freed after this pass may be reused by other keys.
+	 * (DEBUG1: PostgreSQL passes an index's bulk delete DEBUG2 even under
+	 * VERBOSE; client_min_messages = debug1 shows the mirror's part.)
 	 */
 	gbt_sweep_mirror(info->index, callback, callback_state, DEBUG1);
 	return stats;
