@@ -5,7 +5,8 @@
 # while a background worker builds the mirror,
 # and the queries after it use the mirror; a join on the key is planned as
 # PostgreSQL would plan it until the mirror is current.  Many sessions
-# asking at once start one build.  A mirror that cannot fit under
+# asking at once start one build, and a query that looks as a build ends
+# starts no second one.  A mirror that cannot fit under
 # gpubtree.mirror_memory_limit is refused before any export, logged once,
 # and never exported while nothing changes.  Every answer is compared with
 # btree's.  (The service's CPU engine follows the same paths as the GPU.)
@@ -177,6 +178,39 @@ $node->safe_psql('postgres',
 	'SET gpubtree.build_after_create = background; CREATE INDEX g_k4 ON g USING gpubtree (v, k)');
 is(wait_current('g_k4'), 1, 'background: current after CREATE INDEX with no query');
 is(status_of('exports') - $e0, 1, 'background: one export');
+
+# 5. A query that finds no mirror while the build is under way, and looks
+#    at the build's job only after the build ended (the service published
+#    the mirror, then the worker freed the job): it takes the mirror, and
+#    starts no second build.  Each step is held on purpose by a debug
+#    setting and let go by a reload: the worker before its hand-over
+#    (gpubtree.debug_export_delay), the query between the two looks
+#    (gpubtree.debug_build_ask_delay).
+$node->safe_psql('postgres', 'DROP INDEX g_k2');
+reload("gpubtree.debug_export_delay = '10min'");
+reload("gpubtree.debug_build_ask_delay = '10min'");
+$node->safe_psql('postgres',
+	'SET gpubtree.build_after_create = background; CREATE INDEX g_k5 ON g USING gpubtree (k) INCLUDE (v)');
+ok( $node->poll_query_until('postgres',
+		"SELECT state = 'building' FROM gpubtree_mirrors() WHERE index = 'g_k5'::regclass"),
+	'ask: the build held before its hand-over');
+$e0 = status_of('exports');
+my $asked = '';
+my $ask = "$bitmap EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " . sprintf($range, 'g') . ";\n";
+my $asker = IPC::Run::start([ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres') ],
+	'<', \$ask, '>', \$asked);
+$asker->pump while length $ask;
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend' "
+		  . "AND wait_event_type = 'Extension' AND query LIKE 'EXPLAIN%'"),
+	'ask: the query found no mirror, held before it looks at the job');
+reload('gpubtree.debug_export_delay = 0');
+is(wait_current('g_k5'), 1, 'ask: the build ended, its mirror current');
+reload('gpubtree.debug_build_ask_delay = 0');
+$asker->finish;
+is(lines($asked, qr/Answered by: GPU service/), 1, 'ask: the query took the mirror built meanwhile');
+is(status_of('exports') - $e0, 0, 'ask: no second build');
+is(q_range('g'), $expected, 'ask: the answer');
 
 $node->stop;
 done_testing();

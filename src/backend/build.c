@@ -261,8 +261,9 @@ gbt_mirror_ready(Oid indexoid, char *why, Size whylen)
  * A query found no current mirror of index: have one built in the
  * background (or queued) unless it is refused, being built, or failed a
  * moment ago.
- * True when the mirror is there now (only after waiting for it, under
- * gpubtree.build_wait); otherwise why says what is happening.
+ * True when the mirror is there now (its build ended since the caller
+ * looked, or after waiting for it under gpubtree.build_wait); otherwise
+ * why says what is happening.
  */
 bool
 gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
@@ -272,6 +273,7 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz deadline;
 	int			jobno = -1;
+	bool		idle;
 
 	strlcpy(why, "no current mirror", whylen);
 	if (!gpubtree_build_on_scan || gbt_builds == NULL)
@@ -282,6 +284,21 @@ gbt_mirror_wanted(Relation index, Oid keytype, char *why, Size whylen)
 		return false;
 
 	gbt_fill_key(&key, index);
+	if (gpubtree_debug_build_ask_delay > 0)
+		gbt_debug_wait(&gpubtree_debug_build_ask_delay);
+
+	/*
+	 * A build that ended since the caller looked: the service published its
+	 * mirror before the worker freed the job, so with the job seen gone the
+	 * mirror is seen too, and no second build starts.
+	 */
+	SpinLockAcquire(&gbt_builds->mutex);
+	job = gbt_find_job(&key);
+	idle = job == NULL;
+	SpinLockRelease(&gbt_builds->mutex);
+	if (idle && gbt_published_current(&key))
+		return true;
+
 	SpinLockAcquire(&gbt_builds->mutex);
 	job = gbt_find_job(&key);
 	if (job != NULL && gbt_job_running(job) && job_lost(job, now))

@@ -34,6 +34,7 @@ int			gpubtree_debug_build_delay = 0;
 int			gpubtree_debug_service_publish_delay = 0;
 int			gpubtree_debug_service_check_delay = 0;
 int			gpubtree_debug_export_delay = 0;
+int			gpubtree_debug_build_ask_delay = 0;
 bool		gpubtree_debug_export_prefault = false;
 bool		gpubtree_enable_aggregate = true;
 bool		gpubtree_enable_lookup = true;
@@ -347,6 +348,15 @@ gbt_settings_init(void)
 							"Makes background mirror builds wait this long once their export is registered and the index read, before the hand-over (for tests).",
 							"A reload that lowers the setting ends the wait early.",
 							&gpubtree_debug_export_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.debug_build_ask_delay",
+							"Makes a query that found no current mirror wait this long before it looks at the mirror's build job (for tests).",
+							"A reload that lowers the setting ends the wait early.",
+							&gpubtree_debug_build_ask_delay,
 							0, 0, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,

@@ -58,6 +58,7 @@ extern int	gpubtree_debug_build_delay;	/* milliseconds */
 extern int	gpubtree_debug_service_publish_delay;	/* milliseconds */
 extern int	gpubtree_debug_service_check_delay;	/* milliseconds */
 extern int	gpubtree_debug_export_delay;	/* milliseconds */
+extern int	gpubtree_debug_build_ask_delay;	/* milliseconds */
 extern bool gpubtree_debug_export_prefault;
 extern bool gpubtree_enable_aggregate;
 extern bool gpubtree_enable_lookup;
