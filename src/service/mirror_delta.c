@@ -48,55 +48,45 @@ run_copy(GbtRun *dst, int64 o, const GbtRun *src, int64 i)
 }
 
 /*
- * Merge b's entries and e's entries fresh[0..nfresh) (sorted, new, inserted
- * by xmin[] at pos[]) into a new run, summed (runsums.c) if large, which
- * replaces *into.  b may be NULL.  Entries no snapshot sees any more
- * (settled dead) are left out: aggregates would walk them one by one.
+ * Copy the entries of runs a and b from positions *ia and *ib on to the end
+ * of into, in (key, TID) order, until stop entries of the two were read or
+ * both are done.  Entries no snapshot sees any more (settled dead) are left
+ * out: aggregates would walk them one by one.
  */
 static void
-run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b, const GbtEntries *e,
-		  const int64 *fresh, int64 nfresh, const uint64 *pos, const TransactionId *xmin)
+merge_two(GbtRun *into, const GbtRun *a, int64 *ia, const GbtRun *b, int64 *ib,
+		  int64 stop)
+{
+	while ((*ia < a->e.n || *ib < b->e.n) && *ia + *ib < stop)
+	{
+		const GbtRun *src = a;
+		int64		i;
+
+		if (*ia >= a->e.n ||
+			(*ib < b->e.n &&
+			 gbt_entry_cmp(b->e.keys[*ib], &b->e.tids[*ib],
+						   a->e.keys[*ia], &a->e.tids[*ia]) < 0))
+			src = b, i = (*ib)++;
+		else
+			i = (*ia)++;
+		if (src->xmin[i] != GBT_XMIN_DEAD)
+			run_copy(into, into->e.n++, src, i);
+	}
+}
+
+/*
+ * Merge run b into *into at once: a new run, summed (runsums.c) if large,
+ * replaces *into.
+ */
+static void
+run_merge(GbtMirror *m, GbtRun *into, const GbtRun *b)
 {
 	GbtRun		merged;
-	const GbtRun *a = into;
 	int64		ia = 0,
-				ib = 0,
-				ie = 0,
-				o;
-	int64		nb = b ? b->e.n : 0;
+				ib = 0;
 
-	gbt_run_alloc(&merged, m->columns.ncols, a->e.n + nb + nfresh);
-	for (o = 0; ia < a->e.n || ib < nb || ie < nfresh;)
-	{
-		const GbtRun *src = NULL;
-		int64		i = 0;
-
-		/* The smallest of the three heads. */
-		if (ia < a->e.n)
-			src = a, i = ia;
-		if (ib < nb && (src == NULL ||
-						gbt_entry_cmp(b->e.keys[ib], &b->e.tids[ib],
-									  src->e.keys[i], &src->e.tids[i]) < 0))
-			src = b, i = ib;
-		if (ie < nfresh && (src == NULL ||
-							gbt_entry_cmp(e->keys[fresh[ie]], &e->tids[fresh[ie]],
-										  src->e.keys[i], &src->e.tids[i]) < 0))
-		{
-			merged.pos[o] = pos ? pos[fresh[ie]] : 0;
-			merged.xmin[o] = xmin ? xmin[fresh[ie]] : GBT_XMIN_UNKNOWN;
-			merged.xmax[o] = InvalidTransactionId;
-			gbt_copy_entry(&merged.e, o, e, fresh[ie++]);
-			merged.e.nulls[o++] &= ~GBT_ENTRY_XMIN_UNKNOWN;
-			continue;
-		}
-		if (src == a)
-			ia++;
-		else
-			ib++;
-		if (src->xmin[i] != GBT_XMIN_DEAD)	/* no snapshot sees it: left out */
-			run_copy(&merged, o++, src, i);
-	}
-	merged.e.n = o;
+	gbt_run_alloc(&merged, m->columns.ncols, into->e.n + b->e.n);
+	merge_two(&merged, into, &ia, b, &ib, PG_INT64_MAX);
 	/* small runs cost little to walk, and merge every round */
 	if (merged.e.n > GBT_MERGE_STEP)
 		gbt_run_sums_fill(m, &merged, merged.e.n);
@@ -129,7 +119,7 @@ run_cascade(GbtMirror *m)
 		if (m->runs[r].e.n + m->runs[r - 1].e.n <= GBT_MERGE_STEP ||
 			r == GBT_RUNS - 1)
 		{
-			run_merge(m, &m->runs[r - 1], &m->runs[r], NULL, NULL, 0, NULL, NULL);
+			run_merge(m, &m->runs[r - 1], &m->runs[r]);
 			m->runs[r].e.n = 0;
 			gbt_run_sums_free(&m->runs[r]);
 		}
@@ -163,21 +153,7 @@ gbt_mirror_merge_step(GbtMirror *m)
 	a = &m->runs[m->merge_run - 1];
 	b = &m->runs[m->merge_run];
 	stop = m->merge_a + m->merge_b + GBT_MERGE_STEP;
-	while ((m->merge_a < a->e.n || m->merge_b < b->e.n) && m->merge_a + m->merge_b < stop)
-	{
-		const GbtRun *src = b;
-		int64		i;
-
-		if (m->merge_b >= b->e.n ||
-			(m->merge_a < a->e.n &&
-			 gbt_entry_cmp(a->e.keys[m->merge_a], &a->e.tids[m->merge_a],
-						   b->e.keys[m->merge_b], &b->e.tids[m->merge_b]) < 0))
-			src = a, i = m->merge_a++;
-		else
-			i = m->merge_b++;
-		if (src->xmin[i] != GBT_XMIN_DEAD)
-			run_copy(into, into->e.n++, src, i);
-	}
+	merge_two(into, a, &m->merge_a, b, &m->merge_b, stop);
 	gbt_run_sums_fill(m, into, a->e.n + b->e.n);
 	gbt_run_sums_check(m);
 	if (m->merge_a < a->e.n || m->merge_b < b->e.n)
@@ -248,17 +224,30 @@ filter_add(GbtMirror *m, const GbtEntries *e, const int64 *fresh, int64 nfresh)
 }
 
 /*
- * Add entries fresh[0..nfresh) of e, new to the mirror, inserted by xmin[]
- * and logged at pos[] (either NULL: see run_merge()), to the delta.
+ * Add entries fresh[0..nfresh) of e (in (key, TID) order), new to the
+ * mirror, inserted by xmin[] and logged at pos[] (both indexed as e), to
+ * the delta.
  */
 void
 gbt_delta_add(GbtMirror *m, const GbtEntries *e, const int64 *fresh, int64 nfresh,
 			  const uint64 *pos, const TransactionId *xmin)
 {
+	GbtRun		run;
+	int64		i;
+
 	filter_add(m, e, fresh, nfresh);
-	if (xmin == NULL)
-		m->unknown += nfresh;	/* run_merge() stamps them unknown */
+	gbt_run_alloc(&run, m->columns.ncols, nfresh);
+	for (i = 0; i < nfresh; i++)
+	{
+		run.pos[i] = pos[fresh[i]];
+		run.xmin[i] = xmin[fresh[i]];
+		run.xmax[i] = InvalidTransactionId;
+		gbt_copy_entry(&run.e, i, e, fresh[i]);
+		run.e.nulls[i] &= ~GBT_ENTRY_XMIN_UNKNOWN;
+	}
+	run.e.n = nfresh;
 	/* Into the smallest run; each that outgrows its share, one up. */
-	run_merge(m, &m->runs[GBT_RUNS - 1], NULL, e, fresh, nfresh, pos, xmin);
+	run_merge(m, &m->runs[GBT_RUNS - 1], &run);
+	gbt_run_free(&run);
 	run_cascade(m);
 }
