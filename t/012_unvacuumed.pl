@@ -10,7 +10,9 @@
 # (export_heap.c).  Rows of a transaction in flight at the crash (aborted
 # by the restart, their hint bits never set) stay out; so do the entries of
 # rows deleted, updated away and rolled back before the crash (a table
-# written to, then restarted).  Autovacuum is off,
+# written to, then restarted).  A build while a snapshot older than the
+# load still runs stamps the loaded rows with their inserter.  Autovacuum
+# is off,
 # so that no VACUUM makes the pages all-visible meanwhile.
 use strict;
 use warnings;
@@ -173,5 +175,41 @@ is($subscriber->safe_psql('postgres', "SELECT count(*) FROM gpubtree_verify('s_k
 $subscriber->safe_psql('postgres', 'DROP SUBSCRIPTION sub_s');
 
 $subscriber->stop;
+
+# A build while a snapshot older than the load still runs (a long query
+# beside a load and its CREATE INDEX): the loaded rows' inserter committed
+# after that snapshot, so not every snapshot sees them; the export stamps
+# their entries with it instead of leaving them to the visibility map
+# (export_heap.c: ROW_COMMITTED).  New snapshots are answered from the
+# stamps; the old one, which sees none of the load, through the mirror too,
+# equal to its ordinary plan.  Built inside CREATE INDEX, and by the job.
+for my $mode ('wait', 'background')
+{
+	my $t = "old_$mode";
+	my $what = "$mode, a snapshot older than the load running";
+	my $q = "SELECT count(*) || ':' || coalesce(sum(v), 0) FROM $t WHERE k BETWEEN 700 AND 52000";
+	$node->safe_psql('postgres', "CREATE TABLE $t (k int8, v int8)");
+	my $old = $node->background_psql('postgres');
+	$old->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+	$old->query_safe("SELECT count(*) FROM $t");
+	$node->safe_psql(
+		'postgres', "INSERT INTO $t SELECT g, g % 1000 FROM generate_series(1, 60000) g;
+		UPDATE $t SET v = v + 1 WHERE k % 200 = 3;
+		SET gpubtree.build_after_create = $mode; CREATE INDEX ${t}_k ON $t USING gpubtree (k) INCLUDE (v)");
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM gpubtree_mirrors() WHERE index = '${t}_k'::regclass AND current");
+	first_answer('postgres', $q, "${t}_k", $what);
+	my $via_node = $old->query_safe(
+		"SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off; "
+		  . "SET enable_bitmapscan = off; $q");
+	my $plan = $old->query_safe("SET gpubtree.device = off; $q");
+	is($via_node, $plan, "$what: the old snapshot's answer is its ordinary plan's");
+	is($plan, '0:0', "$what: the old snapshot sees none of the load");
+	like($old->query_safe("SET gpubtree.device = auto; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q"),
+		qr/Answered by: GPU service/, "$what: the old snapshot answered by the service");
+	$old->query_safe('COMMIT');
+	$old->quit;
+}
+
 $node->stop;
 done_testing();

@@ -365,40 +365,57 @@ gbt_call_build_begin(GbtCall *call, Relation index, uint64 generation,
 }
 
 /*
- * Send the BUILD request of entries: read into the call's segment
- * (gbt_call_build_begin()), or copied into one made for them now when they
- * outgrew it or there was none (then freed once they are in the segment,
- * before the wait: an export of a large index should not be held twice
- * while the service builds).
+ * Send the BUILD request of entries and their stamps: read into the call's
+ * segment (gbt_call_build_begin()), or copied into one made for them now
+ * when they outgrew it, there was none, or there are stamps to send after
+ * them (the old one freed once they are in the new, before the wait: an
+ * export of a large index should not be held twice while the service
+ * builds).
  */
 bool
 gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 			   uint64 log_start, uint64 ticket, int service_pid, bool captured,
-			   const GbtColumns *cols, GbtEntries *entries, GbtBuildPhases *phases)
+			   const GbtColumns *cols, GbtEntries *entries,
+			   const GbtEntryStamps *stamps, GbtBuildPhases *phases)
 {
 	GbtRequest *req = call->req;
 
 	gbt_prefault_stop(call->prefault);
 	call->prefault = NULL;
-	if (!entries->borrowed)
+	if (!entries->borrowed || stamps->n > 0)
 	{
-		if (call->seg != NULL)
+		dsm_segment *old = call->seg;
+		Size		flat = MAXALIGN(gbt_entries_flat_size(cols->ncols, entries->n));
+
+		if (old != NULL && !entries->borrowed)
 		{
 			elog(DEBUG1, "gpubtree: export of %lld entries outgrew its request's room for %lld",
 				 (long long) entries->n, (long long) call->req->body.build.room);
-			dsm_detach(call->seg);
+			dsm_detach(old);
+			old = NULL;
 		}
 		call->seg = NULL;
 		req = call_begin(call, GBT_REQ_BUILD, index, generation,
-						 gbt_entries_flat_size(cols->ncols, entries->n), 0);
+						 flat + GBT_ENTRY_STAMPS_SIZE(stamps->n), 0);
 		if (req != NULL)
 		{
+			char	   *at = GBT_REQUEST_DATA(req) + flat;
+
 			gbt_entries_flatten(entries, GBT_REQUEST_DATA(req));
 			req->body.build.room = entries->n;
+			memcpy(at, stamps->pos, sizeof(int64) * stamps->n);
+			at += sizeof(int64) * stamps->n;
+			memcpy(at, stamps->xmin, sizeof(TransactionId) * stamps->n);
+			at += sizeof(TransactionId) * stamps->n;
+			memcpy(at, stamps->xmax, sizeof(TransactionId) * stamps->n);
 		}
+		/* (entries borrowed from it were copied above; freeing them is a no-op) */
+		if (old != NULL)
+			dsm_detach(old);
 	}
 	if (req != NULL)
 	{
+		req->body.build.nstamps = stamps->n;
 		req->body.build.log_start = log_start;
 		req->body.build.ticket = ticket;
 		req->body.build.service_pid = service_pid;

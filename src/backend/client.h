@@ -41,7 +41,7 @@ extern bool gbt_call_build_begin(GbtCall *call, Relation index, uint64 generatio
 extern bool gbt_call_build(GbtCall *call, Relation index, uint64 generation,
 						   uint64 log_start, uint64 ticket, int service_pid, bool captured,
 						   const GbtColumns *cols, GbtEntries *entries,
-						   GbtBuildPhases *phases);
+						   const GbtEntryStamps *stamps, GbtBuildPhases *phases);
 extern bool gbt_call_scan(GbtCall *call, Relation index, const uint64 *lo,
 						  const uint64 *hi, int64 nranges, Size result_room);
 extern bool gbt_call_dump(GbtCall *call, Relation index, uint64 generation,

@@ -160,10 +160,12 @@ gbt_export_index(Relation heap, Relation index, Oid keytype,
  * deleted from now on is logged by the capture trigger after our export
  * registered.  Then the flagged entries' tuples are read once and those
  * whose rows every snapshot sees are cleared (export_heap.c), so that a
- * table not vacuumed since its load is not left to the map.
+ * table not vacuumed since its load is not left to the map; those a
+ * snapshot older than their inserter's commit does not see are listed in
+ * stamps, with that inserter.
  */
 static void
-flag_unknown(Relation heap, GbtEntries *e)
+flag_unknown(Relation heap, GbtEntries *e, GbtEntryStamps *stamps)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
 	int64		nvisible;
@@ -190,12 +192,12 @@ flag_unknown(Relation heap, GbtEntries *e)
 	if (nflagged == 0)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
-	ncleared = gbt_export_decide_unknown(heap, e, nblocks, &ndead, &nread);
+	ncleared = gbt_export_decide_unknown(heap, e, nblocks, &ndead, &nread, stamps);
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
-	elog(DEBUG1, "gpubtree: export of \"%s\": %lld of %lld entries on blocks not all-visible decided from the heap, %lld of dead rows left out (%u blocks read in %.1f ms)",
+	elog(DEBUG1, "gpubtree: export of \"%s\": %lld of %lld entries on blocks not all-visible decided from the heap, %lld stamped with their inserter (committed after a snapshot still running), %lld of dead rows left out (%u blocks read in %.1f ms)",
 		 RelationGetRelationName(heap), (long long) ncleared, (long long) nflagged,
-		 (long long) ndead, nread, INSTR_TIME_GET_MILLISEC(elapsed));
+		 (long long) stamps->n, (long long) ndead, nread, INSTR_TIME_GET_MILLISEC(elapsed));
 }
 
 /*
@@ -222,6 +224,7 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 	bool		answered = false;
 	GbtMirrorKey key;
 	bool		captured;
+	GbtEntryStamps stamps = {0};
 
 	gbt_resync_flush();
 	generation = gbt_generation(MyDatabaseId, RelationGetRelid(index));
@@ -254,12 +257,12 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 						 progress_arg);
 		phases.read = GetCurrentTimestamp();
 		if (captured)
-			flag_unknown(heap, &entries);
+			flag_unknown(heap, &entries, &stamps);
 		phases.decided = GetCurrentTimestamp();
 		table_close(heap, NoLock);
 
 		answered = gbt_call_build(&call, index, generation, log_start, ticket, service_pid,
-								  captured, &cols, &entries, &phases);
+								  captured, &cols, &entries, &stamps, &phases);
 	}
 	PG_FINALLY();
 	{
@@ -269,6 +272,12 @@ gbt_build_mirror(Relation index, Oid keytype, GbtExportProgress progress,
 		gbt_unregister_build();
 	}
 	PG_END_TRY();
+	if (stamps.pos != NULL)
+	{
+		pfree(stamps.pos);
+		pfree(stamps.xmin);
+		pfree(stamps.xmax);
+	}
 
 	if (answered && call.req->hdr.status == GBT_REPLY_OK)
 		gbt_scan_stats_add_build(call.req->hdr.device_ms);

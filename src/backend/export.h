@@ -25,7 +25,7 @@ extern int64 gbt_export_leaves(Relation index, Oid keytype, const GbtColumns *co
 							   void *progress_arg);
 extern int64 gbt_export_decide_unknown(Relation heap, GbtEntries *e,
 									   BlockNumber nblocks, int64 *ndead,
-									   BlockNumber *nread);
+									   BlockNumber *nread, GbtEntryStamps *stamps);
 extern bool gbt_build_mirror(Relation index, Oid keytype,
 							 GbtExportProgress progress, void *progress_arg,
 							 TimestampTz asked, char *why, Size whylen);

@@ -14,8 +14,15 @@
  * pointer (pruned), or a tuple not HOT-updated that is HEAPTUPLE_DEAD (its
  * deleter committed before OldestXmin, or its inserter aborted), so that
  * a table updated and deleted from, then restarted (a crash, a promotion),
- * is not left to the map for its dead rows' entries.  Anything else stays
- * unknown, decided by the visibility map as before.
+ * is not left to the map for its dead rows' entries.  An entry whose tuple
+ * is HEAPTUPLE_LIVE but whose committed inserter does not precede
+ * OldestXmin (a snapshot older than its commit still runs: a long query
+ * while a table is loaded and indexed), or HEAPTUPLE_RECENTLY_DEAD (its
+ * deleter committed, but after such a snapshot), stays flagged, with its
+ * inserter and deleter listed: the mirror stamps the entry with them, as
+ * if they had come through the change log, and decides it for each
+ * snapshot.  Anything else stays unknown, decided by the visibility map
+ * as before.
  *
  * Why that is safe, whatever runs meanwhile (the same argument as for an
  * entry on a block the map says all-visible, read after the index):
@@ -23,7 +30,13 @@
  * - Inserts.  OldestXmin (GetOldestNonRemovableTransactionId()) is taken
  *   before the heap is read: no running or later snapshot has an xmin below
  *   it, so a committed xmin that precedes it is seen by all of them.  An
- *   inserter still running, or committed after OldestXmin, fails the test.
+ *   inserter still running fails the test (unknown); one committed after
+ *   OldestXmin is listed, and a snapshot sees the row exactly when it sees
+ *   that inserter commit (LIVE: no deleter, or one that aborted or only
+ *   locked), which is what the stamp tells the service.  RECENTLY_DEAD:
+ *   both committed (the deleter from the update XID of a multixact), and a
+ *   snapshot sees the row when it sees the inserter commit and not the
+ *   deleter.
  * - Deletes before our read, committed or in progress (updates other than
  *   HOT too): heap_delete() and heap_update() set xmax under the buffer's
  *   exclusive lock, and we read under its share lock, so the tuple is then
@@ -73,13 +86,14 @@ typedef enum RowVerdict
 {
 	ROW_UNKNOWN,				/* left to the visibility map */
 	ROW_ALL_VISIBLE,			/* every snapshot sees it: a plain entry */
+	ROW_COMMITTED,				/* who sees it: who sees its inserter commit */
 	ROW_DEAD					/* no snapshot sees it: left out */
 } RowVerdict;
 
 /* What VACUUM would make of the tuple at tid, read under the buffer's lock. */
 static RowVerdict
 row_verdict(Relation heap, Buffer buf, Page page, ItemPointer tid,
-			TransactionId oldest_xmin)
+			TransactionId oldest_xmin, TransactionId *xmin, TransactionId *xmax)
 {
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	ItemId		lp;
@@ -105,11 +119,60 @@ row_verdict(Relation heap, Buffer buf, Page page, ItemPointer tid,
 			return ROW_DEAD;
 		case HEAPTUPLE_LIVE:
 			/* its xmin committed; old enough for every snapshot to see it? */
-			return TransactionIdPrecedes(HeapTupleHeaderGetXmin(tuple.t_data),
-										 oldest_xmin) ? ROW_ALL_VISIBLE : ROW_UNKNOWN;
+			*xmin = HeapTupleHeaderGetXmin(tuple.t_data);
+			if (TransactionIdPrecedes(*xmin, oldest_xmin))
+				return ROW_ALL_VISIBLE;
+			return TransactionIdIsNormal(*xmin) ? ROW_COMMITTED : ROW_UNKNOWN;
+		case HEAPTUPLE_RECENTLY_DEAD:
+			*xmin = HeapTupleHeaderGetXmin(tuple.t_data);
+			*xmax = HeapTupleHeaderGetUpdateXid(tuple.t_data);
+			return (TransactionIdIsNormal(*xmin) || *xmin == FrozenTransactionId) &&
+				TransactionIdIsNormal(*xmax) ? ROW_COMMITTED : ROW_UNKNOWN;
 		default:
 			return ROW_UNKNOWN;
 	}
+}
+
+static void *
+grown(void *p, Size bytes)
+{
+	return p == NULL ? palloc_extended(bytes, MCXT_ALLOC_HUGE) : repalloc_huge(p, bytes);
+}
+
+static void
+stamp_add(GbtEntryStamps *stamps, int64 pos, TransactionId xmin, TransactionId xmax)
+{
+	if (stamps->n == stamps->cap)
+	{
+		stamps->cap = Max(stamps->cap * 2, 1024);
+		stamps->pos = grown(stamps->pos, sizeof(int64) * stamps->cap);
+		stamps->xmin = grown(stamps->xmin, sizeof(TransactionId) * stamps->cap);
+		stamps->xmax = grown(stamps->xmax, sizeof(TransactionId) * stamps->cap);
+	}
+	stamps->pos[stamps->n] = pos;
+	stamps->xmin[stamps->n] = xmin;
+	stamps->xmax[stamps->n++] = xmax;
+}
+
+/* The stamps' positions as they will be once the entries gone are left out. */
+static void
+stamps_renumber(GbtEntryStamps *stamps, const bool *gone, int64 n)
+{
+	int64	   *kept_before;
+	int64		kept = 0;
+	int64		i;
+
+	if (stamps->n == 0)
+		return;
+	kept_before = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+	{
+		kept_before[i] = kept;
+		kept += !gone[i];
+	}
+	for (i = 0; i < stamps->n; i++)
+		stamps->pos[i] = kept_before[stamps->pos[i]];	/* (never gone) */
+	pfree(kept_before);
 }
 
 /* The entries of e not flagged in gone, moved together in order. */
@@ -128,14 +191,16 @@ leave_out(GbtEntries *e, const bool *gone)
 /*
  * Clear GBT_ENTRY_XMIN_UNKNOWN on the entries of e whose rows every current
  * and future snapshot sees, and leave out of e those whose rows none sees
- * (above), reading each heap block that holds a flagged entry once, in
- * block order, through a bulk-read ring.  Blocks without flagged entries
- * (the all-visible ones) are not read.  Returns the number of entries
- * cleared; *ndead, those left out; *nread, the blocks read.
+ * (above), and list in *stamps those whose committed inserter some
+ * snapshot does not see yet (positions in e as it is returned), reading
+ * each heap block that holds a flagged entry once, in block order, through
+ * a bulk-read ring.  Blocks without flagged entries (the all-visible ones)
+ * are not read.  Returns the number of entries cleared; *ndead, those left
+ * out; *nread, the blocks read.
  */
 int64
 gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
-						  int64 *ndead, BlockNumber *nread)
+						  int64 *ndead, BlockNumber *nread, GbtEntryStamps *stamps)
 {
 	bool	   *gone = NULL;
 	uint32	   *first;			/* per block: where its entries start in order */
@@ -203,11 +268,15 @@ gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
 		for (; i < first[b]; i++)
 		{
 			uint32		pos = order[i];
+			TransactionId xmin = InvalidTransactionId;
+			TransactionId xmax = InvalidTransactionId;
 
 			RowVerdict verdict = PageIsNew(page) ? ROW_UNKNOWN :
-				row_verdict(heap, buf, page, &e->tids[pos], oldest_xmin);
+				row_verdict(heap, buf, page, &e->tids[pos], oldest_xmin, &xmin, &xmax);
 
-			if (verdict == ROW_ALL_VISIBLE)
+			if (verdict == ROW_COMMITTED)
+				stamp_add(stamps, pos, xmin, xmax);
+			else if (verdict == ROW_ALL_VISIBLE)
 			{
 				e->nulls[pos] &= ~GBT_ENTRY_XMIN_UNKNOWN;
 				ncleared++;
@@ -228,6 +297,7 @@ gbt_export_decide_unknown(Relation heap, GbtEntries *e, BlockNumber nblocks,
 	pfree(first);
 	if (gone != NULL)
 	{
+		stamps_renumber(stamps, gone, e->n);
 		leave_out(e, gone);
 		pfree(gone);
 	}

@@ -68,6 +68,26 @@ typedef struct GbtEntries
  */
 #define GBT_UNKNOWN_ONE_IN 64
 
+/*
+ * Entries flagged GBT_ENTRY_XMIN_UNKNOWN whose inserter (and deleter, if
+ * any) the export read from the heap: committed, but not before every
+ * snapshot (one older than the commit still runs).  The mirror stamps them
+ * with those instead of leaving them to the visibility map.  In a BUILD
+ * request they follow the entries: pos[n] (int64), xmin[n], then xmax[n]
+ * (InvalidTransactionId: none).
+ */
+typedef struct GbtEntryStamps
+{
+	int64		n;
+	int64		cap;
+	int64	   *pos;			/* positions in the entries */
+	TransactionId *xmin;		/* a transaction, or FrozenTransactionId */
+	TransactionId *xmax;
+} GbtEntryStamps;
+
+#define GBT_ENTRY_STAMPS_SIZE(n) \
+	((Size) (n) * (sizeof(int64) + 2 * sizeof(TransactionId)))
+
 /* TID order, as ItemPointerCompare(), inline: sorts and searches call it often. */
 static inline int
 gbt_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)

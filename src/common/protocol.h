@@ -154,6 +154,8 @@ typedef struct GbtBuildRequest
 	GbtColumns	columns;
 	int64		nentries;
 	int64		room;			/* entries the layout has room for */
+	int64		nstamps;		/* GbtEntryStamps after the entries (from
+								 * MAXALIGN(gbt_entries_flat_size(room))) */
 	bool		captured;		/* the table's deletes reach the log */
 	GbtBuildPhases phases;		/* up to sent */
 } GbtBuildRequest;

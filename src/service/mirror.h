@@ -22,13 +22,16 @@ typedef struct GbtMirror GbtMirror;
  * Build from entries sorted by (key, TID), on device: a CUDA device number,
  * or -1 for the CPU twin.  An entry flagged GBT_ENTRY_XMIN_UNKNOWN is
  * decided by the visibility map, the others are visible to every snapshot
- * until deleted; captured says that every delete since the export reaches
+ * until deleted, unless xmin and xmax (NULL: none) give each entry's
+ * inserter (GBT_XMIN_UNKNOWN, GBT_XMIN_FROZEN or a transaction) and
+ * deleter (InvalidTransactionId: none); captured says that every delete since the export reaches
  * the mirror (capture.c), else the visibility map decides for all, as it
  * does while more than one entry in GBT_UNKNOWN_ONE_IN is flagged.
  * Returns NULL with a message in err on failure (out of device memory, or
  * a device asked for in a build without CUDA).
  */
 extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
+								   const TransactionId *xmin, const TransactionId *xmax,
 								   bool captured, int device, char *err, Size errlen);
 extern const GbtColumns *gbt_mirror_columns(const GbtMirror *m);
 extern void gbt_mirror_free(GbtMirror *m);

@@ -544,9 +544,10 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 
 GbtMirror *
 gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
-				 bool captured, int device, char *err, Size errlen)
+				 const TransactionId *xmin, const TransactionId *xmax, bool captured,
+				 int device, char *err, Size errlen)
 {
-	return gbt_mirror_build_from(columns, (GbtEntries *) entries, false, NULL, NULL,
+	return gbt_mirror_build_from(columns, (GbtEntries *) entries, false, xmin, xmax,
 								 captured, false, device, err, errlen);
 }
 

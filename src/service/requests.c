@@ -18,6 +18,7 @@
 #include "service.h"
 #include "threads.h"
 #include "settings.h"
+#include "snapview.h"
 
 void
 gbt_reply(GbtRequest *req, GbtReplyStatus status, const char *message)
@@ -27,6 +28,49 @@ gbt_reply(GbtRequest *req, GbtReplyStatus status, const char *message)
 		strlcpy(req->hdr.message, message, GBT_ERRMSG_LEN);
 }
 
+/*
+ * The inserters and deleters of a BUILD request's entries, when its export
+ * stamped some (entries.h: GbtEntryStamps): *xmin, those, else unknown for
+ * a flagged entry and frozen for the others, and *xmax, the deleters
+ * (InvalidTransactionId: none); both NULL when it stamped none.  False, err
+ * set, for a stamp that is not a flagged entry's or not of transactions.
+ */
+static bool
+export_stamps(const GbtRequest *req, const GbtEntries *e, TransactionId **xmin,
+			  TransactionId **xmax, char *err, Size errlen)
+{
+	int64		n = req->body.build.nstamps;
+	const char *at = GBT_REQUEST_DATA(req) +
+		MAXALIGN(gbt_entries_flat_size(e->ncols, req->body.build.room));
+	const int64 *pos = (const int64 *) at;
+	const TransactionId *smin = (const TransactionId *) (at + sizeof(int64) * n);
+	const TransactionId *smax = smin + n;
+	int64		i;
+
+	*xmin = *xmax = NULL;
+	if (n == 0)
+		return true;
+	*xmin = palloc_extended(sizeof(TransactionId) * e->n, MCXT_ALLOC_HUGE);
+	*xmax = palloc_extended(sizeof(TransactionId) * e->n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (i = 0; i < e->n; i++)
+		(*xmin)[i] = (e->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
+	for (i = 0; i < n; i++)
+	{
+		if (pos[i] < 0 || pos[i] >= e->n || !(e->nulls[pos[i]] & GBT_ENTRY_XMIN_UNKNOWN) ||
+			!(TransactionIdIsNormal(smin[i]) || smin[i] == GBT_XMIN_FROZEN) ||
+			!(TransactionIdIsNormal(smax[i]) || smax[i] == InvalidTransactionId))
+		{
+			strlcpy(err, "bad BUILD request: a stamp of no flagged entry", errlen);
+			pfree(*xmin);
+			pfree(*xmax);
+			*xmin = *xmax = NULL;
+			return false;
+		}
+		(*xmin)[pos[i]] = smin[i];
+		(*xmax)[pos[i]] = smax[i];
+	}
+	return true;
+}
 static void
 handle_build(GbtRequest *req, int slotno)
 {
@@ -44,12 +88,15 @@ handle_build(GbtRequest *req, int slotno)
 	bool		registered;
 	int			device;
 	TimestampTz taken;
+	TransactionId *xmin;
+	TransactionId *xmax;
 
 	if (req->body.build.nentries < 0 || req->body.build.nentries > req->body.build.room ||
 		req->body.build.columns.ncols < 0 || req->body.build.columns.ncols > GBT_MAX_COLS ||
+		req->body.build.nstamps < 0 || req->body.build.nstamps > req->body.build.nentries ||
 		MAXALIGN(sizeof(GbtRequest)) +
-		gbt_entries_flat_size(req->body.build.columns.ncols, req->body.build.room) >
-		req->hdr.capacity)
+		MAXALIGN(gbt_entries_flat_size(req->body.build.columns.ncols, req->body.build.room)) +
+		GBT_ENTRY_STAMPS_SIZE(req->body.build.nstamps) > req->hdr.capacity)
 	{
 		gbt_reply(req, GBT_REPLY_ERROR, "bad BUILD request");
 		return;
@@ -84,8 +131,19 @@ handle_build(GbtRequest *req, int slotno)
 	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.room,
 						  GBT_REQUEST_DATA(req));
 	entries.n = req->body.build.nentries;
-	m = gbt_mirror_build(&req->body.build.columns, &entries, req->body.build.captured,
-						 gbt_devices[device].engine_device, err, sizeof(err));
+	if (!export_stamps(req, &entries, &xmin, &xmax, err, sizeof(err)))
+	{
+		gbt_reply(req, GBT_REPLY_ERROR, err);
+		return;
+	}
+	m = gbt_mirror_build(&req->body.build.columns, &entries, xmin, xmax,
+						 req->body.build.captured, gbt_devices[device].engine_device,
+						 err, sizeof(err));
+	if (xmin != NULL)
+	{
+		pfree(xmin);
+		pfree(xmax);
+	}
 	if (m == NULL)
 	{
 		gbt_reply(req, GBT_REPLY_ERROR, err);
