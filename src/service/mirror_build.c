@@ -500,8 +500,7 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	sxmax = palloc_extended(sizeof(TransactionId) * (none_stamped ? 1 : Max(n, 1)), MCXT_ALLOC_HUGE);
 	for (i = none_stamped ? n : 0; i < n; i++)
 	{
-		TransactionId mn = xmin != NULL ? xmin[i] :
-			(m->base.nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
+		TransactionId mn = xmin != NULL ? xmin[i] : gbt_exported_xmin(&m->base, i);
 		TransactionId mx = xmax != NULL ? xmax[i] : InvalidTransactionId;
 
 		if (m->vm_mode && mn == GBT_XMIN_UNKNOWN)

@@ -53,7 +53,7 @@ export_stamps(const GbtRequest *req, const GbtEntries *e, TransactionId **xmin,
 	*xmin = palloc_extended(sizeof(TransactionId) * e->n, MCXT_ALLOC_HUGE);
 	*xmax = palloc_extended(sizeof(TransactionId) * e->n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (i = 0; i < e->n; i++)
-		(*xmin)[i] = (e->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
+		(*xmin)[i] = gbt_exported_xmin(e, i);
 	for (i = 0; i < n; i++)
 	{
 		if (pos[i] < 0 || pos[i] >= e->n || !(e->nulls[pos[i]] & GBT_ENTRY_XMIN_UNKNOWN) ||

@@ -30,6 +30,13 @@
 #define GBT_XMIN_UNKNOWN BootstrapTransactionId
 #define GBT_XMIN_FROZEN FrozenTransactionId
 
+/* An exported entry's inserter as its flag tells it (entries.h). */
+static inline TransactionId
+gbt_exported_xmin(const GbtEntries *e, int64 i)
+{
+	return (e->nulls[i] & GBT_ENTRY_XMIN_UNKNOWN) ? GBT_XMIN_UNKNOWN : GBT_XMIN_FROZEN;
+}
+
 /* Answers per transaction ID, computed once per query. */
 typedef struct GbtXidCache
 {
