@@ -699,6 +699,52 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 	free(made);
 }
 
+/* Whether chunk i is one that take() would add whole for the ranges. */
+static int
+chunk_taken(int64_t i, const int64_t *start, const int64_t *end, int64_t nranges)
+{
+	int64_t		r;
+
+	for (r = 0; r < nranges; r++)
+		if (end[r] - start[r] >= GBT_CHUNK_RANGE_MIN &&
+			(start[r] + GBT_CHUNK - 1) / GBT_CHUNK <= i && i < end[r] / GBT_CHUNK)
+			return 1;
+	return 0;
+}
+
+int64_t
+gbt_chunk_sums_sync_ranges(gbt_chunk_sums *s, const gbt_agg_input *in,
+						   uint64_t removed_version, const int64_t *start,
+						   const int64_t *end, int64_t nranges,
+						   const uint8_t *visible, int64_t nvisible, int64_t max_chunks,
+						   gbt_piece_runner run, int npieces)
+{
+	int64_t		top,
+				k,
+				wanted = 0;
+
+	if (s == NULL || in->n != s->n || nranges > GBT_SYNC_RANGES_MAX ||
+		!all_visible(s, visible, nvisible))
+		return 0;
+	find_dirty_par(s, in->removed, removed_version, run, npieces);
+
+	/* The ranges' dirty chunks moved to the top of the stack. */
+	top = s->ntodo;
+	for (k = s->ntodo - 1; k >= 0; k--)
+		if (chunk_taken(s->todo[k], start, end, nranges))
+		{
+			int64_t		i = s->todo[k];
+
+			s->todo[k] = s->todo[--top];
+			s->todo[top] = i;
+			wanted++;
+		}
+	if (wanted == 0 || wanted > max_chunks)
+		return wanted;
+	gbt_chunk_sums_sync(s, in, removed_version, wanted, run, npieces);
+	return wanted;
+}
+
 int
 gbt_chunk_sums_take(const gbt_chunk_sums *s, const int64_t *start, const int64_t *end,
 					int64_t nranges, const uint8_t *visible, int64_t nvisible,

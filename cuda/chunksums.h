@@ -92,6 +92,22 @@ extern void gbt_chunk_split_free(gbt_chunk_split *split);
 extern void gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 								uint64_t removed_version, int64_t max_chunks,
 								gbt_piece_runner run, int npieces);
+/*
+ * The dirty chunks that take() would add whole for the ranges made again
+ * by sync() (in npieces pieces at once by run), when there are at most
+ * max_chunks of them, at most GBT_SYNC_RANGES_MAX ranges and every block
+ * visible: so that an aggregate after a write that touched most chunks
+ * takes its sums instead of scanning its range (on a GPU, a copy of the
+ * columns on the device for it).  Returns how many of them were dirty
+ * (made when at most max_chunks).
+ */
+#define GBT_SYNC_RANGES_MAX 64
+extern int64_t gbt_chunk_sums_sync_ranges(gbt_chunk_sums *s, const gbt_agg_input *in,
+										  uint64_t removed_version, const int64_t *start,
+										  const int64_t *end, int64_t nranges,
+										  const uint8_t *visible, int64_t nvisible,
+										  int64_t max_chunks, gbt_piece_runner run,
+										  int npieces);
 extern int	gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
 								 uint64_t removed_version, const int64_t *start,
 								 const int64_t *end, int64_t nranges, int64_t budget);

@@ -405,6 +405,16 @@ typedef struct gbt_engine_ops
 	 */
 	void		(*note_removed) (gbt_engine *e, const uint8_t *removed, uint64_t from,
 								 uint64_t to, const int64_t *changed, int64_t nchanged);
+
+	/*
+	 * The GPU engine's copies on the device of the host's aggregate arrays
+	 * (blocks, columns, nulls, removed[]: made by the first aggregate that
+	 * scans there) given back when no call has read them for idle_ms, so
+	 * that a mirror holds one copy of each byte while nothing needs two;
+	 * the next such aggregate copies them again.  Returns the bytes given
+	 * back (the CPU twin: 0).
+	 */
+	size_t		(*drop_idle_copies) (gbt_engine *e, int64_t idle_ms);
 } gbt_engine_ops;
 
 /* For the implementations: "what: why" into err (may be NULL); returns 1. */

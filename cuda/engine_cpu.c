@@ -295,6 +295,14 @@ cpu_device(const gbt_engine *e)
 	return -1;
 }
 
+static size_t
+cpu_drop_idle_copies(gbt_engine *e, int64_t idle_ms)
+{
+	(void) e;
+	(void) idle_ms;
+	return 0;					/* one copy: the host's */
+}
+
 static const gbt_engine_ops cpu_ops = {
 	cpu_usable,
 	cpu_build,
@@ -313,7 +321,8 @@ static const gbt_engine_ops cpu_ops = {
 	cpu_trim,
 	cpu_device,
 	cpu_tidy_all,
-	cpu_note_removed
+	cpu_note_removed,
+	cpu_drop_idle_copies
 };
 
 const gbt_engine_ops *

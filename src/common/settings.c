@@ -36,6 +36,7 @@ int			gpubtree_debug_service_check_delay = 0;
 int			gpubtree_debug_export_delay = 0;
 int			gpubtree_debug_build_ask_delay = 0;
 bool		gpubtree_debug_export_prefault = false;
+bool		gpubtree_debug_tidy_pause = false;
 bool		gpubtree_enable_aggregate = true;
 bool		gpubtree_enable_lookup = true;
 int			gpubtree_change_log_size = 1 << 18;
@@ -366,6 +367,15 @@ gbt_settings_init(void)
 							 "Gives an export's request segment its memory in a helper thread, ahead of the export (to measure).",
 							 NULL,
 							 &gpubtree_debug_export_prefault,
+							 false,
+							 PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpubtree.debug_tidy_pause",
+							 "Makes the service leave its mirrors' chunk sums as writes left them between requests (for tests).",
+							 "So that a test's aggregates meet the chunks an update made dirty; the aggregates themselves still make what they need.",
+							 &gpubtree_debug_tidy_pause,
 							 false,
 							 PGC_SIGHUP,
 							 GUC_NOT_IN_SAMPLE,

@@ -53,6 +53,7 @@ extern void gbt_mirror_bytes_parts(const GbtMirror *m, GbtMirrorBytes *b);
 extern int64 gbt_mirror_device_bytes(const GbtMirror *m);
 extern int64 gbt_mirror_scratch_bytes(const GbtMirror *m);
 extern void gbt_mirror_trim_scratch(GbtMirror *m);
+extern int64 gbt_mirror_drop_idle_copies(GbtMirror *m, int64 idle_ms);
 extern bool gbt_mirror_on_gpu(const GbtMirror *m);
 extern int	gbt_mirror_device(const GbtMirror *m);
 

@@ -12,6 +12,7 @@
 
 #include "mirror_int.h"
 #include "runsums.h"
+#include "settings.h"
 #include "threads.h"
 
 GbtApplySteps gbt_apply_steps;
@@ -324,7 +325,7 @@ gbt_mirror_tidy_step(GbtMirror *m)
 				now;
 	bool		more;
 
-	if (m->engine == NULL)
+	if (m->engine == NULL || gpubtree_debug_tidy_pause)
 		return false;
 	gbt_mirror_note_hidden(m);
 	INSTR_TIME_SET_CURRENT(start);

@@ -115,6 +115,18 @@ gbt_mirror_trim_scratch(GbtMirror *m)
 		m->ops->trim(m->engine);
 }
 
+/*
+ * The engine's device copies of the host's columns that no aggregate read
+ * for idle_ms, given back (engine.h: drop_idle_copies); the bytes.
+ */
+int64
+gbt_mirror_drop_idle_copies(GbtMirror *m, int64 idle_ms)
+{
+	if (m->engine == NULL)
+		return 0;
+	return (int64) m->ops->drop_idle_copies(m->engine, idle_ms);
+}
+
 bool
 gbt_mirror_on_gpu(const GbtMirror *m)
 {

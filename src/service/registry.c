@@ -382,12 +382,14 @@ gbt_apply_log(void)
  * Drop mirrors whose index (or database) moved to a newer generation: they
  * can never be used again.  Settle stamps, a step at a time, and merge
  * large delta runs the same way, and the engines' chunk sums.  Give back the
- * batch buffers of mirrors nobody asked for a while.  Fold large deltas
+ * batch buffers of mirrors nobody asked for a while, and the device copies
+ * of columns no aggregate read for a while.  Fold large deltas
  * into new trees.  Evict the least recently used mirrors while all exceed
  * the memory limit.  Returns whether a step is left for the next round.
  */
 #define GBT_SCRATCH_KEEP (16 << 20) /* batch buffers an idle mirror keeps */
 #define GBT_SCRATCH_IDLE_MS 10000
+#define GBT_COPIES_IDLE_MS 10000	/* device copies of host columns kept unread */
 #define GBT_SETTLE_INTERVAL_MS 100
 #define GBT_SETTLE_IDLE_MS 1000
 #define GBT_SETTLE_STEP 16384	/* entries looked at per round */
@@ -489,6 +491,7 @@ gbt_maintain_mirrors(void)
 		char		err[GBT_ERRMSG_LEN];
 		instr_time	start;
 		bool		tidying;
+		int64		dropped;
 
 		if (!sm->in_use)
 			continue;
@@ -523,6 +526,10 @@ gbt_maintain_mirrors(void)
 			TimestampDifferenceExceeds(sm->last_used, GetCurrentTimestamp(),
 									   GBT_SCRATCH_IDLE_MS))
 			gbt_mirror_trim_scratch(sm->mirror);
+		dropped = gbt_mirror_drop_idle_copies(sm->mirror, GBT_COPIES_IDLE_MS);
+		if (dropped > 0)
+			elog(DEBUG1, "gpubtree service: index %u gave back %lld bytes of device copies of its columns, unread for %d ms",
+				 sm->key.indexrelid, (long long) dropped, GBT_COPIES_IDLE_MS);
 		INSTR_TIME_SET_CURRENT(start);
 		tidying = gbt_mirror_tidy_step(sm->mirror);
 		more |= tidying;
