@@ -393,8 +393,19 @@ gbt_apply_log(void)
 #define GBT_SETTLE_INTERVAL_MS 100
 #define GBT_SETTLE_IDLE_MS 1000
 #define GBT_SETTLE_STEP 16384	/* entries looked at per round */
+/*
+ * Entries copied into a new tree a round: slices of GBT_REBUILD_STEP while
+ * the round's copy has taken less than GBT_REBUILD_STEP_MS, so that the
+ * requests of the rounds a fold overlaps wait at most a few ms (a whole
+ * 2^20 entries a round took 25-120 ms on the host).  The small layout
+ * copies one tiny slice a round, so that tests meet the copy at many
+ * points.
+ */
 #ifndef GBT_REBUILD_STEP		/* make GBT_SMALL_LAYOUT=1: tiny, for tests */
-#define GBT_REBUILD_STEP (1 << 20)	/* entries copied into a new tree per round */
+#define GBT_REBUILD_STEP (1 << 16)
+#define GBT_REBUILD_STEP_MS 2.0
+#else
+#define GBT_REBUILD_STEP_MS 0.0
 #endif
 
 /*
@@ -477,6 +488,25 @@ build_at_full_speed(ServiceMirror *sm)
 					sm->key.indexrelid, (long long) gbt_mirror_entries(sm->mirror), text)));
 }
 
+/* This round's share of the copy into sm's new tree; true: all copied. */
+static bool
+rebuild_copy(ServiceMirror *sm)
+{
+	instr_time	start,
+				now;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		if (gbt_rebuild_step(sm->rebuild, sm->mirror, GBT_REBUILD_STEP))
+			return true;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MILLISEC(now) >= GBT_REBUILD_STEP_MS)
+			return false;
+	}
+}
+
 bool
 gbt_maintain_mirrors(void)
 {
@@ -552,9 +582,10 @@ gbt_maintain_mirrors(void)
 			sm->rebuild_log = MemoryContextAllocZero(TopMemoryContext, sizeof(BuildCapture));
 			sm->rebuild_log->active = true;
 		}
-		if (!gbt_rebuild_step(sm->rebuild, sm->mirror, GBT_REBUILD_STEP))
+		if (!rebuild_copy(sm))
 		{
-			report_slow_step(start, "copying entries into a new tree", sm, GBT_REBUILD_STEP);
+			report_slow_step(start, "copying entries into a new tree", sm,
+							 gbt_rebuild_copied(sm->rebuild));
 			more = true;
 			continue;
 		}
