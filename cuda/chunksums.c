@@ -699,15 +699,28 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 	free(made);
 }
 
+/*
+ * The chunks [*c0, *c1) that take() adds whole for [start, end); 0 for a
+ * range it scans whole (too short, or within a chunk or two).
+ */
+static int
+whole_chunks(int64_t start, int64_t end, int64_t *c0, int64_t *c1)
+{
+	*c0 = (start + GBT_CHUNK - 1) / GBT_CHUNK;
+	*c1 = end / GBT_CHUNK;
+	return end - start >= GBT_CHUNK_RANGE_MIN && *c0 < *c1;
+}
+
 /* Whether chunk i is one that take() would add whole for the ranges. */
 static int
 chunk_taken(int64_t i, const int64_t *start, const int64_t *end, int64_t nranges)
 {
-	int64_t		r;
+	int64_t		r,
+				c0,
+				c1;
 
 	for (r = 0; r < nranges; r++)
-		if (end[r] - start[r] >= GBT_CHUNK_RANGE_MIN &&
-			(start[r] + GBT_CHUNK - 1) / GBT_CHUNK <= i && i < end[r] / GBT_CHUNK)
+		if (whole_chunks(start[r], end[r], &c0, &c1) && c0 <= i && i < c1)
 			return 1;
 	return 0;
 }
@@ -723,10 +736,12 @@ gbt_chunk_sums_sync_ranges(gbt_chunk_sums *s, const gbt_agg_input *in,
 				k,
 				wanted = 0;
 
-	if (s == NULL || in->n != s->n || nranges > GBT_SYNC_RANGES_MAX ||
-		!all_visible(s, visible, nvisible))
+	if (s == NULL || in->n != s->n || nranges > GBT_SYNC_RANGES_MAX)
 		return 0;
 	find_dirty_par(s, in->removed, removed_version, run, npieces);
+	/* nothing dirty (most rounds): no need to compare the visible blocks */
+	if (s->ntodo == 0 || !all_visible(s, visible, nvisible))
+		return 0;
 
 	/* The ranges' dirty chunks moved to the top of the stack. */
 	top = s->ntodo;
@@ -758,11 +773,11 @@ gbt_chunk_sums_take(const gbt_chunk_sums *s, const int64_t *start, const int64_t
 	for (r = 0; r < nranges; r++)
 	{
 		/* the whole chunks inside the range; the ends are scanned */
-		int64_t		c0 = (start[r] + GBT_CHUNK - 1) / GBT_CHUNK;
-		int64_t		c1 = end[r] / GBT_CHUNK;
+		int64_t		c0,
+					c1;
 		int			failed;
 
-		if (end[r] - start[r] < GBT_CHUNK_RANGE_MIN || c0 >= c1)
+		if (!whole_chunks(start[r], end[r], &c0, &c1))
 			failed = push(split, start[r], end[r]);
 		else
 			failed = push(split, start[r], c0 * GBT_CHUNK) ||

@@ -71,6 +71,7 @@ export_stamps(const GbtRequest *req, const GbtEntries *e, TransactionId **xmin,
 	}
 	return true;
 }
+
 static void
 handle_build(GbtRequest *req, int slotno)
 {
