@@ -5,7 +5,7 @@
 # past tens of thousands of transaction IDs; only a transaction that
 # inserts more than an eighth of the mirror invalidates it, as a bulk load
 # should; a smaller load's delta is folded into a new tree once the mirror
-# is quiet.
+# is quiet, its engine built beside the service while the old tree answers.
 use strict;
 use warnings;
 
@@ -15,6 +15,7 @@ use GpubtreeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(gettimeofday tv_interval);
 
 my $node = gpubtree_node('bulk_changes');
 # The smallest log (4096 entries): every change below is larger than it.
@@ -157,6 +158,84 @@ is( $node->safe_psql('postgres', sprintf($q_sum, 'q')),
 	$node->safe_psql('postgres', sprintf($q_sum, 'qb')), 'quiet: the answer is btree\'s');
 is($node->safe_psql('postgres', "SELECT count(*) FROM gpubtree_verify('q_k')"),
 	0, 'quiet: the new tree holds the index');
+
+# 7. The new tree's engine is built on a thread of its own while the
+#    service answers from the old tree and logs what changes meanwhile
+#    (gpubtree.debug_rebuild_delay holds that build open): writes of every
+#    kind during the build reach the new tree, the answers stay right
+#    before and after the swap; a VACUUM during the build gives it up
+#    without waiting for it, and a later one is made; the service stops
+#    cleanly with a build running.
+$node->append_conf('postgresql.conf', 'gpubtree.debug_rebuild_delay = 6000');
+$node->reload;
+my $next_load = 1300001;
+my @kinds = (
+	[ 'insert', 'INSERT INTO %s SELECT g, g % 11 FROM generate_series(1, 2000) g' ],
+	[ 'update', 'UPDATE %s SET v = v + 1 WHERE k BETWEEN 5000 AND 7000' ],
+	[ 'delete', 'DELETE FROM %s WHERE k BETWEEN 9000 AND 10000' ],
+	[ 'insert and delete in one transaction',
+		'BEGIN; INSERT INTO %1$s VALUES (42, 42); DELETE FROM %1$s WHERE k BETWEEN 11000 AND 11100; COMMIT' ]);
+
+# A twelfth more rows in both tables; then wait until the new tree's
+# entries are all copied and its engine is being built (rebuilds unchanged).
+sub load_until_building
+{
+	my ($rebuilds) = @_;
+	my $to = $next_load + 110000;
+	$node->safe_psql('postgres',
+		"INSERT INTO q SELECT g, g % 7 FROM generate_series($next_load, $to) g;
+		INSERT INTO qb SELECT g, g % 7 FROM generate_series($next_load, $to) g");
+	$next_load = $to + 1;
+	return $node->poll_query_until('postgres',
+		"SELECT rebuilds = $rebuilds AND rebuild_copied >= (SELECT count(*) FROM q) $q_mirror");
+}
+my $q_all = 'SELECT count(*) || \':\' || sum(v) || \':\' || min(k) || \':\' || max(k) FROM %s WHERE k BETWEEN 1 AND 99999999';
+ok(load_until_building(1), 'build beside the service: its entries copied, its engine being built');
+foreach my $kind (@kinds)
+{
+	my ($what, $sql) = @$kind;
+	$node->safe_psql('postgres', sprintf($sql, 'q') . ';' . sprintf($sql, 'qb'));
+	is(node_vs_plan($node, 'postgres', sprintf($q_sum, 'q')), 'same',
+		"during the build, after $what: the answer equals the ordinary plan's");
+	is( $node->safe_psql('postgres', sprintf($q_all, 'q')),
+		$node->safe_psql('postgres', sprintf($q_all, 'qb')), "during the build, after $what: the answer is btree's");
+}
+is($node->safe_psql('postgres', "SELECT rebuilds $q_mirror"), 1, 'during the build: still the old tree');
+ok($node->poll_query_until('postgres', "SELECT rebuilds = 2 AND rebuild_copied IS NULL $q_mirror"),
+	'the build over: the new tree swapped in');
+is(node_vs_plan($node, 'postgres', sprintf($q_sum, 'q')), 'same', 'after the swap: the answer equals the ordinary plan\'s');
+is( $node->safe_psql('postgres', sprintf($q_all, 'q')),
+	$node->safe_psql('postgres', sprintf($q_all, 'qb')), 'after the swap: the answer is btree\'s');
+is($node->safe_psql('postgres', "SELECT count(*) FROM gpubtree_verify('q_k')"),
+	0, 'after the swap: the new tree holds the index, the writes made during the build too');
+
+# Given up: VACUUM's sweep during the build (the table has dead rows from
+# the writes above) cancels it; the service answers at once, not after the
+# build's delay, and makes a new tree later.
+ok(load_until_building(2), 'a second build beside the service');
+$node->safe_psql('postgres', 'DELETE FROM q WHERE k % 97 = 0; DELETE FROM qb WHERE k % 97 = 0');
+my $t0 = [gettimeofday];
+$node->safe_psql('postgres', 'VACUUM q; VACUUM qb');
+is($node->safe_psql('postgres', "SELECT rebuilds = 2 AND (rebuild_copied IS NULL OR rebuild_copied < (SELECT count(*) FROM q)) $q_mirror"),
+	't', 'VACUUM during the build: the build given up');
+is(node_vs_plan($node, 'postgres', sprintf($q_sum, 'q')), 'same', 'VACUUM during the build: the answer equals the ordinary plan\'s');
+cmp_ok(tv_interval($t0), '<', 3, 'VACUUM during the build: neither it nor the query waited for the build given up');
+ok($node->poll_query_until('postgres', "SELECT rebuilds >= 3 AND delta = 0 AND rebuild_copied IS NULL $q_mirror"),
+	'after the VACUUM: a new tree made later');
+is( $node->safe_psql('postgres', sprintf($q_all, 'q')),
+	$node->safe_psql('postgres', sprintf($q_all, 'qb')), 'after the VACUUM: the answer is btree\'s');
+is($node->safe_psql('postgres', "SELECT count(*) FROM gpubtree_verify('q_k')"),
+	0, 'after the VACUUM: the new tree holds the index');
+
+# A stop (and a start) with a build running: clean, and right afterwards.
+ok(load_until_building(3), 'a third build beside the service');
+$node->stop('fast');
+$node->start;
+wait_service($node);
+is( $node->safe_psql('postgres', sprintf($q_all, 'q')),
+	$node->safe_psql('postgres', sprintf($q_all, 'qb')), 'stopped during a build: the answer after the restart is btree\'s');
+ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated/),
+	'stopped during a build: no process crashed');
 
 $node->stop;
 done_testing();

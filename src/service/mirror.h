@@ -113,15 +113,16 @@ extern bool gbt_mirror_tidy_step(GbtMirror *m);
 extern bool gbt_mirror_wants_merge(const GbtMirror *m, bool quiet);
 
 /*
- * A new mirror holding m's live entries in one tree on m's device, made a
- * step at a time while m serves (mirror_rebuild.c says how changes made
- * meanwhile reach it).
+ * A new mirror holding m's live entries in one tree on m's device, copied
+ * a step at a time while m serves, then built beside the service
+ * (mirror_rebuild.c says how, and how changes made meanwhile reach it).
  */
 typedef struct GbtRebuild GbtRebuild;
 extern GbtRebuild *gbt_rebuild_begin(const GbtMirror *m);
 extern bool gbt_rebuild_step(GbtRebuild *rb, const GbtMirror *m, int64 step);
-extern GbtMirror *gbt_rebuild_finish(GbtRebuild *rb, const GbtMirror *m,
-									 char *err, Size errlen);
+extern bool gbt_rebuild_built(GbtRebuild *rb, const GbtMirror *m);
+extern GbtMirror *gbt_rebuild_finish(GbtRebuild *rb, char *err, Size errlen);
+extern bool gbt_rebuild_busy(GbtRebuild *rb);
 extern void gbt_rebuild_free(GbtRebuild *rb);
 extern int64 gbt_rebuild_copied(const GbtRebuild *rb);
 

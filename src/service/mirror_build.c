@@ -434,15 +434,16 @@ scan_entries(GbtMirror *m, const TransactionId *xmin, bool clear_unknown,
 }
 
 /*
- * Build from entries in (key, TID) order with their stamps (xmin/xmax NULL:
- * from the entries' GBT_ENTRY_XMIN_UNKNOWN flag, no xmax).  With take, the
- * mirror takes the entries' arrays (in TopMemoryContext) instead of a copy,
- * and entries is left empty.
+ * A mirror from entries in (key, TID) order with their stamps (xmin/xmax
+ * NULL: from the entries' GBT_ENTRY_XMIN_UNKNOWN flag, no xmax), all but its
+ * engine: gbt_mirror_build_engine() makes that.  With take, the mirror takes
+ * the entries' arrays (in TopMemoryContext) instead of a copy, and entries
+ * is left empty.  NULL with a message when there is no such engine.
  */
 GbtMirror *
-gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
-					  const TransactionId *xmin, const TransactionId *xmax,
-					  bool captured, bool vm_mode, int device, char *err, Size errlen)
+gbt_mirror_build_prepare(const GbtColumns *columns, GbtEntries *entries, bool take,
+						 const TransactionId *xmin, const TransactionId *xmax,
+						 bool captured, bool vm_mode, int device, char *err, Size errlen)
 {
 	const gbt_engine_ops *ops = device < 0 ? gbt_engine_cpu_ops() : gbt_engine_gpu_ops();
 	MemoryContext old;
@@ -458,7 +459,6 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	bool		flagged;
 	bool		anynull;
 	bool		none_stamped;
-	gbt_agg_input in;
 
 	if (ops == NULL)
 	{
@@ -522,22 +522,46 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 	if (take)
 		memset(entries, 0, sizeof(GbtEntries));
 	drop_unheld_columns(m, anynull);
-
 	m->ops = ops;
-	gbt_mirror_agg_input(&in, m, n);
-	if (ops->build(m->base.keys, &in, device, &m->engine, err, errlen) != 0)
+	return m;
+}
+
+/*
+ * The engine of a prepared mirror on device: its tree, and its chunk sums
+ * made now, in pieces (run runs them), not a budget a round afterwards, so
+ * that the mirror answers at full speed from the moment it is published.
+ * Plain computation, no palloc and no ereport: a rebuild runs it on a
+ * thread of its own (mirror_rebuild.c).  0, or 1 with a message.
+ */
+int
+gbt_mirror_build_engine(GbtMirror *m, int device, gbt_piece_runner run,
+						char *err, Size errlen)
+{
+	gbt_agg_input in;
+
+	gbt_mirror_agg_input(&in, m, m->base.n);
+	if (m->ops->build(m->base.keys, &in, device, &m->engine, err, errlen) != 0)
+		return 1;
+	gbt_mirror_note_hidden(m);
+	(void) m->ops->tidy_all(m->engine, m->hidden, m->hidden_version, run,
+							gbt_threads_wanted());
+	return 0;
+}
+
+/* Both halves at once, in this thread; NULL on failure with a message. */
+GbtMirror *
+gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
+					  const TransactionId *xmin, const TransactionId *xmax,
+					  bool captured, bool vm_mode, int device, char *err, Size errlen)
+{
+	GbtMirror  *m = gbt_mirror_build_prepare(columns, entries, take, xmin, xmax,
+											 captured, vm_mode, device, err, errlen);
+
+	if (m != NULL && gbt_mirror_build_engine(m, device, gbt_run_pieces, err, errlen) != 0)
 	{
 		gbt_mirror_free(m);
 		return NULL;
 	}
-
-	/*
-	 * Its chunk sums made now, in threads, not a budget a round afterwards:
-	 * the mirror answers at full speed from the moment it is published.
-	 */
-	gbt_mirror_note_hidden(m);
-	(void) ops->tidy_all(m->engine, m->hidden, m->hidden_version, gbt_run_pieces,
-						 gbt_threads_wanted());
 	return m;
 }
 

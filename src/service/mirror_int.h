@@ -368,6 +368,12 @@ gbt_delta_may_hold(const GbtMirror *m, uint64 key, const ItemPointerData *tid)
 }
 
 /* mirror_build.c: a mirror from entries with their stamps (a rebuild's) */
+extern GbtMirror *gbt_mirror_build_prepare(const GbtColumns *columns, GbtEntries *entries,
+										   bool take, const TransactionId *xmin,
+										   const TransactionId *xmax, bool captured,
+										   bool vm_mode, int device, char *err, Size errlen);
+extern int	gbt_mirror_build_engine(GbtMirror *m, int device, gbt_piece_runner run,
+									char *err, Size errlen);
 extern GbtMirror *gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries,
 										bool take, const TransactionId *xmin,
 										const TransactionId *xmax, bool captured,

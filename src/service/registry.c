@@ -216,6 +216,42 @@ rebuild_log_free(ServiceMirror *sm)
 	sm->rebuild_log = NULL;
 }
 
+/* New trees given up while their engine's build ran (gbt_rebuild_cancel()). */
+static List *given_up = NIL;
+
+/* Free those whose build is over; with wait, all, once their builds end. */
+static void
+free_given_up(bool wait)
+{
+	ListCell   *lc;
+
+	foreach(lc, given_up)
+	{
+		GbtRebuild *rb = (GbtRebuild *) lfirst(lc);
+
+		if (wait || !gbt_rebuild_busy(rb))
+		{
+			gbt_rebuild_free(rb);
+			given_up = foreach_delete_current(given_up, lc);
+		}
+	}
+}
+
+/*
+ * At the service's exit: no build may outlive it (CUDA's teardown at exit
+ * would pull the device from under the thread).
+ */
+void
+gbt_rebuilds_end(void)
+{
+	int			i;
+
+	for (i = 0; i < GBT_MAX_MIRRORS; i++)
+		if (gbt_mirrors[i].in_use)
+			gbt_rebuild_cancel(&gbt_mirrors[i]);
+	free_given_up(true);
+}
+
 /*
  * Give up the new tree being made for sm (VACUUM's sweep removed entries it
  * may have copied, or too much was logged meanwhile): a later round starts
@@ -224,9 +260,19 @@ rebuild_log_free(ServiceMirror *sm)
 void
 gbt_rebuild_cancel(ServiceMirror *sm)
 {
-	if (sm->rebuild != NULL)
+	MemoryContext old;
+
+	if (sm->rebuild != NULL && gbt_rebuild_busy(sm->rebuild))
+	{
+		/* Its build runs on: freed once over, no round waits for it. */
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		given_up = lappend(given_up, sm->rebuild);
+		MemoryContextSwitchTo(old);
+	}
+	else if (sm->rebuild != NULL)
 		gbt_rebuild_free(sm->rebuild);
 	sm->rebuild = NULL;
+	sm->rebuild_copied = false;
 	rebuild_log_free(sm);
 }
 
@@ -582,19 +628,28 @@ gbt_maintain_mirrors(void)
 			sm->rebuild_log = MemoryContextAllocZero(TopMemoryContext, sizeof(BuildCapture));
 			sm->rebuild_log->active = true;
 		}
-		if (!rebuild_copy(sm))
+		if (!sm->rebuild_copied)
 		{
+			sm->rebuild_copied = rebuild_copy(sm);
 			report_slow_step(start, "copying entries into a new tree", sm,
 							 gbt_rebuild_copied(sm->rebuild));
 			more = true;
 			continue;
 		}
-		merged = gbt_rebuild_finish(sm->rebuild, sm->mirror, err, sizeof(err));
+		if (!gbt_rebuild_built(sm->rebuild, sm->mirror))
+		{
+			report_slow_step(start, "preparing a new tree", sm,
+							 gbt_rebuild_copied(sm->rebuild));
+			more = true;
+			continue;
+		}
+		merged = gbt_rebuild_finish(sm->rebuild, err, sizeof(err));
 		sm->rebuild = NULL;
+		sm->rebuild_copied = false;
 		if (merged != NULL && sm->rebuild_log->n > 0)
 			gbt_mirror_apply(merged, sm->rebuild_log->entries, sm->rebuild_log->pos,
 							 sm->rebuild_log->n);
-		report_slow_step(start, "building a new tree and applying the changes since",
+		report_slow_step(start, "applying the changes made during a new tree's build",
 						 sm, sm->rebuild_log->n);
 		rebuild_log_free(sm);
 		if (merged == NULL)
@@ -615,6 +670,8 @@ gbt_maintain_mirrors(void)
 		sm->id = gbt_next_mirror_id++;
 	}
 	forget_outcomes(horizon);
+	free_given_up(false);
+	more |= given_up != NIL;
 
 	/* Deltas grow, and gpubtree.mirror_memory_limit may have been lowered. */
 	gbt_keep_under_limits();

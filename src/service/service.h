@@ -48,6 +48,7 @@ typedef struct ServiceMirror
 	uint64		hits;
 	int64		rebuilds;		/* new trees made with the delta folded in */
 	struct GbtRebuild *rebuild; /* a new tree being made, a step a round ... */
+	bool		rebuild_copied; /* ... its entries all copied: being built ... */
 	struct BuildCapture *rebuild_log;	/* ... and what was logged since */
 } ServiceMirror;
 
@@ -103,6 +104,7 @@ extern ServiceMirror *gbt_find_mirror(const GbtMirrorKey *key);
 extern ServiceMirror *gbt_current_mirror(const GbtMirrorKey *key, uint64 generation);
 extern void gbt_capture_reset(BuildCapture *bc);
 extern void gbt_rebuild_cancel(ServiceMirror *sm);
+extern void gbt_rebuilds_end(void);
 extern int64 gbt_apply_log(void);
 extern bool gbt_maintain_mirrors(void);
 

@@ -13,6 +13,7 @@
 
 #include "port/atomics.h"
 #include "portability/instr_time.h"
+#include "utils/memutils.h"
 
 #include "threads.h"
 
@@ -63,32 +64,28 @@ pool_worker(void *p)
 	return NULL;
 }
 
+static bool start_thread(pthread_t *t, void *(*main) (void *), void *arg);
+
 /* Start the pool's workers (once; those that fail to start are not used). */
 static void
 pool_start(void)
 {
-	sigset_t	all,
-				old;
 	int			i;
 
 	pool_tried = true;
 	if (sem_init(&pool.done, 0, 0) != 0)
 		return;
 	pg_atomic_init_u32(&pool.left, 0);
-	/* The new threads start with every signal blocked: ours to handle. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (i = 1; i < GBT_THREADS_MAX; i++)
 	{
 		pthread_t	t;
 
 		if (sem_init(&pool.go[i], 0, 0) != 0 ||
-			pthread_create(&t, NULL, pool_worker, (void *) (intptr_t) i) != 0)
+			!start_thread(&t, pool_worker, (void *) (intptr_t) i))
 			break;
 		pthread_detach(t);
 		pool.nworkers = i;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int
@@ -154,4 +151,114 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 	while (posted > 1 && sem_wait(&pool.done) != 0)
 		;						/* EINTR: a signal to the service */
 	pg_memory_barrier();
+}
+
+/*
+ * The background jobs.  A job is rare (a new tree now and then) and long
+ * (tens of milliseconds to seconds): a thread started for it, and threads
+ * started for its pieces, cost nothing next to it and keep the pool to the
+ * service's thread alone.
+ */
+struct GbtBackground
+{
+	pthread_t	thread;
+	void		(*fn) (void *);
+	void	   *arg;
+	pg_atomic_uint32 done;
+};
+
+static void *
+background_main(void *p)
+{
+	GbtBackground *job = (GbtBackground *) p;
+
+	in_worker = true;			/* a gbt_run_pieces() from fn runs inline */
+	job->fn(job->arg);
+	pg_atomic_write_u32(&job->done, 1);
+	return NULL;
+}
+
+/* pthread_create() with every signal blocked in the new thread: ours to handle. */
+static bool
+start_thread(pthread_t *t, void *(*main) (void *), void *arg)
+{
+	sigset_t	all,
+				old;
+	bool		ok;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ok = pthread_create(t, NULL, main, arg) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ok;
+}
+
+GbtBackground *
+gbt_background_start(void (*fn) (void *), void *arg)
+{
+	GbtBackground *job = MemoryContextAllocZero(TopMemoryContext, sizeof(GbtBackground));
+
+	job->fn = fn;
+	job->arg = arg;
+	pg_atomic_init_u32(&job->done, 0);
+	pg_memory_barrier();
+	if (!start_thread(&job->thread, background_main, job))
+	{
+		pfree(job);
+		return NULL;
+	}
+	return job;
+}
+
+bool
+gbt_background_done(GbtBackground *job)
+{
+	return pg_atomic_read_u32(&job->done) != 0;
+}
+
+void
+gbt_background_wait(GbtBackground *job)
+{
+	pthread_join(job->thread, NULL);
+	pg_memory_barrier();
+	pfree(job);
+}
+
+typedef struct SpawnedPiece
+{
+	void		(*fn) (void *);
+	void	   *arg;
+} SpawnedPiece;
+
+static void *
+spawned_main(void *p)
+{
+	SpawnedPiece *piece = (SpawnedPiece *) p;
+
+	in_worker = true;
+	piece->fn(piece->arg);
+	return NULL;
+}
+
+void
+gbt_run_pieces_spawned(void (*fn) (void *), void *arg, Size argsize, int n)
+{
+	pthread_t	threads[GBT_THREADS_MAX];
+	SpawnedPiece pieces[GBT_THREADS_MAX];
+	bool		started[GBT_THREADS_MAX] = {false};
+	int			i;
+
+	Assert(n <= GBT_THREADS_MAX);
+	for (i = 1; i < n; i++)
+	{
+		pieces[i].fn = fn;
+		pieces[i].arg = (char *) arg + i * argsize;
+		started[i] = start_thread(&threads[i], spawned_main, &pieces[i]);
+	}
+	for (i = 0; i < n; i++)		/* piece 0, and those no thread took */
+		if (!started[i])
+			fn((char *) arg + i * argsize);
+	for (i = 1; i < n; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
 }

@@ -26,4 +26,20 @@ extern int	gbt_threads_for(int64 n, int64 min_each);
  */
 extern void gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n);
 
+/*
+ * One long piece of plain computation (a new tree's engine build) on a
+ * thread of its own, while the service goes on answering: the same rules
+ * for fn as above.  gbt_background_start() returns NULL when no thread
+ * could be started (the caller then runs fn itself); the caller polls
+ * gbt_background_done() and must gbt_background_wait() (which frees the
+ * job) before it touches what fn reads or writes.  Within fn, pieces run
+ * through gbt_run_pieces_spawned(), never the service's pool.
+ */
+typedef struct GbtBackground GbtBackground;
+
+extern GbtBackground *gbt_background_start(void (*fn) (void *), void *arg);
+extern bool gbt_background_done(GbtBackground *job);
+extern void gbt_background_wait(GbtBackground *job);
+extern void gbt_run_pieces_spawned(void (*fn) (void *), void *arg, Size argsize, int n);
+
 #endif							/* GPUBTREE_THREADS_H */

@@ -432,6 +432,7 @@ service_exit(int code, Datum arg)
 {
 	int			i;
 
+	gbt_rebuilds_end();
 	SpinLockAcquire(&gbt_shared->mutex);
 	gbt_shared->service_pid = 0;
 	gbt_shared->gpu_usable = false;
