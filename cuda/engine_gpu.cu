@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <new>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -30,16 +29,6 @@
 #include "vagg.h"
 #include "engine_gpu_int.h"
 
-
-/* Milliseconds on a clock that only goes forward. */
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Make device current; 0, or nonzero with a message. */
 static int
@@ -510,7 +499,7 @@ gpu_device_input(gbt_engine *g, const uint8_t *removed, uint64_t removed_version
 
 	if (use_device(g->device, err, errlen) != 0)
 		return 1;
-	g->agg_used_ms = now_ms();
+	g->agg_used_ms = gbt_vagg_now_ms();
 	if (!g->agg_ready)
 	{
 		bool		ok = true;
@@ -812,7 +801,7 @@ gpu_drop_idle_copies(gbt_engine *g, int64_t idle_ms)
 {
 	size_t		dropped = g->agg_bytes;
 
-	if (!g->agg_ready || now_ms() - g->agg_used_ms < idle_ms ||
+	if (!g->agg_ready || gbt_vagg_now_ms() - g->agg_used_ms < (double) idle_ms ||
 		use_device(g->device, NULL, 0) != 0)
 		return 0;
 	drop_agg(g);

@@ -55,7 +55,7 @@ struct gbt_engine
 	int64_t		base[GBT_MAX_COLS];
 	uint8_t    *d_nulls[GBT_MAX_COLS];
 	size_t		agg_bytes;
-	int64_t		agg_used_ms;	/* when a call last read them (now_ms()) */
+	double		agg_used_ms;	/* when a call last read them (gbt_vagg_now_ms()) */
 	gbt_vagg_gpu_ctx *vagg;
 
 	/* Sums of chunks of the host arrays (chunksums.h); NULL: none. */

@@ -269,6 +269,8 @@ typedef struct gbt_vagg_gpu_times
 				total_ms;
 } gbt_vagg_gpu_times;
 
+/* Milliseconds on a clock that only goes forward (the GPU files' one clock). */
+extern double gbt_vagg_now_ms(void);
 extern void gbt_vagg_gpu_ctx_timing(gbt_vagg_gpu_ctx *ctx, int on);
 extern int	gbt_vagg_gpu_last_times(const gbt_vagg_gpu_ctx *ctx, gbt_vagg_gpu_times *t);
 

@@ -71,8 +71,8 @@ struct gbt_vagg_gpu_ctx
 	rc = gbt_vagg_fail(err, errlen, "vagg: %s failed: %s", #call, cudaGetErrorString(e_)); \
 	goto out; } } while (0)
 
-static double
-now_ms(void)
+double
+gbt_vagg_now_ms(void)
 {
 	struct timespec ts;
 
@@ -275,7 +275,7 @@ vagg_gpu_begin(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 	const long long *given_end = x ? x->given_end : NULL;
 
 	memset(call, 0, sizeof(*call));
-	call->t0 = now_ms();
+	call->t0 = gbt_vagg_now_ms();
 	call->cur = -1;
 	if (!x)
 		return gbt_vagg_fail(err, errlen, "vagg: no GPU context");
@@ -494,7 +494,7 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		if (x->timing)
 		{
 			memset(&x->times, 0, sizeof(x->times));
-			x->times.total_ms = now_ms() - call.t0;
+			x->times.total_ms = gbt_vagg_now_ms() - call.t0;
 			x->have_times = 1;
 		}
 		goto out;
@@ -594,7 +594,7 @@ vagg_gpu_query(gbt_vagg_gpu_ctx *x, const gbt_agg_input *in,
 		x->times.h2d_ms = h2d;
 		x->times.kernel_ms = k;
 		x->times.d2h_ms = d2h;
-		x->times.total_ms = now_ms() - call.t0;
+		x->times.total_ms = gbt_vagg_now_ms() - call.t0;
 		x->have_times = 1;
 	}
 out:

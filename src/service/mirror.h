@@ -120,6 +120,7 @@ extern bool gbt_mirror_wants_merge(const GbtMirror *m, bool quiet);
 typedef struct GbtRebuild GbtRebuild;
 extern GbtRebuild *gbt_rebuild_begin(const GbtMirror *m);
 extern bool gbt_rebuild_step(GbtRebuild *rb, const GbtMirror *m, int64 step);
+extern bool gbt_rebuild_copying(const GbtRebuild *rb);
 extern bool gbt_rebuild_built(GbtRebuild *rb, const GbtMirror *m);
 extern GbtMirror *gbt_rebuild_finish(GbtRebuild *rb, char *err, Size errlen);
 extern bool gbt_rebuild_busy(GbtRebuild *rb);

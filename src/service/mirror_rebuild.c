@@ -48,6 +48,7 @@ struct GbtRebuild
 	bool		started;
 	GbtDumpCursor last;
 	int64		copied;
+	bool		all_copied;
 
 	/* Once all are copied: the new mirror, whose engine is being built */
 	GbtMirror  *merged;
@@ -99,7 +100,15 @@ gbt_rebuild_step(GbtRebuild *rb, const GbtMirror *m, int64 step)
 		rb->last.tid = rb->all.tids[rb->all.n - 1];
 	}
 	rb->copied = rb->all.n;
-	return n < step;
+	rb->all_copied = n < step;
+	return rb->all_copied;
+}
+
+/* Whether entries are left to copy (gbt_rebuild_step()). */
+bool
+gbt_rebuild_copying(const GbtRebuild *rb)
+{
+	return !rb->all_copied;
 }
 
 /* The thread's work: only the new mirror's engine, and the outcome. */

@@ -272,7 +272,6 @@ gbt_rebuild_cancel(ServiceMirror *sm)
 	else if (sm->rebuild != NULL)
 		gbt_rebuild_free(sm->rebuild);
 	sm->rebuild = NULL;
-	sm->rebuild_copied = false;
 	rebuild_log_free(sm);
 }
 
@@ -534,8 +533,8 @@ build_at_full_speed(ServiceMirror *sm)
 					sm->key.indexrelid, (long long) gbt_mirror_entries(sm->mirror), text)));
 }
 
-/* This round's share of the copy into sm's new tree; true: all copied. */
-static bool
+/* This round's share of the copy into sm's new tree. */
+static void
 rebuild_copy(ServiceMirror *sm)
 {
 	instr_time	start,
@@ -545,11 +544,11 @@ rebuild_copy(ServiceMirror *sm)
 	for (;;)
 	{
 		if (gbt_rebuild_step(sm->rebuild, sm->mirror, GBT_REBUILD_STEP))
-			return true;
+			return;
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, start);
 		if (INSTR_TIME_GET_MILLISEC(now) >= GBT_REBUILD_STEP_MS)
-			return false;
+			return;
 	}
 }
 
@@ -628,9 +627,9 @@ gbt_maintain_mirrors(void)
 			sm->rebuild_log = MemoryContextAllocZero(TopMemoryContext, sizeof(BuildCapture));
 			sm->rebuild_log->active = true;
 		}
-		if (!sm->rebuild_copied)
+		if (gbt_rebuild_copying(sm->rebuild))
 		{
-			sm->rebuild_copied = rebuild_copy(sm);
+			rebuild_copy(sm);
 			report_slow_step(start, "copying entries into a new tree", sm,
 							 gbt_rebuild_copied(sm->rebuild));
 			more = true;
@@ -645,7 +644,6 @@ gbt_maintain_mirrors(void)
 		}
 		merged = gbt_rebuild_finish(sm->rebuild, err, sizeof(err));
 		sm->rebuild = NULL;
-		sm->rebuild_copied = false;
 		if (merged != NULL && sm->rebuild_log->n > 0)
 			gbt_mirror_apply(merged, sm->rebuild_log->entries, sm->rebuild_log->pos,
 							 sm->rebuild_log->n);

@@ -48,7 +48,6 @@ typedef struct ServiceMirror
 	uint64		hits;
 	int64		rebuilds;		/* new trees made with the delta folded in */
 	struct GbtRebuild *rebuild; /* a new tree being made, a step a round ... */
-	bool		rebuild_copied; /* ... its entries all copied: being built ... */
 	struct BuildCapture *rebuild_log;	/* ... and what was logged since */
 } ServiceMirror;
 
