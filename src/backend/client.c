@@ -237,21 +237,16 @@ gives_way_to_build(GbtCall *call)
 }
 
 /*
- * Send the request in seg and wait for the answer, within what is left of
- * the statement's budget (see wait_budget_left()).  Returns true when the
- * service answered (the reply is in the request); false when it is not
- * running, busy with our previous, abandoned request, or did not answer in
- * time, or the budget was spent already (then nothing is sent), or has been
- * building a mirror too long (gbt_service_no_answer says so).  Query
- * cancel and statement_timeout interrupt the wait as usual.
+ * Hand the request in seg to the service, without waiting: false, nothing
+ * sent, when it is not running, the statement's budget is spent, it has
+ * been building a mirror too long (gbt_service_no_answer says so), or our
+ * slot still holds an abandoned request.  request_collect() waits for the
+ * answer; until then an error must withdraw it (gbt_call_abandon()).
  */
 static bool
-request_send(GbtCall *call)
+request_submit(GbtCall *call)
 {
-	dsm_segment *seg = call->seg;
 	GbtSlot    *slot;
-	bool		answered = false;
-	int64		mark = gbt_service_wait_mark();
 
 	gbt_service_no_answer = "the service did not answer";
 	if (!gbt_service_running() || wait_budget_left() <= 0)
@@ -264,13 +259,32 @@ request_send(GbtCall *call)
 	if (pg_atomic_read_u32(&slot->state) != GBT_SLOT_FREE)
 		return false;			/* the service still holds an old request */
 
-	slot->handle = dsm_segment_handle(seg);
+	slot->handle = dsm_segment_handle(call->seg);
 	slot->client_procno = MyProcNumber;
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GBT_SLOT_SUBMITTED);
+	call->submitted = true;
 
 	gbt_wake_service();
+	return true;
+}
 
+/*
+ * Wait for the answer to the submitted request, within what is left of the
+ * statement's budget (see wait_budget_left()).  True when the service
+ * answered (the reply is in the request); false when it stopped, did not
+ * answer in time, or turned to a long build meanwhile: the request is
+ * withdrawn.  Query cancel and statement_timeout interrupt the wait as
+ * usual.
+ */
+static bool
+request_collect(GbtCall *call)
+{
+	GbtSlot    *slot = my_slot();
+	bool		answered = false;
+	int64		mark = gbt_service_wait_mark();
+
+	Assert(call->submitted);
 	PG_TRY();
 	{
 		for (;;)
@@ -289,11 +303,12 @@ request_send(GbtCall *call)
 	}
 	PG_CATCH();
 	{
-		abandon_slot();
+		gbt_call_abandon(call);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
+	call->submitted = false;
 	if (answered)
 	{
 		pg_atomic_write_u32(&slot->state, GBT_SLOT_FREE);
@@ -303,6 +318,28 @@ request_send(GbtCall *call)
 	else
 		abandon_slot();
 	return answered;
+}
+
+/*
+ * Send the request in seg and wait for the answer.  Returns true when the
+ * service answered (the reply is in the request); false when it is not
+ * running, busy with our previous, abandoned request, or did not answer in
+ * time, or the budget was spent already (then nothing is sent), or has been
+ * building a mirror too long (gbt_service_no_answer says so).
+ */
+static bool
+request_send(GbtCall *call)
+{
+	return request_submit(call) && request_collect(call);
+}
+
+/* Withdraw a request submitted and not collected (an error between them). */
+void
+gbt_call_abandon(GbtCall *call)
+{
+	if (call->submitted)
+		abandon_slot();
+	call->submitted = false;
 }
 
 void
@@ -319,6 +356,7 @@ call_begin(GbtCall *call, GbtRequestKind kind, Relation index, uint64 generation
 		   Size datasize, Size resultsize)
 {
 	call->answered = false;
+	call->submitted = false;
 	call->prefault = NULL;
 	call->req = request_create(&call->seg, datasize, resultsize);
 	if (call->req == NULL)
@@ -464,9 +502,9 @@ gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
 	return request_send(call);
 }
 
-bool
-gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id, bool all_dead,
-				const ItemPointerData *tids, int64 ntids)
+static bool
+remove_begin(GbtCall *call, Relation index, uint64 mirror_id, bool all_dead,
+			 const ItemPointerData *tids, int64 ntids)
 {
 	GbtRequest *req = call_begin(call, GBT_REQ_REMOVE, index, current_generation(index),
 								 sizeof(ItemPointerData) * ntids, 0);
@@ -476,8 +514,36 @@ gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id, bool all_dead,
 	req->body.remove.mirror_id = mirror_id;
 	req->body.remove.all_dead = all_dead;
 	req->body.remove.ntids = ntids;
-	memcpy(GBT_REQUEST_DATA(req), tids, sizeof(ItemPointerData) * ntids);
-	return request_send(call);
+	if (ntids > 0)
+		memcpy(GBT_REQUEST_DATA(req), tids, sizeof(ItemPointerData) * ntids);
+	return true;
+}
+
+bool
+gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id, bool all_dead,
+				const ItemPointerData *tids, int64 ntids)
+{
+	return remove_begin(call, index, mirror_id, all_dead, tids, ntids) &&
+		request_send(call);
+}
+
+/*
+ * gbt_call_remove() of VACUUM's whole dead list, handed over without
+ * waiting: gbt_call_collect() waits for the answer.  False when it could
+ * not be sent.
+ */
+bool
+gbt_call_remove_submit(GbtCall *call, Relation index, const ItemPointerData *tids,
+					   int64 ntids)
+{
+	return remove_begin(call, index, 0, true, tids, ntids) && request_submit(call);
+}
+
+/* The answer to a request gbt_call_*_submit() handed over. */
+bool
+gbt_call_collect(GbtCall *call)
+{
+	return call->submitted && request_collect(call);
 }
 
 bool
@@ -638,6 +704,7 @@ keep_spare(GbtCall *call)
 void
 gbt_call_end(GbtCall *call)
 {
+	gbt_call_abandon(call);
 	gbt_prefault_stop(call->prefault);
 	call->prefault = NULL;
 	if (call->seg != NULL && keep_spare(call))

@@ -29,6 +29,7 @@ typedef struct GbtCall
 	dsm_segment *seg;
 	GbtRequest *req;
 	bool		answered;		/* the service answered: done with seg */
+	bool		submitted;		/* handed over, its answer not yet waited for */
 	struct GbtPrefault *prefault;	/* populating seg's pages (prefault.c) */
 } GbtCall;
 
@@ -49,6 +50,10 @@ extern bool gbt_call_dump(GbtCall *call, Relation index, uint64 generation,
 						  bool verdicts);
 extern bool gbt_call_remove(GbtCall *call, Relation index, uint64 mirror_id, bool all_dead,
 							const ItemPointerData *tids, int64 ntids);
+extern bool gbt_call_remove_submit(GbtCall *call, Relation index,
+								   const ItemPointerData *tids, int64 ntids);
+extern bool gbt_call_collect(GbtCall *call);
+extern void gbt_call_abandon(GbtCall *call);
 extern bool gbt_call_agg_prepare(GbtCall *call, Relation index);
 extern bool gbt_call_agg(GbtCall *call, Relation index, uint64 mirror_id,
 						 uint64 log_bound, const uint64 *lo, const uint64 *hi,

@@ -60,7 +60,7 @@
  * - Reused TIDs: an index entry read before the heap could point, by then,
  *   to a line pointer VACUUM freed and another row took; but every VACUUM
  *   that removes index entries bumps the index's generation first
- *   (vacuum.c: gbt_sweep_mirror()), so the service refuses this export,
+ *   (vacuum.c: gbt_sweep_begin()), so the service refuses this export,
  *   which read the generation before the index.  A heap-only tuple found
  *   at an entry's TID (no index entry points to one) stays unknown anyway.
  *

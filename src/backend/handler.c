@@ -124,14 +124,26 @@ static IndexBulkDeleteResult *
 gpubtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					IndexBulkDeleteCallback callback, void *callback_state)
 {
-	stats = btbulkdelete(info, stats, callback, callback_state);
+	GbtSweep	sweep;
 
 	/*
-	 * Line pointers freed after this pass may be reused by other keys.
+	 * Line pointers freed after this pass may be reused by other keys: the
+	 * mirror loses them too, its part running beside nbtree's pass.
 	 * (DEBUG1: PostgreSQL passes an index's bulk delete DEBUG2 even under
 	 * VERBOSE; client_min_messages = debug1 shows the mirror's part.)
 	 */
-	gbt_sweep_mirror(info->index, callback, callback_state, DEBUG1);
+	gbt_sweep_begin(&sweep, info->index, callback, callback_state);
+	PG_TRY();
+	{
+		stats = btbulkdelete(info, stats, callback, callback_state);
+	}
+	PG_CATCH();
+	{
+		gbt_sweep_abandon(&sweep);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	gbt_sweep_end(&sweep, info->index, callback, callback_state, DEBUG1);
 	return stats;
 }
 

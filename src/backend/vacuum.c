@@ -186,7 +186,7 @@ swept(Relation index, int elevel, bool done, int64 ndead, int64 removed,
 		return;
 	}
 	ereport(elevel,
-			(errmsg("gpubtree: index \"%s\": %lld dead row versions sent to its mirror, %lld of its entries still there removed, in %.1f ms",
+			(errmsg("gpubtree: index \"%s\": %lld dead row versions sent to its mirror, %lld of its entries still there removed, in %.1f ms after nbtree's pass",
 					RelationGetRelationName(index), (long long) ndead, (long long) removed,
 					elapsed_ms(start))));
 }
@@ -198,33 +198,32 @@ cmp_tid(const void *a, const void *b)
 }
 
 /*
- * VACUUM's bulk delete, after nbtree's pass: remove from the mirror every
- * entry whose TID VACUUM's callback reports dead, before VACUUM can mark
- * those line pointers unused for reuse.  The mirror is told VACUUM's whole
- * dead list, or swept, rather than told what nbtree deleted, because
- * nbtree also removes entries by itself (LP_DEAD simple deletion,
- * bottom-up deletion) without calling us; their TIDs are dead too and
- * reach VACUUM's list the same way.  Where the list can be read
- * (dead_items.c), the service takes its TIDs out of the mirror in one pass
- * of its own; else the mirror is read back and each entry's TID asked of
- * the callback.  When neither can be done, the mirror is invalidated
- * instead.  Either way exports that began before nbtree's pass ended are
- * made unusable.
+ * VACUUM's bulk delete: remove from the mirror every entry whose TID
+ * VACUUM's callback reports dead, before VACUUM can mark those line
+ * pointers unused for reuse.  The mirror is told VACUUM's whole dead list,
+ * or swept, rather than told what nbtree deleted, because nbtree also
+ * removes entries by itself (LP_DEAD simple deletion, bottom-up deletion)
+ * without calling us; their TIDs are dead too and reach VACUUM's list the
+ * same way.
+ *
+ * Where the list can be read (dead_items.c), gbt_sweep_begin() hands it to
+ * the service before nbtree's pass, which runs while the service takes the
+ * TIDs out of the mirror (no snapshot sees those rows: the mirror's
+ * answers are the same with or without them); gbt_sweep_end(), after the
+ * pass, collects the answer.  Else gbt_sweep_end() reads the mirror back
+ * and asks the callback entry by entry.  When neither can be done, the
+ * mirror is invalidated instead.  Either way gbt_sweep_end() moves the
+ * mirror to a new generation after nbtree's pass, which makes every export
+ * that began before the pass ended unusable (it may hold dead entries).
  */
 void
-gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
-				 void *callback_state, int elevel)
+gbt_sweep_begin(GbtSweep *sweep, Relation index, IndexBulkDeleteCallback callback,
+				void *callback_state)
 {
-	SweepState	st;
 	const ItemPointerData *dead;
-	int64		ndead;
 	bool		palloced;
-	uint64		mirror_id = 0;
-	GbtReplyStatus status;
-	bool		done = false;
-	int64		removed = 0;
-	instr_time	start;
 
+	memset(sweep, 0, sizeof(GbtSweep));
 	if (gbt_shared == NULL)
 		return;
 	/* First: writers still holding entries of rows that died check them. */
@@ -232,26 +231,76 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 	/* CREATE INDEX CONCURRENTLY's validation pass: its callback collects. */
 	if (!index->rd_index->indisvalid || !gbt_service_running() ||
 		!OidIsValid(gbt_mirror_key_type(index)))
+		return;
+	dead = gbt_vacuum_dead_items(index, callback, callback_state, &sweep->ndead, &palloced);
+	if (dead == NULL)
+		return;
+	gbt_resync_flush();
+	sweep->submitted = gbt_call_remove_submit(&sweep->call, index, dead, sweep->ndead);
+	if (!sweep->submitted)
+		gbt_call_end(&sweep->call);
+	if (palloced)
+		pfree((void *) dead);
+	sweep->listed = true;
+}
+
+/* An error in nbtree's pass: withdraw the request. */
+void
+gbt_sweep_abandon(GbtSweep *sweep)
+{
+	if (sweep->submitted)
+		gbt_call_end(&sweep->call);
+	sweep->submitted = false;
+}
+
+/* The new generation after nbtree's pass (see gbt_sweep_begin()). */
+static bool
+sweep_new_generation(Relation index)
+{
+	GbtCall		call;
+	bool		done;
+
+	done = gbt_call_remove(&call, index, 0, true, NULL, 0) &&
+		call.req->hdr.status == GBT_REPLY_OK;
+	gbt_call_end(&call);
+	return done;
+}
+
+void
+gbt_sweep_end(GbtSweep *sweep, Relation index, IndexBulkDeleteCallback callback,
+			  void *callback_state, int elevel)
+{
+	SweepState	st;
+	uint64		mirror_id = 0;
+	GbtReplyStatus status;
+	bool		done = false;
+	int64		removed = 0;
+
+	if (gbt_shared == NULL)
+		return;
+	/* What VACUUM waits for beyond nbtree's pass. */
+	INSTR_TIME_SET_CURRENT(sweep->start);
+	if (!index->rd_index->indisvalid || !gbt_service_running() ||
+		!OidIsValid(gbt_mirror_key_type(index)))
 	{
+		gbt_sweep_abandon(sweep);
 		gbt_invalidate(MyDatabaseId, RelationGetRelid(index));
 		return;
 	}
 
-	INSTR_TIME_SET_CURRENT(start);
-	dead = gbt_vacuum_dead_items(index, callback, callback_state, &ndead, &palloced);
-	if (dead != NULL)
+	if (sweep->listed)
 	{
-		GbtCall		call;
-
-		gbt_resync_flush();
-		done = gbt_call_remove(&call, index, 0, true, dead, ndead) &&
-			call.req->hdr.status == GBT_REPLY_OK;
-		if (done)
-			removed = call.req->hdr.nresults;
-		gbt_call_end(&call);
-		if (palloced)
-			pfree((void *) dead);
-		swept(index, elevel, done, ndead, removed, start);
+		if (sweep->submitted)
+		{
+			done = gbt_call_collect(&sweep->call) &&
+				sweep->call.req->hdr.status == GBT_REPLY_OK;
+			if (done)
+				removed = sweep->call.req->hdr.nresults;
+			gbt_call_end(&sweep->call);
+			sweep->submitted = false;
+		}
+		done = done && sweep_new_generation(index);
+		swept(index, elevel, done, sweep->ndead, removed, sweep->start);
 		return;
 	}
 
@@ -272,5 +321,5 @@ gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
 		gbt_call_end(&call);
 	}
 	pfree(st.dead);
-	swept(index, elevel, done, st.ndead, removed, start);
+	swept(index, elevel, done, st.ndead, removed, sweep->start);
 }

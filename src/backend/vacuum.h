@@ -8,7 +8,10 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "portability/instr_time.h"
 #include "utils/relcache.h"
+
+#include "client.h"
 
 #include "entries.h"
 #include "protocol.h"
@@ -19,7 +22,21 @@ typedef void (*GbtDumpFn) (const GbtEntries *e, const GbtColumns *cols,
 extern bool gbt_dump_mirror(Relation index, bool tids_only, bool verdicts, GbtDumpFn fn,
 							void *arg, uint64 *mirror_id, GbtReplyStatus *status);
 extern void gbt_vouch_mirror(Relation index, int elevel);
-extern void gbt_sweep_mirror(Relation index, IndexBulkDeleteCallback callback,
-							 void *callback_state, int elevel);
+/* VACUUM's sweep of a mirror around nbtree's bulk delete (vacuum.c). */
+typedef struct GbtSweep
+{
+	GbtCall		call;			/* the dead list's REMOVE, while submitted */
+	bool		listed;			/* VACUUM's dead list was read */
+	bool		submitted;		/* ... and handed to the service */
+	int64		ndead;			/* its TIDs */
+	instr_time	start;			/* when nbtree's pass ended */
+} GbtSweep;
+
+extern void gbt_sweep_begin(GbtSweep *sweep, Relation index,
+							IndexBulkDeleteCallback callback, void *callback_state);
+extern void gbt_sweep_abandon(GbtSweep *sweep);
+extern void gbt_sweep_end(GbtSweep *sweep, Relation index,
+						  IndexBulkDeleteCallback callback, void *callback_state,
+						  int elevel);
 
 #endif							/* GPUBTREE_VACUUM_H */

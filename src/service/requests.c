@@ -527,7 +527,8 @@ agg_slice(TakenRequest *t, int64 max)
  * REMOVE (VACUUM's sweep): take the dead TIDs out of the mirror the sweep
  * read (or, given VACUUM's whole dead list, out of the current one), and
  * move it to a new generation, which makes any export that began before
- * nbtree's pass ended unusable (it may hold dead entries).  A mirror that
+ * unusable (it may hold dead entries: VACUUM sends one more REMOVE, of no
+ * TIDs, once nbtree's pass is over).  A mirror that
  * is not the one swept, or that missed a generation meanwhile, is dropped
  * instead.
  */
@@ -545,7 +546,8 @@ handle_remove(GbtRequest *req)
 		gbt_drop_mirror(sm);
 		sm = NULL;
 	}
-	if (sm != NULL)
+	/* None: VACUUM's second REMOVE, after nbtree's pass: the generation only. */
+	if (sm != NULL && req->body.remove.ntids > 0)
 	{
 		/* A new tree being made may hold copies of them. */
 		gbt_rebuild_cancel(sm);
