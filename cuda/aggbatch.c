@@ -65,6 +65,24 @@ typedef struct ScanPiece
 } ScanPiece;
 
 /*
+ * Item s's ranges left to scan, on the host: after its chunk sums took
+ * their part every entry is on a visible block (they checked the map).
+ */
+static void
+host_scan(gbt_batch_scan *s)
+{
+	gbt_agg_item *it = s->item;
+
+	if (s->split_used)
+		it->rc = gbt_vagg_cpu_visible(&s->in, s->start, s->end, s->nranges, it->out,
+									  it->err, sizeof(it->err));
+	else
+		it->rc = gbt_vagg_cpu(&s->in, s->start, s->end, s->nranges, it->visible,
+							  it->nvisible, it->out, it->unsure, it->unsure_cap,
+							  it->err, sizeof(it->err));
+}
+
+/*
  * Item s's part from its chunk sums (made ready), what is left to scan,
  * and where it is scanned.
  */
@@ -101,9 +119,7 @@ take_split(gbt_batch_scan *s, const gbt_batch_hooks *hooks)
 	/* a short scan (a long range's two ends) here, in this piece */
 	if (!s->on_device && s->entries <= GBT_BATCH_SCAN_HERE)
 	{
-		it->rc = gbt_vagg_cpu(&s->in, s->start, s->end, s->nranges, it->visible,
-							  it->nvisible, it->out, it->unsure, it->unsure_cap,
-							  it->err, sizeof(it->err));
+		host_scan(s);
 		s->scanned = 1;
 	}
 }
@@ -132,9 +148,7 @@ scan_piece(void *arg)
 
 		if (it->rc != 0 || s->on_device || s->scanned)
 			continue;
-		it->rc = gbt_vagg_cpu(&s->in, s->start, s->end, s->nranges, it->visible,
-							  it->nvisible, it->out, it->unsure, it->unsure_cap,
-							  it->err, sizeof(it->err));
+		host_scan(s);
 	}
 }
 

@@ -910,9 +910,8 @@ gbt_chunk_sums_each(gbt_chunk_sums *s, const gbt_agg_input *in, uint64_t removed
 							  unsure == NULL ? NULL : unsure + listed, room, err, errlen);
 		else
 		{
-			rc = gbt_vagg_cpu(in, split.start, split.end, split.n, visible, nvisible,
-							  &out[r], unsure == NULL ? NULL : unsure + listed, room,
-							  err, errlen);
+			rc = gbt_vagg_cpu_visible(in, split.start, split.end, split.n, &out[r],
+									  err, errlen);
 			if (rc == 0)
 				gbt_agg_result_combine(&out[r], &split.part, in->coltype, in->ncols);
 			gbt_chunk_split_free(&split);

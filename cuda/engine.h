@@ -179,6 +179,17 @@ extern int	gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start,
 						 char *err, size_t errlen);
 
 /*
+ * gbt_vagg_cpu() of ranges whose entries are all on visible blocks (the
+ * chunk sums checked the map: what gbt_chunk_sums_take() leaves to scan):
+ * the same result, no unsure entry, no block looked up, and the INT64
+ * columns of entries none of which is removed or NULL summed in plain loops
+ * (the ends of a long range: most of a batch's host time before).
+ */
+extern int	gbt_vagg_cpu_visible(const gbt_agg_input *in, const int64_t *start,
+								 const int64_t *end, int64_t nranges,
+								 gbt_agg_result *out, char *err, size_t errlen);
+
+/*
  * A round's aggregates answered together (the engines' aggregate_batch):
  * each item is one aggregate() call's question, of its own engine (its
  * mirror), removed bitmap, position ranges and visibility bits, asking

@@ -164,8 +164,7 @@ cpu_aggregate(gbt_engine *e, const uint8_t *removed, uint64_t removed_version,
 	if (rc > 0)
 		return gbt_vagg_cpu(&in, start, end, nranges, visible, nvisible, out,
 							unsure, unsure_cap, err, errlen);
-	rc = gbt_vagg_cpu(&in, split.start, split.end, split.n, visible, nvisible, out,
-					  unsure, unsure_cap, err, errlen);
+	rc = gbt_vagg_cpu_visible(&in, split.start, split.end, split.n, out, err, errlen);
 	if (rc == 0)
 		gbt_agg_result_combine(out, &split.part, in.coltype, in.ncols);
 	gbt_chunk_split_free(&split);

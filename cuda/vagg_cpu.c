@@ -183,3 +183,151 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 	*out = acc;
 	return 0;
 }
+
+/*
+ * Entries [from, to) of column c, none removed or NULL, all on visible
+ * blocks: an INT64 column's sum, min and max in plain loops (the compiler
+ * unrolls them; no block looked up, no branch an entry), added to o.
+ */
+static void
+add_int64_span(gbt_agg_col *o, const gbt_agg_input *in, int c, int64_t from, int64_t to)
+{
+	gbt_agg_col part;
+	__int128	sum = 0;
+	int64_t		lo,
+				hi,
+				i;
+
+	if (from >= to)
+		return;
+	if ((in->narrow >> c) & 1)
+	{
+		/* base + offset as gbt_agg_value() makes it: modulo 2^64 */
+		const uint32_t *w = (const uint32_t *) in->cols[c];
+		uint64_t	base = (uint64_t) in->base[c];
+
+		lo = hi = (int64_t) (base + w[from]);
+		for (i = from; i < to; i++)
+		{
+			int64_t		v = (int64_t) (base + w[i]);
+
+			sum += v;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	}
+	else
+	{
+		const uint64_t *u = (const uint64_t *) in->cols[c];
+		uint64_t	flip = ((in->keyed >> c) & 1) ? HM_SIGN_BIT : 0;
+
+		lo = hi = (int64_t) (u[from] ^ flip);
+		for (i = from; i < to; i++)
+		{
+			int64_t		v = (int64_t) (u[i] ^ flip);
+
+			sum += v;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	}
+	memset(&part, 0, sizeof(part));
+	part.nonnull = to - from;
+	part.sum_lo = (uint64_t) sum;
+	part.sum_hi = (int64_t) (sum >> 64);
+	part.min_i = lo;
+	part.max_i = hi;
+	gbt_agg_col_combine(o, &part, GBT_VAL_INT64);
+}
+
+/* Whether a bit of entries [from, to) may be set: whole bytes looked at. */
+static int
+any_bit(const uint8_t *bits, int64_t from, int64_t to)
+{
+	int64_t		i;
+
+	if (bits == NULL)
+		return 0;
+	for (i = from >> 3; i <= (to - 1) >> 3; i++)
+		if (bits[i] != 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether entries [from, to) can be summed by add_int64_span(): every
+ * column with values INT64 (fast), none of the entries removed or NULL
+ * there.  A column without values (every value NULL) adds nothing.
+ */
+static int
+plain_span(const gbt_agg_input *in, int fast, int64_t from, int64_t to)
+{
+	int			c;
+
+	if (!fast || any_bit(in->removed, from, to))
+		return 0;
+	for (c = 0; c < in->ncols; c++)
+		if (in->cols[c] != NULL && any_bit(in->nulls[c], from, to))
+			return 0;
+	return 1;
+}
+
+/* The end of the 64 entries from i on (the next multiple of 64), or end. */
+static int64_t
+word_end(int64_t i, int64_t end)
+{
+	return (i | 63) + 1 < end ? (i | 63) + 1 : end;
+}
+
+
+int
+gbt_vagg_cpu_visible(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
+					 int64_t nranges, gbt_agg_result *out, char *err, size_t errlen)
+{
+	int64_t		r,
+				i,
+				j;
+	int			c;
+	int			fast = 1;
+	gbt_agg_result acc;
+
+	if (gbt_vagg_check_args(in, start, end, nranges, NULL, 0, out, NULL, 0, 1, err, errlen))
+		return 1;
+	for (c = 0; c < in->ncols; c++)
+		if (in->cols[c] != NULL && in->coltype[c] != GBT_VAL_INT64)
+			fast = 0;
+	memset(&acc, 0, sizeof(acc));
+	for (r = 0; r < nranges; r++)
+		for (i = start[r]; i < end[r]; i = j)
+		{
+			j = word_end(i, end[r]);
+			if (plain_span(in, fast, i, j))
+			{
+				/* as many plain words as follow, at once */
+				while (j < end[r] &&
+					   plain_span(in, fast, j, word_end(j, end[r])))
+					j = word_end(j, end[r]);
+				acc.count += j - i;
+				for (c = 0; c < in->ncols; c++)
+					if (in->cols[c] != NULL)
+						add_int64_span(&acc.col[c], in, c, i, j);
+				continue;
+			}
+			for (; i < j; i++)
+			{
+				if (in->removed && ((in->removed[i >> 3] >> (i & 7)) & 1))
+					continue;
+				acc.count++;
+				for (c = 0; c < in->ncols; c++)
+				{
+					int			isnull;
+					uint64_t	v = gbt_agg_value(in, c, i, &isnull);
+
+					if (!isnull)
+						gbt_agg_col_add(&acc.col[c], in->coltype[c], v);
+				}
+			}
+		}
+	*out = acc;
+	return 0;
+}

@@ -1165,6 +1165,80 @@ test_big(void)
 	vt_group_end("cpu: n ~10^6, tiny/one/few ranges", checks);
 }
 
+/*
+ * gbt_vagg_cpu_visible() (every entry on a visible block: what the chunk
+ * sums leave to scan) against the oracle and gbt_vagg_cpu() exactly:
+ * every column form, NULLs and removed entries none, sparse or dense,
+ * ranges of every mode and length.
+ */
+static void
+test_visible(void)
+{
+	long		checks = 0;
+	int			it;
+
+	for (it = 0; it < 600; it++)
+	{
+		vt_data		d;
+		vt_query	q;
+		vt_oracle	o;
+		gbt_agg_result fast,
+					ref;
+		char		err[256];
+		int64_t		n = it % 4 == 0 ? vt_below(300) : 1000 + vt_below(20000);
+		double		removed = it % 3 == 0 ? -1 : it % 3 == 1 ? 0.001 : 0.3;
+		int			c;
+
+		vt_make(&d, n, it % 5, 1 + vt_below(n / 4 + 2), removed);
+		vt_vary_forms(&d, NULL);
+		for (c = 0; c < d.in.ncols; c++)
+			if (d.in.cols[c] != NULL && d.nulls[c] != NULL && vt_below(2))
+			{
+				free(d.nulls[c]);
+				d.nulls[c] = NULL;
+				d.in.nulls[c] = NULL;
+			}
+		vt_random_query(&q, &d, it % VT_R_NMODES, 0);
+		free(q.vis);
+		vt_visible(&q, d.nblocks, VT_V_ALL);
+		vt_oracle_run(&d, &q, &o);
+		vt_set_cap(&q, 0, o.nuns, d.n);
+		memset(&fast, 0x77, sizeof(fast));
+		err[0] = 0;
+		if (gbt_vagg_cpu_visible(&d.in, q.start, q.end, q.R, &fast, err, sizeof(err)) != 0)
+			VT_CHECK(0, "gbt_vagg_cpu_visible failed: %s", err);
+		else
+		{
+			checks += vt_check("visible", &d, &q, &o, &fast, q.unsure);
+			VT_CHECK(gbt_vagg_cpu(&d.in, q.start, q.end, q.R, q.vis, q.nvis, &ref,
+								  NULL, 0, err, sizeof(err)) == 0, "gbt_vagg_cpu: %s", err);
+			VT_CHECK(ref.count == fast.count && ref.nunsure == 0 && fast.nunsure == 0,
+					 "count %lld / %lld, unsure %lld / %lld", (long long) fast.count,
+					 (long long) ref.count, (long long) fast.nunsure,
+					 (long long) ref.nunsure);
+			for (c = 0; c < d.in.ncols; c++)
+			{
+				const gbt_agg_col *a = &fast.col[c],
+						   *b = &ref.col[c];
+
+				VT_CHECK(a->nonnull == b->nonnull &&
+						 (a->nonnull == 0 ||
+						  (d.in.coltype[c] == GBT_VAL_INT64 ?
+						   a->sum_lo == b->sum_lo && a->sum_hi == b->sum_hi &&
+						   a->min_i == b->min_i && a->max_i == b->max_i :
+						   memcmp(a, b, sizeof(*a)) == 0)),
+						 "column %d (type %d) differs from gbt_vagg_cpu()'s", c,
+						 (int) d.in.coltype[c]);
+				checks++;
+			}
+		}
+		vt_oracle_free(&o);
+		vt_qfree(&q);
+		vt_free(&d);
+	}
+	vt_group_end("cpu: visible-only scan = the reference", checks);
+}
+
 static void
 test_errors(void)
 {
@@ -1244,6 +1318,7 @@ main(int argc, char **argv)
 	test_small();
 	test_edge();
 	test_big();
+	test_visible();
 	test_errors();
 	printf("largest float sum error seen: %.3g of the exact sum (pathological data: "
 		   "%ld of %ld sums beyond 1e-15, all within n*2^-104*sum|x|)\n",
