@@ -14,6 +14,7 @@
 #include "utils/memutils.h"
 
 #include "agg_state.h"
+#include "keybound.h"
 #include "mirror_walk.h"
 
 /* Batches of at most this many ranges are searched on the host. */
@@ -46,9 +47,9 @@ gbt_mirror_ranges(GbtMirror *m, const uint64 *lo, const uint64 *hi,
 
 		for (i = 0; i < nranges; i++)
 		{
-			start[i] = gbt_key_bound(m->base.keys, 0, m->base.n, lo[i], false);
+			start[i] = gbt_sorted_bound_near(m->base.keys, m->base.n, lo[i], false);
 			end[i] = lo[i] > hi[i] ? start[i] :
-				gbt_key_bound(m->base.keys, 0, m->base.n, hi[i], true);
+				gbt_sorted_bound_near(m->base.keys, m->base.n, hi[i], true);
 		}
 		return true;
 	}

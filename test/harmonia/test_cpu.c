@@ -7,6 +7,7 @@
 #include <time.h>
 #include "oracle.h"
 #include "../../cuda/keytable.h"
+#include "../../cuda/keybound.h"
 
 static int	passed,
 			failed;
@@ -369,6 +370,58 @@ test_misc(void)
 	group_end("arguments, Equation 2, NTG model", checks);
 }
 
+/*
+ * gbt_sorted_bound_near() against the binary search: every key
+ * distribution of the oracle, keys in steps (the even spread it guesses
+ * from) and in steps with a few far outliers (its guesses wrong), sizes
+ * around GBT_NEAR_MIN, keys present, absent, before and after all.
+ */
+static void
+test_bound_near(void)
+{
+	static const int64_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 100000};
+	long		checks = 0;
+	int			si,
+				dist;
+
+	for (si = 0; si < (int) (sizeof(sizes) / sizeof(sizes[0])); si++)
+		for (dist = 0; dist < 6; dist++)
+		{
+			int64_t		n = sizes[si],
+						i,
+						q;
+			uint64_t   *k = malloc((n + 1) * 8);
+
+			if (dist < 4)
+				o_keys(k, n, dist);
+			else
+			{
+				uint64_t	step = 1 + rnd() % 1000;
+
+				for (i = 0; i < n; i++)
+					k[i] = 5000 + (uint64_t) i * step;
+				for (i = 0; dist == 5 && i < 3 && i < n; i++)
+					k[n - 1 - i] = UINT64_MAX - (uint64_t) i;
+				qsort(k, n, 8, o_cmpu);
+			}
+			for (q = 0; q < 2000; q++)
+			{
+				uint64_t	x = (n > 0 && (rnd() & 1)) ? k[rnd() % n] + (rnd() % 3) - 1 :
+					dist >= 4 ? rnd() % (n * 1000 + 10000) : o_key(dist);
+				bool		after = rnd() & 1;
+
+				CHECK(gbt_sorted_bound_near(k, n, x, after) == gbt_sorted_bound(k, 0, n, x, after),
+					  "n %lld dist %d key %llu after %d: %lld, want %lld", (long long) n, dist,
+					  (unsigned long long) x, (int) after,
+					  (long long) gbt_sorted_bound_near(k, n, x, after),
+					  (long long) gbt_sorted_bound(k, 0, n, x, after));
+				checks++;
+			}
+			free(k);
+		}
+	group_end("bounds begun at an interpolated guess = binary search", checks);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -383,6 +436,7 @@ main(int argc, char **argv)
 	test_bounds();
 	test_ranges();
 	test_misc();
+	test_bound_near();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
