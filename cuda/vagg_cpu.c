@@ -138,6 +138,23 @@ gbt_vagg_check_args(const gbt_agg_input *in, const int64_t *start,
 	return 0;
 }
 
+/* Entry i (there, on a visible block) added to acc: counted, each value. */
+static inline void
+add_entry(gbt_agg_result *acc, const gbt_agg_input *in, int64_t i)
+{
+	int			c;
+
+	acc->count++;
+	for (c = 0; c < in->ncols; c++)
+	{
+		int			isnull;
+		uint64_t	v = gbt_agg_value(in, c, i, &isnull);
+
+		if (!isnull)
+			gbt_agg_col_add(&acc->col[c], in->coltype[c], v);
+	}
+}
+
 int
 gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 			 int64_t nranges, const uint8_t *visible, int64_t nvisible,
@@ -147,7 +164,6 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 	int64_t		r,
 				i,
 				nuns = 0;
-	int			c;
 	gbt_agg_result acc;			/* local: no store can alias the inputs */
 
 	if (gbt_vagg_check_args(in, start, end, nranges, visible, nvisible, out,
@@ -169,15 +185,7 @@ gbt_vagg_cpu(const gbt_agg_input *in, const int64_t *start, const int64_t *end,
 				nuns++;
 				continue;
 			}
-			acc.count++;
-			for (c = 0; c < in->ncols; c++)
-			{
-				int			isnull;
-				uint64_t	v = gbt_agg_value(in, c, i, &isnull);
-
-				if (!isnull)
-					gbt_agg_col_add(&acc.col[c], in->coltype[c], v);
-			}
+			add_entry(&acc, in, i);
 		}
 	acc.nunsure = nuns;
 	*out = acc;
@@ -317,15 +325,7 @@ gbt_vagg_cpu_visible(const gbt_agg_input *in, const int64_t *start, const int64_
 			{
 				if (in->removed && ((in->removed[i >> 3] >> (i & 7)) & 1))
 					continue;
-				acc.count++;
-				for (c = 0; c < in->ncols; c++)
-				{
-					int			isnull;
-					uint64_t	v = gbt_agg_value(in, c, i, &isnull);
-
-					if (!isnull)
-						gbt_agg_col_add(&acc.col[c], in->coltype[c], v);
-				}
+				add_entry(&acc, in, i);
 			}
 		}
 	*out = acc;
