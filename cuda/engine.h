@@ -287,7 +287,10 @@ typedef struct gbt_engine_ops
 	 * Positions [start[i], end[i]) of the keys in each inclusive range
 	 * [lo[i], hi[i]]; empty (start == end) when lo > hi.  One batch.  An
 	 * aggregate() right after over these start and end arrays, unchanged,
-	 * may read the GPU engine's own copies of them.
+	 * may read the GPU engine's own copies of them.  With n == 0 nothing is
+	 * searched and the copies an earlier call left for the next one (these
+	 * positions, sort_unique()'s keys) are forgotten: the caller's arrays
+	 * at those addresses may hold something else from then on.
 	 */
 	int			(*ranges) (gbt_engine *e, const uint64_t *lo, const uint64_t *hi,
 						   int64_t n, int64_t *start, int64_t *end,
@@ -439,6 +442,41 @@ extern const gbt_engine_ops *gbt_engine_cpu_ops(void);
 
 /* The GPU engine (engine_gpu.cu); NULL in a build without CUDA. */
 extern const gbt_engine_ops *gbt_engine_gpu_ops(void);
+
+/*
+ * A split engine (engine_split.c): one mirror's entries cut by position
+ * into nparts parts (at most GBT_SPLIT_MAX_PARTS), part p an engine of
+ * inner's kind on devices[p] holding a share of the entries in proportion
+ * to weights[p] (> 0), the cuts on multiples of GBT_SPLIT_ALIGN positions
+ * (so a part may hold none).  Its ops (gbt_engine_split_ops(), whose build
+ * refuses: this function builds) answer every call as one engine of all
+ * the entries would, the float sums within engine.h's bound.  keys and
+ * in's arrays are borrowed as build() borrows them.  build_run runs the
+ * parts' builds at once (NULL: in turn); call_run, kept, runs a large
+ * call's parts at once when they are on different devices.
+ */
+#define GBT_SPLIT_MAX_PARTS 8
+#define GBT_SPLIT_ALIGN 64
+
+extern int	gbt_engine_split_build(const gbt_engine_ops *inner, const uint64_t *keys,
+								   const gbt_agg_input *in, int nparts, const int *devices,
+								   const int64_t *weights, gbt_piece_runner build_run,
+								   gbt_piece_runner call_run, gbt_engine **out,
+								   char *err, size_t errlen);
+extern const gbt_engine_ops *gbt_engine_split_ops(void);
+
+/* A part of a split engine: its device, positions and memory. */
+typedef struct gbt_split_part
+{
+	int			device;
+	int64_t		first;			/* its first position in the whole */
+	int64_t		n;				/* its entries */
+	size_t		bytes;			/* inner ops' bytes() and host_bytes() */
+	size_t		host_bytes;
+} gbt_split_part;
+
+/* The parts of split engine e into parts[GBT_SPLIT_MAX_PARTS]: how many. */
+extern int	gbt_engine_split_parts(const gbt_engine *e, gbt_split_part *parts);
 
 #ifdef __cplusplus
 }

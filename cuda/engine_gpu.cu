@@ -366,7 +366,10 @@ gpu_ranges(gbt_engine *g, const uint64_t *lo, const uint64_t *hi, int64_t n,
 
 	g->pos_start = g->pos_end = NULL;
 	if (n == 0)
+	{
+		g->sorted_keys = NULL;	/* engine.h: n == 0 forgets them too */
 		return 0;
+	}
 	if (use_device(g->device, err, errlen) != 0 ||
 		reserve(g, n, "range search", err, errlen) != 0)
 		return 1;

@@ -12,7 +12,8 @@
 # to device 0, where there is room.  (The placement compares a new
 # mirror's estimate, larger than its bytes, with the bytes of those placed:
 # the sizes leave room for that.)
-# Every answer equals the ordinary plan's.  Then gpubtree.devices = '1'
+# Every answer equals the ordinary plan's.  A mirror larger than a share
+# is split across both devices (below).  Then gpubtree.devices = '1'
 # puts every mirror on device 1, and a list naming no device leaves the
 # service without an engine, saying why.
 use strict;
@@ -203,6 +204,83 @@ ok( $node->poll_query_until('postgres',
 note($_) for slurp_file($node->logfile, $log_at) =~ /(\d+ rounds in lanes [^;\n]*)/g;
 $node->safe_psql('postgres',
 	"ALTER SYSTEM RESET log_min_messages; ALTER SYSTEM RESET gpubtree.batch_window; SELECT pg_reload_conf()");
+
+# Split: a mirror larger than each device's share (5 units a device, e's
+# mirror about 5, its estimate about 9) is split by position across both devices (engine.h's
+# split engine).  Every shape of question compared with the ordinary plan:
+# aggregates over the whole, across the cut and by an INCLUDE column,
+# = ANY keys on both sides, the rows around the cut (keys repeat three
+# times, so a key's entries may lie in both parts); after deletes, inserts
+# and updates on both sides, after VACUUM, and after a rebuild of the tree
+# with the delta folded in, which keeps the parts.
+set_share(5);
+my $erows = 5 * $unit;
+my $maxk = int($erows / 3);
+$node->safe_psql(
+	'postgres', qq{
+CREATE TABLE e (k int8, v int8) WITH (autovacuum_enabled = off);
+INSERT INTO e SELECT i / 3, i % 1000 FROM generate_series(1, $erows) i;
+VACUUM ANALYZE e;
+SET gpubtree.build_after_create = wait;
+CREATE INDEX e_k ON e USING gpubtree (k) INCLUDE (v);
+});
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM gpubtree_mirrors() WHERE index = 'e_k'::regclass AND current AND bytes IS NOT NULL"),
+	'split: the mirror of e is built');
+show('with e split');
+my $note = $node->safe_psql('postgres',
+	"SELECT note FROM gpubtree_mirrors() WHERE index = 'e_k'::regclass AND current");
+like($note, qr/^split across devices (0, 1|1, 0) \(tree entries \d+, \d+\)/,
+	'split: e is split across both devices');
+my ($first_part) = $note =~ /tree entries (\d+),/;
+my $cutk = int((($first_part // 0) + 1) / 3);
+my %split_shapes = (
+	whole => "SELECT count(*) || ':' || coalesce(sum(v), 0) || ':' || min(v) || ':' || max(v) FROM e WHERE k BETWEEN 0 AND $maxk",
+	across => "SELECT count(*) || ':' || coalesce(sum(v), 0) FROM e WHERE k BETWEEN $cutk - 4000 AND $cutk + 3000",
+	cut_rows => "SELECT string_agg(k || ':' || v, ',' ORDER BY k, v) FROM e WHERE k BETWEEN $cutk - 3 AND $cutk + 3",
+	cut_key => "SELECT count(*) || ':' || coalesce(sum(v), 0) FROM e WHERE k = ANY (ARRAY[$cutk, $cutk + 1]::int8[])",
+	any_keys => "SELECT count(*) || ':' || coalesce(sum(v), 0) FROM e WHERE k = ANY (ARRAY(SELECT (g * 7919) % ($maxk + 10) FROM generate_series(1, 3000) g)::int8[])",
+	any_rows => "SELECT string_agg(k || ':' || v, ',' ORDER BY k, v) FROM e WHERE k = ANY (ARRAY(SELECT (g * 7919) % ($maxk + 10) FROM generate_series(1, 300) g)::int8[])",
+	by_v => "SELECT string_agg(v || '=' || c || '/' || s, ',' ORDER BY v) FROM (SELECT v, count(*) c, sum(k) s FROM e WHERE k BETWEEN 10 AND $maxk - 10 GROUP BY v) q");
+
+# split_agree(WHEN): every shape against the ordinary plan
+sub split_agree
+{
+	my ($when) = @_;
+	is(node_vs_plan($node, 'postgres', $split_shapes{$_}), 'same', "split, $when: $_ equals the ordinary plan's")
+	  for sort keys %split_shapes;
+	return;
+}
+like(
+	$node->safe_psql('postgres',
+		"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $split_shapes{across}"),
+	qr/Answered by: GPU service/,
+	'split: a range across the cut is answered by the service');
+split_agree('as built');
+# (room for the writes' delta and a rebuild's new tree: the parts stay)
+set_share(10);
+$node->safe_psql(
+	'postgres', qq{
+DELETE FROM e WHERE k % 97 = 0 OR k BETWEEN $cutk - 1 AND $cutk;
+INSERT INTO e SELECT g, g % 1000 FROM generate_series(1, 500) g;
+INSERT INTO e SELECT $cutk + g % 3 - 1, g FROM generate_series(1, 30) g;
+INSERT INTO e SELECT $maxk - g, g FROM generate_series(1, 500) g;
+UPDATE e SET v = v + 1 WHERE k BETWEEN 100 AND 200 OR k BETWEEN $maxk - 200 AND $maxk - 100;
+});
+split_agree('after writes on both sides');
+$node->safe_psql('postgres', 'VACUUM e');
+split_agree('after VACUUM');
+my $rebuilds = $node->safe_psql('postgres',
+	"SELECT rebuilds FROM gpubtree_mirrors() WHERE index = 'e_k'::regclass AND current");
+$node->safe_psql('postgres',
+	"INSERT INTO e SELECT g % $maxk, g % 1000 FROM generate_series(1, $erows / 4) g");
+# (the service folds a large delta into a new tree between rounds)
+ok( $node->poll_query_until('postgres',
+		"SELECT rebuilds > $rebuilds AND note ~ '^split across devices' FROM gpubtree_mirrors() WHERE index = 'e_k'::regclass AND current AND bytes IS NOT NULL"),
+	'split: a rebuild keeps the mirror split');
+split_agree('after a rebuild');
+$node->safe_psql('postgres', 'DROP TABLE e');
+set_share(6);
 
 # Pinned: only device 1.
 $node->append_conf('postgresql.conf', "gpubtree.devices = '1'\n");

@@ -220,13 +220,34 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		if (job != NULL)
 			shown[job - jobs] = true;
 		put_job(values, nulls, job, current ? "current" : "stale");
-		if (nulls[13] && m->phases.asked != 0)
+		if (nulls[13] && (m->phases.asked != 0 || m->nparts > 1))
 		{
-			/* where its build's time went, until its chunk sums were made */
+			/*
+			 * The devices of a mirror split across several, and where its
+			 * build's time went, until its chunk sums were made.
+			 */
+			StringInfoData note;
 			char		text[GBT_ERRMSG_LEN];
+			int			k;
 
-			gbt_build_phases_text(&m->phases, text, sizeof(text));
-			values[13] = CStringGetTextDatum(text);
+			initStringInfo(&note);
+			if (m->nparts > 1)
+			{
+				appendStringInfoString(&note, "split across devices");
+				for (k = 0; k < m->nparts; k++)
+					appendStringInfo(&note, "%s %d", k > 0 ? "," : "", m->part_device[k]);
+				appendStringInfoString(&note, " (tree entries");
+				for (k = 0; k < m->nparts; k++)
+					appendStringInfo(&note, "%s " INT64_FORMAT, k > 0 ? "," : "",
+									 m->part_entries[k]);
+				appendStringInfoString(&note, m->phases.asked != 0 ? "); " : ")");
+			}
+			if (m->phases.asked != 0)
+			{
+				gbt_build_phases_text(&m->phases, text, sizeof(text));
+				appendStringInfoString(&note, text);
+			}
+			values[13] = CStringGetTextDatum(note.data);
 			nulls[13] = false;
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

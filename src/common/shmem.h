@@ -134,6 +134,9 @@ typedef struct GbtMirrorInfo
 	bool		in_use;
 	bool		on_gpu;
 	int			device;			/* gpubtree.devices' number; -1: the CPU engine alone */
+	int			nparts;			/* split across nparts devices (engine.h) */
+	int			part_device[GBT_SPLIT_MAX_PARTS];	/* their numbers */
+	int64		part_entries[GBT_SPLIT_MAX_PARTS];	/* their tree entries */
 	uint64		generation;
 	int64		entries;
 	int64		delta;			/* entries inserted or removed since the build */
@@ -159,7 +162,8 @@ typedef struct GbtServiceShared
 	char		status[GBT_ERRMSG_LEN];
 	int64		mirror_bytes;	/* all mirrors, on device or host */
 	int64		memory_limit;	/* bytes mirror_bytes may reach */
-	int64		device_limit;	/* bytes one mirror may take: the largest device share */
+	int64		device_limit;	/* bytes one mirror may take: the devices'
+								 * shares it may be split across */
 	char		memory_limit_source[64];	/* what set it */
 	GbtMirrorInfo mirrors[GBT_MAX_MIRRORS];
 

@@ -5,9 +5,9 @@
  *	  CPU engine (gpubtree.simulated_devices, a test aid), or the CPU engine
  *	  alone.  Each device has a share of the memory limit; a new mirror goes
  *	  to the device with the most room, and eviction makes room there only.
- *
- * A mirror lives on one device today.  Splitting a mirror larger than a
- * device's share by key range is the next step (ARCHITECTURE.md).
+ *	  A mirror larger than every share is split by position (engine.h's
+ *	  split engine) across the fewest devices whose shares together hold
+ *	  it, each part sized to its device's share.
  */
 #include "postgres.h"
 
@@ -179,7 +179,7 @@ gbt_devices_text(char *buf, Size len)
 	}
 }
 
-/* The most one mirror may take: the largest device's share. */
+/* The largest device's share: the most a mirror not split may take. */
 int64
 gbt_largest_share(void)
 {
@@ -191,17 +191,111 @@ gbt_largest_share(void)
 	return largest;
 }
 
-/* Bytes of the mirrors on device d (an index into gbt_devices). */
+/*
+ * The most one mirror may take: the shares of up to GBT_SPLIT_MAX_PARTS
+ * devices together, the largest ones (a mirror split across them).
+ */
+int64
+gbt_mirror_room(void)
+{
+	int64		limits[GBT_MAX_DEVICES];
+	int64		room = 0;
+	int			d,
+				k;
+
+	for (d = 0; d < gbt_ndevices; d++)
+		limits[d] = gbt_devices[d].limit;
+	for (k = 0; k < GBT_SPLIT_MAX_PARTS && k < gbt_ndevices; k++)
+	{
+		int			best = k;
+
+		for (d = k + 1; d < gbt_ndevices; d++)
+			if (limits[d] > limits[best])
+				best = d;
+		room += limits[best];
+		limits[best] = limits[k];
+	}
+	return room;
+}
+
+/* Of bytes of a mirror placed as place, what its part k takes. */
+static int64
+part_bytes(int64 bytes, const GbtMirrorParts *place, int k)
+{
+	int64		total = 0;
+	int			i;
+
+	for (i = 0; i < place->nparts; i++)
+		total += place->weight[i];
+	return place->nparts <= 1 ? bytes :
+		(int64) ((double) bytes * place->weight[k] / total) + 1;
+}
+
+/*
+ * Bytes of the mirrors on device d (an index into gbt_devices): a split
+ * mirror's in proportion to its parts there.
+ */
 int64
 gbt_device_used(int d)
 {
 	int64		used = 0;
-	int			i;
+	int			i,
+				k;
 
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
-		if (gbt_mirrors[i].in_use && gbt_mirrors[i].device == d)
-			used += gbt_mirror_bytes(gbt_mirrors[i].mirror);
+	{
+		ServiceMirror *sm = &gbt_mirrors[i];
+
+		if (!sm->in_use)
+			continue;
+		for (k = 0; k < sm->place.nparts; k++)
+			if (sm->place.device[k] == d)
+				used += part_bytes(gbt_mirror_bytes(sm->mirror), &sm->place, k);
+	}
 	return used;
+}
+
+/* Whether the mirror has a part on device d. */
+static bool
+mirror_on(const ServiceMirror *sm, int d)
+{
+	int			k;
+
+	for (k = 0; k < sm->place.nparts; k++)
+		if (sm->place.device[k] == d)
+			return true;
+	return false;
+}
+
+/*
+ * Parts for a mirror larger than every share: the fewest devices, largest
+ * shares first, whose shares together hold it, each part's weight its
+ * device's share.  false when all of them together cannot.
+ */
+static bool
+place_parts(int64 bytes, GbtMirrorParts *place)
+{
+	bool		taken[GBT_MAX_DEVICES] = {false};
+	int64		sum = 0;
+	int			d;
+
+	place->nparts = 0;
+	while (sum < bytes && place->nparts < GBT_SPLIT_MAX_PARTS)
+	{
+		int			best = -1;
+
+		for (d = 0; d < gbt_ndevices; d++)
+			if (!taken[d] && gbt_devices[d].limit > 0 &&
+				(best < 0 || gbt_devices[d].limit > gbt_devices[best].limit))
+				best = d;
+		if (best < 0)
+			break;
+		taken[best] = true;
+		place->device[place->nparts] = best;
+		place->weight[place->nparts++] = gbt_devices[best].limit;
+		sum += gbt_devices[best].limit;
+	}
+	return sum >= bytes && place->nparts > 1;
 }
 
 /*
@@ -242,7 +336,7 @@ least_recently_used(int d)
 	{
 		ServiceMirror *sm = &gbt_mirrors[i];
 
-		if (sm->in_use && (d < 0 || sm->device == d) &&
+		if (sm->in_use && (d < 0 || mirror_on(sm, d)) &&
 			(lru == NULL || sm->last_used < lru->last_used))
 			lru = sm;
 	}
@@ -251,16 +345,18 @@ least_recently_used(int d)
 
 /*
  * Make room for a mirror of the given size: drop this index's older
- * mirrors (other storage), choose its device (*device, an index into
- * gbt_devices), then drop that device's least recently used mirrors while
- * its share would be exceeded.  Returns a free entry, or NULL when the
- * mirror cannot fit on any device.
+ * mirrors (other storage), choose its device, or its parts' devices when
+ * no share holds it (*place, devices as indexes into gbt_devices), then
+ * drop each chosen device's least recently used mirrors while its share
+ * would be exceeded.  Returns a free entry, or NULL when the mirror cannot
+ * fit.
  */
 ServiceMirror *
-gbt_make_room(const GbtMirrorKey *key, int64 bytes, int *device)
+gbt_make_room(const GbtMirrorKey *key, int64 bytes, GbtMirrorParts *place)
 {
 	int			d;
-	int			i;
+	int			i,
+				k;
 
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{
@@ -272,23 +368,36 @@ gbt_make_room(const GbtMirrorKey *key, int64 bytes, int *device)
 	}
 
 	d = place_mirror(bytes);
-	if (d < 0)
+	if (d >= 0)
+	{
+		place->nparts = 1;
+		place->device[0] = d;
+		place->weight[0] = 1;
+	}
+	else if (!place_parts(bytes, place))
 		return NULL;
-	*device = d;
 	for (;;)
 	{
 		ServiceMirror *free_entry = NULL;
-		ServiceMirror *victim;
+		ServiceMirror *victim = NULL;
+		bool		over = false;
 
 		for (i = 0; i < GBT_MAX_MIRRORS && free_entry == NULL; i++)
 			if (!gbt_mirrors[i].in_use)
 				free_entry = &gbt_mirrors[i];
-		if (gbt_device_used(d) + bytes > gbt_devices[d].limit)
-			victim = least_recently_used(d);
-		else if (free_entry == NULL)
-			victim = least_recently_used(-1);	/* the table is full */
-		else
+		for (k = 0; k < place->nparts && !over; k++)
+		{
+			d = place->device[k];
+			if (gbt_device_used(d) + part_bytes(bytes, place, k) > gbt_devices[d].limit)
+			{
+				over = true;
+				victim = least_recently_used(d);
+			}
+		}
+		if (!over && free_entry != NULL)
 			return free_entry;
+		if (!over)
+			victim = least_recently_used(-1);	/* the table is full */
 		if (victim == NULL)
 			return NULL;
 		gbt_drop_mirror(victim);

@@ -19,6 +19,19 @@
 typedef struct GbtMirror GbtMirror;
 
 /*
+ * Where a mirror's engine is built: one engine device (nparts 1), or a
+ * split engine (engine.h) of nparts parts, part p on engine device
+ * device[p] with a share of the entries in proportion to weight[p].  A
+ * rebuild keeps its mirror's parts.
+ */
+typedef struct GbtMirrorParts
+{
+	int			nparts;
+	int			device[GBT_SPLIT_MAX_PARTS];
+	int64		weight[GBT_SPLIT_MAX_PARTS];
+} GbtMirrorParts;
+
+/*
  * Build from entries sorted by (key, TID), on device: a CUDA device number,
  * or -1 for the CPU twin.  An entry flagged GBT_ENTRY_XMIN_UNKNOWN is
  * decided by the visibility map, the others are visible to every snapshot
@@ -32,7 +45,15 @@ typedef struct GbtMirror GbtMirror;
  */
 extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 								   const TransactionId *xmin, const TransactionId *xmax,
-								   bool captured, int device, char *err, Size errlen);
+								   bool captured, const GbtMirrorParts *parts,
+								   char *err, Size errlen);
+
+/*
+ * The parts of a mirror's engine (engine.h's split engine): part p on
+ * engine device parts[p].device, holding entries parts[p].first onward,
+ * parts[p].n of them.  An engine not split is one part.  Returns how many.
+ */
+extern int	gbt_mirror_parts(const GbtMirror *m, gbt_split_part *parts);
 extern const GbtColumns *gbt_mirror_columns(const GbtMirror *m);
 extern void gbt_mirror_free(GbtMirror *m);
 extern int64 gbt_mirror_entries(const GbtMirror *m);	/* live entries */

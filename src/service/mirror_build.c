@@ -523,24 +523,37 @@ gbt_mirror_build_prepare(const GbtColumns *columns, GbtEntries *entries, bool ta
 		memset(entries, 0, sizeof(GbtEntries));
 	drop_unheld_columns(m, anynull);
 	m->ops = ops;
+	m->parts.nparts = 1;
+	m->parts.device[0] = device;
+	m->parts.weight[0] = 1;
 	return m;
 }
 
 /*
- * The engine of a prepared mirror on device: its tree, and its chunk sums
- * made now, in pieces (run runs them), not a budget a round afterwards, so
- * that the mirror answers at full speed from the moment it is published.
- * Plain computation, no palloc and no ereport: a rebuild runs it on a
- * thread of its own (mirror_rebuild.c).  0, or 1 with a message.
+ * The engine of a prepared mirror where m->parts says (set by the caller):
+ * its tree, or its parts' trees, and its chunk sums made now, in pieces
+ * (run runs them, and a split engine's parts' builds), not a budget a round
+ * afterwards, so that the mirror answers at full speed from the moment it
+ * is published.  Plain computation, no palloc and no ereport: a rebuild runs
+ * it on a thread of its own (mirror_rebuild.c).  0, or 1 with a message.
  */
 int
-gbt_mirror_build_engine(GbtMirror *m, int device, gbt_piece_runner run,
-						char *err, Size errlen)
+gbt_mirror_build_engine(GbtMirror *m, gbt_piece_runner run, char *err, Size errlen)
 {
 	gbt_agg_input in;
 
 	gbt_mirror_agg_input(&in, m, m->base.n);
-	if (m->ops->build(m->base.keys, &in, device, &m->engine, err, errlen) != 0)
+	if (m->parts.nparts > 1)
+	{
+		/* the parts' later calls come from the service's thread: its pool */
+		if (gbt_engine_split_build(m->ops, m->base.keys, &in, m->parts.nparts,
+								   m->parts.device, m->parts.weight, run, gbt_run_pieces,
+								   &m->engine, err, errlen) != 0)
+			return 1;
+		m->ops = gbt_engine_split_ops();
+	}
+	else if (m->ops->build(m->base.keys, &in, m->parts.device[0], &m->engine,
+						   err, errlen) != 0)
 		return 1;
 	gbt_mirror_note_hidden(m);
 	(void) m->ops->tidy_all(m->engine, m->hidden, m->hidden_version, run,
@@ -552,12 +565,16 @@ gbt_mirror_build_engine(GbtMirror *m, int device, gbt_piece_runner run,
 GbtMirror *
 gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 					  const TransactionId *xmin, const TransactionId *xmax,
-					  bool captured, bool vm_mode, int device, char *err, Size errlen)
+					  bool captured, bool vm_mode, const GbtMirrorParts *parts,
+					  char *err, Size errlen)
 {
 	GbtMirror  *m = gbt_mirror_build_prepare(columns, entries, take, xmin, xmax,
-											 captured, vm_mode, device, err, errlen);
+											 captured, vm_mode, parts->device[0],
+											 err, errlen);
 
-	if (m != NULL && gbt_mirror_build_engine(m, device, gbt_run_pieces, err, errlen) != 0)
+	if (m != NULL)
+		m->parts = *parts;
+	if (m != NULL && gbt_mirror_build_engine(m, gbt_run_pieces, err, errlen) != 0)
 	{
 		gbt_mirror_free(m);
 		return NULL;
@@ -568,10 +585,23 @@ gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
 GbtMirror *
 gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 				 const TransactionId *xmin, const TransactionId *xmax, bool captured,
-				 int device, char *err, Size errlen)
+				 const GbtMirrorParts *parts, char *err, Size errlen)
 {
 	return gbt_mirror_build_from(columns, (GbtEntries *) entries, false, xmin, xmax,
-								 captured, false, device, err, errlen);
+								 captured, false, parts, err, errlen);
+}
+
+int
+gbt_mirror_parts(const GbtMirror *m, gbt_split_part *parts)
+{
+	if (m->engine != NULL && m->ops == gbt_engine_split_ops())
+		return gbt_engine_split_parts(m->engine, parts);
+	parts[0].device = m->engine != NULL ? m->ops->device(m->engine) : m->parts.device[0];
+	parts[0].first = 0;
+	parts[0].n = m->base.n;
+	parts[0].bytes = m->engine != NULL ? m->ops->bytes(m->engine) : 0;
+	parts[0].host_bytes = m->engine != NULL ? m->ops->host_bytes(m->engine) : 0;
+	return 1;
 }
 
 void

@@ -115,8 +115,9 @@ struct GbtMirror
 	bool		hidden_overflowed;
 	uint64		hidden_noted;
 	GbtRun		runs[GBT_RUNS];
-	const gbt_engine_ops *ops;
+	const gbt_engine_ops *ops;	/* the engine's: the split engine's when split */
 	gbt_engine *engine;			/* NULL while the build has not succeeded */
+	GbtMirrorParts parts;		/* where gbt_mirror_build_engine() builds it */
 
 	/*
 	 * Visibility stamps (snapview.h).  Most base entries were inserted before
@@ -372,12 +373,13 @@ extern GbtMirror *gbt_mirror_build_prepare(const GbtColumns *columns, GbtEntries
 										   bool take, const TransactionId *xmin,
 										   const TransactionId *xmax, bool captured,
 										   bool vm_mode, int device, char *err, Size errlen);
-extern int	gbt_mirror_build_engine(GbtMirror *m, int device, gbt_piece_runner run,
+extern int	gbt_mirror_build_engine(GbtMirror *m, gbt_piece_runner run,
 									char *err, Size errlen);
 extern GbtMirror *gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries,
 										bool take, const TransactionId *xmin,
 										const TransactionId *xmax, bool captured,
-										bool vm_mode, int device, char *err, Size errlen);
+										bool vm_mode, const GbtMirrorParts *parts,
+										char *err, Size errlen);
 
 /* mirror_delta.c: the delta's runs */
 extern void gbt_run_alloc(GbtRun *run, int ncols, int64 cap);

@@ -53,6 +53,7 @@ struct GbtRebuild
 	/* Once all are copied: the new mirror, whose engine is being built */
 	GbtMirror  *merged;
 	int			device;
+	GbtMirrorParts parts;		/* its mirror's, kept */
 	int			delay_ms;		/* gpubtree.debug_rebuild_delay when it started */
 	GbtBackground *job;			/* NULL: none running */
 	int			failed;			/* the engine's build failed: err says why */
@@ -70,6 +71,7 @@ gbt_rebuild_begin(const GbtMirror *m)
 	rb->xmin = palloc_extended(sizeof(TransactionId) * rb->all.cap, MCXT_ALLOC_HUGE);
 	rb->xmax = palloc_extended(sizeof(TransactionId) * rb->all.cap, MCXT_ALLOC_HUGE);
 	rb->device = gbt_mirror_device(m);
+	rb->parts = m->parts;
 	MemoryContextSwitchTo(old);
 	return rb;
 }
@@ -119,7 +121,7 @@ build_engine(void *arg)
 
 	if (rb->delay_ms > 0)
 		pg_usleep(rb->delay_ms * 1000L);
-	rb->failed = gbt_mirror_build_engine(rb->merged, rb->device, gbt_run_pieces_spawned,
+	rb->failed = gbt_mirror_build_engine(rb->merged, gbt_run_pieces_spawned,
 										 rb->err, sizeof(rb->err));
 }
 
@@ -140,6 +142,8 @@ gbt_rebuild_built(GbtRebuild *rb, const GbtMirror *m)
 		pfree(rb->xmin);
 		pfree(rb->xmax);
 		rb->xmin = rb->xmax = NULL;
+		if (rb->merged != NULL)
+			rb->merged->parts = rb->parts;	/* the same devices */
 		if (rb->merged == NULL)
 		{
 			rb->failed = 1;

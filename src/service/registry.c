@@ -83,7 +83,7 @@ gbt_set_memory_limit(void)
 		gbt_memory_limit = gbt_share_memory_limit(gbt_memory_limit, auto_gpu);
 	SpinLockAcquire(&gbt_shared->mutex);
 	gbt_shared->memory_limit = gbt_memory_limit;
-	gbt_shared->device_limit = gbt_ndevices > 0 ? gbt_largest_share() : gbt_memory_limit;
+	gbt_shared->device_limit = gbt_ndevices > 0 ? gbt_mirror_room() : gbt_memory_limit;
 	strlcpy(gbt_shared->memory_limit_source, source, sizeof(gbt_shared->memory_limit_source));
 	SpinLockRelease(&gbt_shared->mutex);
 }
@@ -138,6 +138,19 @@ gbt_publish_mirrors(void)
 		info->generation = sm->generation;
 		info->on_gpu = gbt_mirror_on_gpu(sm->mirror);
 		info->device = gbt_devices[sm->device].number;
+		info->nparts = sm->place.nparts;
+		if (sm->place.nparts > 1)
+		{
+			gbt_split_part parts[GBT_SPLIT_MAX_PARTS];
+			int			n = gbt_mirror_parts(sm->mirror, parts);
+			int			k;
+
+			for (k = 0; k < sm->place.nparts; k++)
+			{
+				info->part_device[k] = gbt_devices[sm->place.device[k]].number;
+				info->part_entries[k] = k < n ? parts[k].n : 0;
+			}
+		}
 		info->entries = gbt_mirror_entries(sm->mirror);
 		info->delta = gbt_mirror_delta(sm->mirror);
 		info->stamped = gbt_mirror_stamped_entries(sm->mirror);

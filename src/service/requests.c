@@ -87,7 +87,9 @@ handle_build(GbtRequest *req, int slotno)
 	BuildCapture *bc;
 	bool		captured;
 	bool		registered;
-	int			device;
+	GbtMirrorParts place;
+	GbtMirrorParts parts;
+	int			k;
 	TimestampTz taken;
 	TransactionId *xmin;
 	TransactionId *xmax;
@@ -116,13 +118,13 @@ handle_build(GbtRequest *req, int slotno)
 		return;
 	}
 
-	sm = gbt_make_room(&req->hdr.key, estimate, &device);
+	sm = gbt_make_room(&req->hdr.key, estimate, &place);
 	if (sm == NULL)
 	{
 		snprintf(err, sizeof(err), gbt_ndevices > 1 ?
-				 "mirror needs %lld MB, more than a device's share of gpubtree.mirror_memory_limit (%lld MB)" :
+				 "mirror needs %lld MB, more than the devices' shares of gpubtree.mirror_memory_limit together (%lld MB)" :
 				 "mirror needs %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
-				 (long long) (estimate >> 20), (long long) (gbt_largest_share() >> 20));
+				 (long long) (estimate >> 20), (long long) (gbt_mirror_room() >> 20));
 		gbt_reply(req, GBT_REPLY_ERROR, err);
 		return;
 	}
@@ -137,9 +139,11 @@ handle_build(GbtRequest *req, int slotno)
 		gbt_reply(req, GBT_REPLY_ERROR, err);
 		return;
 	}
+	parts = place;
+	for (k = 0; k < place.nparts; k++)
+		parts.device[k] = gbt_devices[place.device[k]].engine_device;
 	m = gbt_mirror_build(&req->body.build.columns, &entries, xmin, xmax,
-						 req->body.build.captured, gbt_devices[device].engine_device,
-						 err, sizeof(err));
+						 req->body.build.captured, &parts, err, sizeof(err));
 	if (xmin != NULL)
 	{
 		pfree(xmin);
@@ -201,7 +205,8 @@ handle_build(GbtRequest *req, int slotno)
 	sm->generation = req->hdr.generation;
 	sm->db_generation = gbt_generation(req->hdr.key.dbid, InvalidOid);
 	sm->mirror = m;
-	sm->device = device;
+	sm->device = place.device[0];
+	sm->place = place;
 	sm->last_used = GetCurrentTimestamp();
 	sm->build_ms = INSTR_TIME_GET_MILLISEC(duration);
 	sm->phases = req->body.build.phases;

@@ -36,6 +36,8 @@ typedef struct ServiceMirror
 	uint64		db_generation;	/* its database's, bumped by DROP DATABASE */
 	GbtMirror  *mirror;
 	int			device;			/* where it lives: an index into gbt_devices */
+	GbtMirrorParts place;		/* its parts' devices (indexes into
+								 * gbt_devices, the first is device) */
 	TimestampTz last_used;
 	TimestampTz last_changed;	/* when the change log last reached it */
 	TimestampTz last_settled;	/* its stamps, by gbt_mirror_settle() */
@@ -129,7 +131,9 @@ extern int64 gbt_share_memory_limit(int64 total, bool auto_gpu);
 extern int64 gbt_largest_share(void);
 extern void gbt_devices_text(char *buf, Size len);
 extern int64 gbt_device_used(int d);
-extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes, int *device);
+extern ServiceMirror *gbt_make_room(const GbtMirrorKey *key, int64 bytes,
+									GbtMirrorParts *place);
+extern int64 gbt_mirror_room(void);
 extern void gbt_keep_under_limits(void);
 
 /* requests.c: answers, one function per request kind */

@@ -41,6 +41,9 @@
 #   ONLY (workload ids)  RESULTS [test/bench/out/<UTC time>-clients]
 #   PORT [54426]  BUDGET_S: seconds the runs may take (0: no limit); runs
 #   that would not fit are left out and said so
+#   PGCONF: lines added to postgresql.conf (a tuned run, beside a default
+#   one: gpubtree.mirror_memory_limit below one mirror's estimate a device
+#   splits it across the GPUs)
 #   SERVICE_LOG=1: the service's DEBUG1 summaries (every 10 s and when
 #   requests stop: rounds, the time of each part of a round, aggregates a
 #   batch) of each gpubtree run into clients-service.txt
@@ -76,6 +79,8 @@ MAXC=$(tr ' ' '\n' <<<"$CLIENTS" | sort -n | tail -1)
 cluster_throwaway "bench-clients" "${PORT:-54426}" || exit 1
 cluster_stop "$DIR"
 echo "max_connections = $((MAXC + WRITERS + 20))" >>"$DIR/data/postgresql.conf"
+# (PGCONF: settings beside the defaults, for a tuned run beside the default one)
+[ -z "${PGCONF:-}" ] || printf '%s\n' "$PGCONF" >>"$DIR/data/postgresql.conf"
 cluster_start "$DIR" || exit 1
 W=$(mktemp -d /tmp/gbt-clients.XXXXXX)
 trap 'cluster_stop "$DIR" immediate; cp "$DIR/server.log" "$RESULTS/" 2>/dev/null; rm -rf "$DIR" "$W"' EXIT

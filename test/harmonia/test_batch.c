@@ -59,7 +59,7 @@ te_batch(const gbt_engine_ops *ops, int device, int it)
 		vt_vary_forms(&d[j], k[j]);
 		allnull[j] = vt_bitmap(n, 1.0);
 		e[j] = NULL;
-		VT_CHECK(ops->build(k[j], &d[j].in, device, &e[j], err, sizeof(err)) == 0,
+		VT_CHECK(tb_build(ops, k[j], &d[j].in, device, &e[j], err, sizeof(err)) == 0,
 				 "batch build: %s", err);
 		/* chunk sums made for some mirrors, not for others */
 		if (e[j] != NULL && vt_below(2))

@@ -2,6 +2,7 @@
  * The GPU engine through engine.h on fresh random data: test_engine.c's
  * suite (positions and aggregates against the oracles, positions against
  * the CPU twin's ops) on device 0, and on device 1 too when there is one;
+ * a split engine of GPU parts spread over every device (split_build.h);
  * and its arguments.  Without a CUDA device it prints "SKIPPED: no GPU".
  */
 #define TE_NO_MAIN
@@ -59,6 +60,10 @@ main(int argc, char **argv)
 	if (ndev > 1)
 		vt_group_end("engine: GPU (device 1) vs oracles and twin",
 					 te_suite(gbt_engine_gpu_ops(), 1, gbt_engine_cpu_ops()));
+	tb_split_inner = gbt_engine_gpu_ops();
+	tb_split_ndev = ndev;
+	vt_group_end("engine: GPU split in 1-4 parts on every device vs oracles and twin",
+				 te_suite(gbt_engine_split_ops(), 0, gbt_engine_cpu_ops()));
 	te_gpu_errors(ndev);
 	printf("%d passed, %d failed\n", vt_passed, vt_failed);
 	return vt_failed ? 1 : 0;

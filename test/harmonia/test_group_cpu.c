@@ -9,6 +9,7 @@
  * many ranges.  test_group_gpu.cu includes this file with GT_NO_MAIN.
  */
 #include "group_oracle.h"
+#include "split_build.h"
 
 /*
  * One call of fn (the CPU reference or an engine's op through a wrapper)
@@ -245,7 +246,7 @@ gt_engine_run(const gbt_engine_ops *ops, int device, int64_t n, int m, int it)
 	removed = d.removed;
 	x.ops = ops;
 	x.e = NULL;
-	VT_CHECK(ops->build(keys, &d.in, device, &x.e, err, sizeof(err)) == 0,
+	VT_CHECK(tb_build(ops, keys, &d.in, device, &x.e, err, sizeof(err)) == 0,
 			 "build n=%lld: %s", (long long) n, err);
 	for (round = 0; round < 3 && x.e != NULL; round++)
 	{
@@ -475,6 +476,9 @@ main(int argc, char **argv)
 	test_fold();
 	vt_group_end("group: CPU twin's aggregate_grouped vs oracle",
 				 gt_engine_suite(gbt_engine_cpu_ops(), -1));
+	tb_split_inner = gbt_engine_cpu_ops();
+	vt_group_end("group: CPU twin split in 1-4 parts vs oracle",
+				 gt_engine_suite(gbt_engine_split_ops(), -1));
 	test_group_errors();
 	printf("%d passed, %d failed\n", vt_passed, vt_failed);
 	return vt_failed ? 1 : 0;

@@ -481,6 +481,15 @@ main(int argc, char **argv)
 	gg_mixed(ctx);
 	vt_group_end("group gpu: GPU engine's aggregate_grouped vs oracle",
 				 gt_engine_suite(gbt_engine_gpu_ops(), 0));
+	{
+		int			ndev = 1;
+
+		(void) cudaGetDeviceCount(&ndev);
+		tb_split_inner = gbt_engine_gpu_ops();
+		tb_split_ndev = ndev;
+		vt_group_end("group gpu: GPU engine split in 1-4 parts vs oracle",
+					 gt_engine_suite(gbt_engine_split_ops(), 0));
+	}
 	for (int m = 0; m < GT_G_NMODES; m++)
 		for (int it = 0; it < 4; it++)
 			checks += gg_engine_twin(it % 2 ? 30000 : 700, m, it);
