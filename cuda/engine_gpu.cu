@@ -598,7 +598,7 @@ gpu_aggregate(gbt_engine *g, const uint8_t *removed, uint64_t removed_version,
 		return device_aggregate(g, removed, removed_version, start, end, nranges,
 								visible, nvisible, NULL, NULL, out, unsure, unsure_cap, err,
 								errlen);
-	if (split.entries <= GBT_HOST_SCAN_MAX)
+	if (split.entries <= GBT_HOST_SCAN_MAX && split.n <= GBT_HOST_SCAN_MAX_RANGES)
 		rc = gbt_vagg_cpu_visible(&hin, split.start, split.end, split.n, out, err, errlen);
 	else
 		rc = device_aggregate(g, removed, removed_version, split.start, split.end,

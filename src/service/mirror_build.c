@@ -545,10 +545,14 @@ gbt_mirror_build_engine(GbtMirror *m, gbt_piece_runner run, char *err, Size errl
 	gbt_mirror_agg_input(&in, m, m->base.n);
 	if (m->parts.nparts > 1)
 	{
-		/* the parts' later calls come from the service's thread: its pool */
+		/*
+		 * The parts of a later large call run at once in threads of their
+		 * own: the call may come from a lane, a thread of the service's
+		 * pool, where the pool's pieces would run in turn.
+		 */
 		if (gbt_engine_split_build(m->ops, m->base.keys, &in, m->parts.nparts,
-								   m->parts.device, m->parts.weight, run, gbt_run_pieces,
-								   &m->engine, err, errlen) != 0)
+								   m->parts.device, m->parts.weight, run,
+								   gbt_run_pieces_spawned, &m->engine, err, errlen) != 0)
 			return 1;
 		m->ops = gbt_engine_split_ops();
 	}
