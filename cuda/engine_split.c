@@ -23,6 +23,17 @@
 #include "predicate.h"
 #include "vagg.h"
 
+/* The kept buffers: the ends' parts, keys asked, positions, pieces, results. */
+enum
+{
+	SCRATCH_ENDS,
+	SCRATCH_KEYS,
+	SCRATCH_POS,
+	SCRATCH_PIECES,
+	SCRATCH_RESULTS,
+	SCRATCH_SLOTS
+};
+
 struct gbt_engine
 {
 	const gbt_engine_ops *inner;
@@ -34,6 +45,14 @@ struct gbt_engine
 	int			ncols;			/* the columns, to combine results */
 	gbt_valtype coltype[GBT_MAX_COLS];
 	gbt_piece_runner run;		/* the parts' calls at once; NULL: in turn */
+
+	/*
+	 * Buffers kept between calls, grown to the largest (a fresh malloc of
+	 * a few MB a call cost its page faults: 1 ms of a 100,000-key list's
+	 * 0.2 ms search on the GPU).
+	 */
+	void	   *scratch[SCRATCH_SLOTS];
+	size_t		scratch_size[SCRATCH_SLOTS];
 };
 
 /* Work of at least this many positions runs its parts at once. */
@@ -43,6 +62,35 @@ static int
 split_fail(const char *what, const char *why, char *err, size_t errlen)
 {
 	return gbt_engine_fail(what, why, err, errlen);
+}
+
+/* Kept buffer slot of at least bytes, its contents not kept; NULL: no memory. */
+static void *
+scratch(gbt_engine *e, int slot, size_t bytes)
+{
+	if (bytes > e->scratch_size[slot])
+	{
+		void	   *grown = realloc(e->scratch[slot], bytes);
+
+		if (grown == NULL)
+			return NULL;
+		e->scratch[slot] = grown;
+		e->scratch_size[slot] = bytes;
+	}
+	return e->scratch[slot];
+}
+
+static void
+free_scratch(gbt_engine *e)
+{
+	int			i;
+
+	for (i = 0; i < SCRATCH_SLOTS; i++)
+	{
+		free(e->scratch[i]);
+		e->scratch[i] = NULL;
+		e->scratch_size[i] = 0;
+	}
 }
 
 /* The part holding position pos (0 <= pos < n): the last cut at or below. */
@@ -118,6 +166,7 @@ typedef struct part_job
 	int64_t    *start;
 	int64_t    *end;
 	int64_t		nranges;
+	int64_t		positions;		/* of those ranges */
 	const uint8_t *visible;
 	int64_t		nvisible;
 	const gbt_pred_set *preds;
@@ -335,6 +384,7 @@ split_free(gbt_engine *e)
 	for (p = 0; p < e->nparts; p++)
 		if (e->part[p] != NULL)
 			e->inner->free(e->part[p]);
+	free_scratch(e);
 	free(e);
 }
 
@@ -367,9 +417,9 @@ split_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 		return e->inner->ranges(e->part[0], lo, hi, n, start, end, err, errlen);
 	if (n == 0)
 		return 0;				/* (no part holds anything for a next call) */
-	sp = (uint8_t *) malloc(n);
-	ep = (uint8_t *) malloc(n);
-	if (sp == NULL || ep == NULL)
+	sp = (uint8_t *) scratch(e, SCRATCH_ENDS, 2 * (size_t) n);
+	ep = sp != NULL ? sp + n : NULL;
+	if (sp == NULL)
 	{
 		rc = split_fail("ranges", "out of memory", err, errlen);
 		goto done;
@@ -402,8 +452,8 @@ split_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 	}
 	for (p = 0; p < e->nparts; p++)
 		used += count[p];
-	keys = (uint64_t *) malloc(sizeof(uint64_t) * 2 * (used + 1));
-	pos = (int64_t *) malloc(sizeof(int64_t) * 2 * (used + 1));
+	keys = (uint64_t *) scratch(e, SCRATCH_KEYS, sizeof(uint64_t) * 2 * (used + 1));
+	pos = (int64_t *) scratch(e, SCRATCH_POS, sizeof(int64_t) * 2 * (used + 1));
 	if (keys == NULL || pos == NULL)
 	{
 		rc = split_fail("ranges", "out of memory", err, errlen);
@@ -481,10 +531,6 @@ split_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 		}
 	}
 done:
-	free(sp);
-	free(ep);
-	free(keys);
-	free(pos);
 	return rc;
 }
 
@@ -506,9 +552,10 @@ split_sort_unique(gbt_engine *e, uint64_t *keys, int64_t n, uint32_t *map,
 
 /*
  * The ranges cut at the parts' bounds, each piece in its part's positions:
- * job p's start, end and nranges, and which range each piece is of
- * (owner[off[p] + k]).  One allocation (*mem) holds them; *work: the
- * positions.  0, or 1 with a message.
+ * job p's start, end, nranges and positions, and which range each piece
+ * is of (owner[off[p] + k]).  One allocation holds them: *mem, or with mem
+ * NULL the engine's kept buffer; *work: the positions.  0, or 1 with a
+ * message.
  */
 static int
 cut_ranges(gbt_engine *e, const int64_t *start, const int64_t *end, int64_t nranges,
@@ -535,10 +582,12 @@ cut_ranges(gbt_engine *e, const int64_t *start, const int64_t *end, int64_t nran
 	}
 	for (p = 0; p < e->nparts; p++)
 		total += count[p];
-	buf = (int64_t *) malloc(sizeof(int64_t) * 3 * (total + 1));
+	if (mem != NULL)
+		buf = (int64_t *) (*mem = malloc(sizeof(int64_t) * 3 * (total + 1)));
+	else
+		buf = (int64_t *) scratch(e, SCRATCH_PIECES, sizeof(int64_t) * 3 * (total + 1));
 	if (buf == NULL)
 		return split_fail("aggregate", "out of memory", err, errlen);
-	*mem = buf;
 	*owner = buf + 2 * (total + 1);
 	r = 0;
 	for (p = 0; p < e->nparts; p++)
@@ -548,6 +597,7 @@ cut_ranges(gbt_engine *e, const int64_t *start, const int64_t *end, int64_t nran
 		jobs[p].start = buf + r;
 		jobs[p].end = buf + (total + 1) + r;
 		jobs[p].nranges = 0;
+		jobs[p].positions = 0;
 		off[p] = r;
 		r += count[p];
 	}
@@ -564,6 +614,7 @@ cut_ranges(gbt_engine *e, const int64_t *start, const int64_t *end, int64_t nran
 			if (e->cut[p + 1] == e->cut[p])
 				continue;
 			(*owner)[off[p] + j->nranges] = r;
+			j->positions += to - from;
 			j->start[j->nranges] = from - e->cut[p];
 			j->end[j->nranges++] = to - e->cut[p];
 		}
@@ -572,25 +623,34 @@ cut_ranges(gbt_engine *e, const int64_t *start, const int64_t *end, int64_t nran
 }
 
 /*
- * Each busy job's buffers: nout results and an unsure list of cap (the
- * whole's cap: a part may hold all of them).  0, or 1 with a message.
+ * Each busy job's buffers, in the engine's kept buffer: nout results and
+ * an unsure list of the whole's cap, or of its positions when fewer (a
+ * part may hold all of the unsure entries, never more than its
+ * positions).  0, or 1 with a message.
  */
 static int
-job_buffers(part_job *jobs, int njobs, int64_t cap, int64_t nout, void **mem,
+job_buffers(gbt_engine *e, part_job *jobs, int njobs, int64_t cap, int64_t nout,
 			char *err, size_t errlen)
 {
-	size_t		each = sizeof(gbt_agg_result) * (size_t) nout + sizeof(int64_t) * (size_t) cap;
-	char	   *buf = (char *) calloc(1, each * (size_t) njobs + 1);
+	size_t		total = 0;
+	char	   *buf;
 	int			k;
 
-	if (buf == NULL)
-		return split_fail("aggregate", "out of memory", err, errlen);
-	*mem = buf;
 	for (k = 0; k < njobs; k++)
 	{
-		jobs[k].out = (gbt_agg_result *) (buf + each * k);
-		jobs[k].unsure = (int64_t *) (buf + each * k + sizeof(gbt_agg_result) * nout);
-		jobs[k].unsure_cap = cap;
+		jobs[k].unsure_cap = jobs[k].positions < cap ? jobs[k].positions : cap;
+		total += sizeof(gbt_agg_result) * (size_t) nout +
+			sizeof(int64_t) * (size_t) jobs[k].unsure_cap;
+	}
+	buf = (char *) scratch(e, SCRATCH_RESULTS, total + 1);
+	if (buf == NULL)
+		return split_fail("aggregate", "out of memory", err, errlen);
+	for (k = 0; k < njobs; k++)
+	{
+		jobs[k].out = (gbt_agg_result *) buf;
+		buf += sizeof(gbt_agg_result) * (size_t) nout;
+		jobs[k].unsure = (int64_t *) buf;
+		buf += sizeof(int64_t) * (size_t) jobs[k].unsure_cap;
 	}
 	return 0;
 }
@@ -654,8 +714,6 @@ split_call_run(gbt_engine *e, const split_call *c, char *err, size_t errlen)
 	part_job	jobs[GBT_SPLIT_MAX_PARTS];
 	int64_t		off[GBT_SPLIT_MAX_PARTS];
 	int64_t    *owner;
-	void	   *ranges_mem = NULL,
-			   *buf_mem = NULL;
 	int64_t		work,
 				nout,
 				have = 0,
@@ -675,7 +733,7 @@ split_call_run(gbt_engine *e, const split_call *c, char *err, size_t errlen)
 		(c->preds == NULL || nfilters < 1 || nfilters > GBT_PRED_MAX_FILTERS))
 		return split_fail("aggregate", "bad filters", err, errlen);
 	memset(jobs, 0, sizeof(jobs));
-	if (cut_ranges(e, c->start, c->end, c->nranges, jobs, &owner, off, &ranges_mem, &work,
+	if (cut_ranges(e, c->start, c->end, c->nranges, jobs, &owner, off, NULL, &work,
 				   err, errlen) != 0)
 		return 1;
 	njobs = busy_jobs(jobs, e->nparts, off);
@@ -685,11 +743,8 @@ split_call_run(gbt_engine *e, const split_call *c, char *err, size_t errlen)
 		if (jobs[k].nranges > nout)
 			nout = jobs[k].nranges;
 	nout = c->kind == JOB_EACH ? nout : c->kind == JOB_GROUPED ? 0 : nfilters;
-	if (job_buffers(jobs, njobs, c->unsure_cap, nout, &buf_mem, err, errlen) != 0)
-	{
-		free(ranges_mem);
+	if (job_buffers(e, jobs, njobs, c->unsure_cap, nout, err, errlen) != 0)
 		return 1;
-	}
 	for (k = 0; k < njobs; k++)
 	{
 		part_job   *j = &jobs[k];
@@ -751,8 +806,6 @@ split_call_run(gbt_engine *e, const split_call *c, char *err, size_t errlen)
 							  c->unsure, c->unsure_cap, &have);
 			}
 	}
-	free(ranges_mem);
-	free(buf_mem);
 	return rc;
 }
 
@@ -1151,7 +1204,12 @@ split_host_bytes(const gbt_engine *e)
 static size_t
 split_scratch_bytes(const gbt_engine *e)
 {
-	return sum_parts(e, e->inner->scratch_bytes);
+	size_t		b = sum_parts(e, e->inner->scratch_bytes);
+	int			i;
+
+	for (i = 0; i < SCRATCH_SLOTS; i++)
+		b += e->scratch_size[i];
+	return b;
 }
 
 static void
@@ -1161,6 +1219,7 @@ split_trim(gbt_engine *e)
 
 	for (p = 0; p < e->nparts; p++)
 		e->inner->trim(e->part[p]);
+	free_scratch(e);
 }
 
 /* The first part's device: where the whole's first keys are. */

@@ -248,9 +248,13 @@ te_run(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 				 "twin ranges: %s", err);
 
 	/* The GPU keeps room for the batch (its staging, both ways), the twin none. */
-	/* (a split asks no part about ranges beyond every part's keys) */
-	VT_CHECK(device < 0 ? ops->scratch_bytes(e) == 0 :
-			 ops == gbt_engine_split_ops() || ops->scratch_bytes(e) >= (size_t) nr * 32,
+	/*
+	 * (a split keeps buffers of its own, and asks no part about ranges
+	 * beyond every part's keys)
+	 */
+	VT_CHECK(ops == gbt_engine_split_ops() ||
+			 (device < 0 ? ops->scratch_bytes(e) == 0 :
+			  ops->scratch_bytes(e) >= (size_t) nr * 32),
 			 "scratch bytes %zu after %lld ranges", ops->scratch_bytes(e), (long long) nr);
 	checks++;
 	if (it % 2 == 1)
