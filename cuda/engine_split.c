@@ -388,6 +388,119 @@ split_free(gbt_engine *e)
 	free(e);
 }
 
+/* Of sorted keys[0..n), how many are below key (below) or at most key. */
+static int64_t
+count_below(const uint64_t *keys, int64_t n, uint64_t key, int or_equal)
+{
+	int64_t		a = 0,
+				b = n;
+
+	while (a < b)
+	{
+		int64_t		m = a + (b - a) / 2;
+
+		if (keys[m] < key || (or_equal && keys[m] == key))
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/*
+ * split_ranges() of points (lo == hi) in ascending order, as an = ANY
+ * list's after sort_unique(): each part is asked about its slice of the
+ * caller's keys, found by two binary searches (no copy, no look at each
+ * key): the keys from its previous part's last key to its own last key,
+ * both included (a key equal to a part's last key may have entries in the
+ * next part too).  Returns -1 when the points are not in order (the caller
+ * takes the general way), else 0 or 1 with a message.
+ */
+static int
+split_sorted_points(gbt_engine *e, const uint64_t *keys, int64_t n, int64_t *start,
+					int64_t *end, char *err, size_t errlen)
+{
+	part_job	jobs[GBT_SPLIT_MAX_PARTS];
+	int64_t		from[GBT_SPLIT_MAX_PARTS];
+	uint64_t	prev_last[GBT_SPLIT_MAX_PARTS];
+	int			has_prev[GBT_SPLIT_MAX_PARTS];
+	int64_t    *pos,
+				i,
+				total = 0,
+				below;
+	int			p,
+				njobs = 0,
+				failed,
+				any = 0;
+	uint64_t	last = 0;
+
+	for (i = 1; i < n; i++)
+		if (keys[i] < keys[i - 1])
+			return -1;
+	memset(jobs, 0, sizeof(jobs));
+	for (p = 0; p < e->nparts; p++)
+	{
+		int64_t		a,
+					b;
+
+		if (e->cut[p + 1] == e->cut[p])
+			continue;
+		a = any ? count_below(keys, n, last, 0) : 0;
+		b = count_below(keys, n, e->keys[e->cut[p + 1] - 1], 1);
+		has_prev[njobs] = any;
+		prev_last[njobs] = last;
+		last = e->keys[e->cut[p + 1] - 1];
+		any = 1;
+		if (b <= a)
+			continue;
+		jobs[njobs].e = e;
+		jobs[njobs].p = p;
+		jobs[njobs].kind = JOB_RANGES;
+		jobs[njobs].lo = jobs[njobs].hi = keys + a;
+		jobs[njobs].nkeys = b - a;
+		from[njobs++] = a;
+		total += b - a;
+	}
+	pos = (int64_t *) scratch(e, SCRATCH_POS, sizeof(int64_t) * 2 * (total + 1));
+	if (pos == NULL)
+		return split_fail("ranges", "out of memory", err, errlen);
+	total = 0;
+	for (p = 0; p < njobs; p++)
+	{
+		jobs[p].start = pos + 2 * total;
+		jobs[p].end = pos + 2 * total + jobs[p].nkeys;
+		total += jobs[p].nkeys;
+	}
+	/* beyond every part's keys: the end */
+	below = any ? count_below(keys, n, last, 1) : 0;
+	for (i = below; i < n; i++)
+		start[i] = end[i] = e->cut[e->nparts];
+	failed = run_jobs(e, jobs, njobs, total);
+	for (p = 0; p < njobs; p++)
+		(void) e->inner->ranges(e->part[jobs[p].p], NULL, NULL, 0, NULL, NULL, NULL, 0);
+	if (failed >= 0)
+		return job_failed(&jobs[failed], err, errlen);
+	for (p = 0; p < njobs; p++)
+	{
+		part_job   *j = &jobs[p];
+		int64_t		cut = e->cut[j->p];
+		uint64_t	part_last = e->keys[e->cut[j->p + 1] - 1];
+
+		for (i = 0; i < j->nkeys; i++)
+		{
+			uint64_t	k = j->lo[i];
+
+			/* its start lies here unless it is the previous part's last key */
+			if (!has_prev[p] || k > prev_last[p])
+				start[from[p] + i] = cut + j->start[i];
+			/* its end unless it is this part's last key (then the next's) */
+			if (k < part_last || e->cut[j->p + 1] == e->cut[e->nparts])
+				end[from[p] + i] = cut + j->end[i];
+		}
+	}
+	return 0;
+}
+
 /*
  * The whole's positions of each inclusive range [lo[i], hi[i]]: a range's
  * start from the first part whose last key is at least lo (none: n), its
@@ -417,6 +530,9 @@ split_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 		return e->inner->ranges(e->part[0], lo, hi, n, start, end, err, errlen);
 	if (n == 0)
 		return 0;				/* (no part holds anything for a next call) */
+	if (lo == hi && (rc = split_sorted_points(e, lo, n, start, end, err, errlen)) >= 0)
+		return rc;
+	rc = 0;
 	sp = (uint8_t *) scratch(e, SCRATCH_ENDS, 2 * (size_t) n);
 	ep = sp != NULL ? sp + n : NULL;
 	if (sp == NULL)
