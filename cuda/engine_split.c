@@ -20,6 +20,7 @@
 
 #include "engine.h"
 #include "groupby.h"
+#include "keybound.h"
 #include "predicate.h"
 #include "vagg.h"
 
@@ -53,6 +54,25 @@ struct gbt_engine
 	 */
 	void	   *scratch[SCRATCH_SLOTS];
 	size_t		scratch_size[SCRATCH_SLOTS];
+
+	/*
+	 * The caller's start/end arrays the last ranges() of sorted points
+	 * wrote, and each part's slice of them in its own positions (in
+	 * SCRATCH_POS): an aggregate right after over those arrays, unchanged,
+	 * asks each part about its slice, whose positions a GPU part still
+	 * holds on its device (no copy there, no cut of the ranges).
+	 */
+	const int64_t *points_start;
+	const int64_t *points_end;
+	int64_t		points_n;
+	int			nslices;
+	struct
+	{
+		int			p;
+		int64_t    *start;
+		int64_t    *end;
+		int64_t		n;
+	}			slice[GBT_SPLIT_MAX_PARTS];
 };
 
 /* Work of at least this many positions runs its parts at once. */
@@ -91,6 +111,24 @@ free_scratch(gbt_engine *e)
 		e->scratch[i] = NULL;
 		e->scratch_size[i] = 0;
 	}
+}
+
+/*
+ * The parts forget the positions (and sorted keys) they keep for a next
+ * call, and the engine its slices: before SCRATCH_POS is written or freed,
+ * so that no later array at an old address is taken for an old one.
+ */
+static void
+forget_parts(gbt_engine *e)
+{
+	int			p;
+
+	for (p = 0; p < e->nparts; p++)
+		if (e->part[p] != NULL)
+			(void) e->inner->ranges(e->part[p], NULL, NULL, 0, NULL, NULL, NULL, 0);
+	e->points_start = e->points_end = NULL;
+	e->points_n = 0;
+	e->nslices = 0;
 }
 
 /* The part holding position pos (0 <= pos < n): the last cut at or below. */
@@ -388,25 +426,6 @@ split_free(gbt_engine *e)
 	free(e);
 }
 
-/* Of sorted keys[0..n), how many are below key (below) or at most key. */
-static int64_t
-count_below(const uint64_t *keys, int64_t n, uint64_t key, int or_equal)
-{
-	int64_t		a = 0,
-				b = n;
-
-	while (a < b)
-	{
-		int64_t		m = a + (b - a) / 2;
-
-		if (keys[m] < key || (or_equal && keys[m] == key))
-			a = m + 1;
-		else
-			b = m;
-	}
-	return a;
-}
-
 /*
  * split_ranges() of points (lo == hi) in ascending order, as an = ANY
  * list's after sort_unique(): each part is asked about its slice of the
@@ -437,6 +456,7 @@ split_sorted_points(gbt_engine *e, const uint64_t *keys, int64_t n, int64_t *sta
 	for (i = 1; i < n; i++)
 		if (keys[i] < keys[i - 1])
 			return -1;
+	forget_parts(e);
 	memset(jobs, 0, sizeof(jobs));
 	for (p = 0; p < e->nparts; p++)
 	{
@@ -445,8 +465,8 @@ split_sorted_points(gbt_engine *e, const uint64_t *keys, int64_t n, int64_t *sta
 
 		if (e->cut[p + 1] == e->cut[p])
 			continue;
-		a = any ? count_below(keys, n, last, 0) : 0;
-		b = count_below(keys, n, e->keys[e->cut[p + 1] - 1], 1);
+		a = any ? gbt_sorted_bound(keys, 0, n, last, false) : 0;
+		b = gbt_sorted_bound(keys, 0, n, e->keys[e->cut[p + 1] - 1], true);
 		has_prev[njobs] = any;
 		prev_last[njobs] = last;
 		last = e->keys[e->cut[p + 1] - 1];
@@ -472,14 +492,26 @@ split_sorted_points(gbt_engine *e, const uint64_t *keys, int64_t n, int64_t *sta
 		total += jobs[p].nkeys;
 	}
 	/* beyond every part's keys: the end */
-	below = any ? count_below(keys, n, last, 1) : 0;
+	below = any ? gbt_sorted_bound(keys, 0, n, last, true) : 0;
 	for (i = below; i < n; i++)
 		start[i] = end[i] = e->cut[e->nparts];
 	failed = run_jobs(e, jobs, njobs, total);
-	for (p = 0; p < njobs; p++)
-		(void) e->inner->ranges(e->part[jobs[p].p], NULL, NULL, 0, NULL, NULL, NULL, 0);
 	if (failed >= 0)
+	{
+		forget_parts(e);
 		return job_failed(&jobs[failed], err, errlen);
+	}
+	e->points_start = start;
+	e->points_end = end;
+	e->points_n = n;
+	e->nslices = njobs;
+	for (p = 0; p < njobs; p++)
+	{
+		e->slice[p].p = jobs[p].p;
+		e->slice[p].start = jobs[p].start;
+		e->slice[p].end = jobs[p].end;
+		e->slice[p].n = jobs[p].nkeys;
+	}
 	for (p = 0; p < njobs; p++)
 	{
 		part_job   *j = &jobs[p];
@@ -529,10 +561,14 @@ split_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 	if (e->nparts == 1)
 		return e->inner->ranges(e->part[0], lo, hi, n, start, end, err, errlen);
 	if (n == 0)
-		return 0;				/* (no part holds anything for a next call) */
+	{
+		forget_parts(e);		/* engine.h: n == 0 forgets */
+		return 0;
+	}
 	if (lo == hi && (rc = split_sorted_points(e, lo, n, start, end, err, errlen)) >= 0)
 		return rc;
 	rc = 0;
+	forget_parts(e);
 	sp = (uint8_t *) scratch(e, SCRATCH_ENDS, 2 * (size_t) n);
 	ep = sp != NULL ? sp + n : NULL;
 	if (sp == NULL)
@@ -603,9 +639,8 @@ split_ranges(gbt_engine *e, const uint64_t *lo, const uint64_t *hi, int64_t n,
 		njobs++;
 	}
 	failed = run_jobs(e, jobs, njobs, used);
-	/* the parts' positions are in buffers freed below: forgotten */
-	for (p = 0; p < njobs; p++)
-		(void) e->inner->ranges(e->part[jobs[p].p], NULL, NULL, 0, NULL, NULL, NULL, 0);
+	/* the parts' positions are not the caller's: forgotten */
+	forget_parts(e);
 	if (failed >= 0)
 	{
 		rc = job_failed(&jobs[failed], err, errlen);
@@ -662,7 +697,7 @@ split_sort_unique(gbt_engine *e, uint64_t *keys, int64_t n, uint32_t *map,
 	int			rc = e->inner->sort_unique(e->part[0], keys, n, map, nout, err, errlen);
 
 	if (e->nparts > 1)
-		(void) e->inner->ranges(e->part[0], NULL, NULL, 0, NULL, NULL, NULL, 0);
+		forget_parts(e);
 	return rc;
 }
 
@@ -820,6 +855,40 @@ typedef struct split_call
 	int64_t		unsure_cap;
 } split_call;
 
+/*
+ * When c's ranges are the sorted points the last ranges() answered (the
+ * same arrays, unchanged, as engine.h allows), the jobs are the parts'
+ * slices of them, in the parts' own arrays: true, with *njobs and *work.
+ * Each range's piece in a part is that part's answer for its key.
+ */
+static bool
+kept_slices(gbt_engine *e, const split_call *c, part_job *jobs, int *njobs, int64_t *work)
+{
+	int			k;
+	int64_t		i;
+
+	if (e->points_start == NULL || c->start != e->points_start ||
+		c->end != e->points_end || c->nranges != e->points_n)
+		return false;
+	*work = 0;
+	for (k = 0; k < e->nslices; k++)
+	{
+		part_job   *j = &jobs[k];
+
+		j->e = e;
+		j->p = e->slice[k].p;
+		j->start = e->slice[k].start;
+		j->end = e->slice[k].end;
+		j->nranges = e->slice[k].n;
+		j->positions = 0;
+		for (i = 0; i < j->nranges; i++)
+			j->positions += j->end[i] - j->start[i];
+		*work += j->positions;
+	}
+	*njobs = e->nslices;
+	return true;
+}
+
 static int	merge_groups(gbt_engine *e, part_job *jobs, int njobs, gbt_groups *g,
 						 int nfilters, int64_t *unsure, int64_t unsure_cap,
 						 char *err, size_t errlen);
@@ -849,10 +918,15 @@ split_call_run(gbt_engine *e, const split_call *c, char *err, size_t errlen)
 		(c->preds == NULL || nfilters < 1 || nfilters > GBT_PRED_MAX_FILTERS))
 		return split_fail("aggregate", "bad filters", err, errlen);
 	memset(jobs, 0, sizeof(jobs));
-	if (cut_ranges(e, c->start, c->end, c->nranges, jobs, &owner, off, NULL, &work,
-				   err, errlen) != 0)
-		return 1;
-	njobs = busy_jobs(jobs, e->nparts, off);
+	if (c->kind != JOB_EACH && kept_slices(e, c, jobs, &njobs, &work))
+		owner = NULL;			/* (only aggregate_each reads it) */
+	else
+	{
+		if (cut_ranges(e, c->start, c->end, c->nranges, jobs, &owner, off, NULL, &work,
+					   err, errlen) != 0)
+			return 1;
+		njobs = busy_jobs(jobs, e->nparts, off);
+	}
 	/* a grouped call with no range still says what its groups are: none */
 	nout = 0;
 	for (k = 0; k < njobs; k++)
@@ -1333,6 +1407,7 @@ split_trim(gbt_engine *e)
 {
 	int			p;
 
+	forget_parts(e);
 	for (p = 0; p < e->nparts; p++)
 		e->inner->trim(e->part[p]);
 	free_scratch(e);

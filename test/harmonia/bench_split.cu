@@ -162,6 +162,71 @@ main(int argc, char **argv)
 		printf("| %s | %.3f | %.3f | %.3f | %.3f |\n", which == 0 ? "one (device 0)" : "split (2 parts)",
 			   median(t_sort), median(t_ranges), median(t_agg), median(t_all));
 	}
+
+	/*
+	 * Each part alone, through the inner engine: its slice of a list (the
+	 * keys within its bounds) searched and aggregated, as the split asks
+	 * it; what the split's rows add beyond these is the split's own.
+	 */
+	gbt_split_part parts[GBT_SPLIT_MAX_PARTS];
+	int			nparts = gbt_engine_split_parts(split, parts);
+
+	printf("| part (device, entries) | | ranges | aggregate | |\n");
+	for (int p = 0; p < nparts; p++)
+	{
+		gbt_engine *alone = NULL;
+		gbt_agg_input pin = in;
+		std::vector<double> t_ranges, t_agg;
+
+		/* the part's engine built apart: the split keeps its own private */
+		pin.n = parts[p].n;
+		pin.blocks = blocks + parts[p].first;
+		pin.cols[0] = vals + parts[p].first;
+		if (gpu->build(keys + parts[p].first, &pin, parts[p].device, &alone, err,
+					   sizeof(err)) != 0)
+		{
+			printf("part build: %s\n", err);
+			return 1;
+		}
+		rng = 88172645463325252ull;
+		for (int rep = 0; rep < 33; rep++)
+		{
+			std::vector<uint64_t> slice;
+			gbt_agg_result out;
+			double		t1, t2, t3;
+
+			for (int64_t i = 0; i < nkeys; i++)
+			{
+				rng ^= rng << 13;
+				rng ^= rng >> 7;
+				rng ^= rng << 17;
+				list[i] = rng % (uint64_t) n;
+			}
+			std::sort(list.begin(), list.end());
+			for (int64_t i = 0; i < nkeys; i++)
+				if (list[i] >= (uint64_t) parts[p].first &&
+					list[i] < (uint64_t) (parts[p].first + parts[p].n) &&
+					(slice.empty() || slice.back() != list[i]))
+					slice.push_back(list[i] - parts[p].first);
+			t1 = now_ms();
+			if (gpu->ranges(alone, slice.data(), slice.data(), (int64_t) slice.size(),
+							s.data(), e.data(), err, sizeof(err)) != 0)
+				printf("part ranges: %s\n", err);
+			t2 = now_ms();
+			if (gpu->aggregate(alone, NULL, 0, s.data(), e.data(), (int64_t) slice.size(),
+							   vis, nvis, &out, uns.data(), 1000, err, sizeof(err)) != 0)
+				printf("part aggregate: %s\n", err);
+			t3 = now_ms();
+			if (rep < 2)
+				continue;
+			t_ranges.push_back(t2 - t1);
+			t_agg.push_back(t3 - t2);
+		}
+		printf("| part %d (%d, %lld) | | %.3f | %.3f | |\n", p, parts[p].device,
+			   (long long) parts[p].n, median(t_ranges), median(t_agg));
+		gpu->free(alone);
+	}
+
 	int			same = memcmp(counts[0], counts[1], sizeof(counts[0])) == 0;
 
 	printf("answers %s\n", same ? "equal" : "DIFFER");
