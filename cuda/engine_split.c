@@ -62,6 +62,8 @@ struct gbt_engine
 	 * asks each part about its slice, whose positions a GPU part still
 	 * holds on its device (no copy there, no cut of the ranges).
 	 */
+	const uint64_t *sorted_keys;	/* split_sort_unique()'s last answer */
+	int64_t		sorted_n;
 	const int64_t *points_start;
 	const int64_t *points_end;
 	int64_t		points_n;
@@ -126,6 +128,8 @@ forget_parts(gbt_engine *e)
 	for (p = 0; p < e->nparts; p++)
 		if (e->part[p] != NULL)
 			(void) e->inner->ranges(e->part[p], NULL, NULL, 0, NULL, NULL, NULL, 0);
+	e->sorted_keys = NULL;
+	e->sorted_n = 0;
 	e->points_start = e->points_end = NULL;
 	e->points_n = 0;
 	e->nslices = 0;
@@ -445,6 +449,7 @@ split_sorted_points(gbt_engine *e, const uint64_t *keys, int64_t n, int64_t *sta
 	int			has_prev[GBT_SPLIT_MAX_PARTS];
 	int64_t    *pos,
 				i,
+				upto,
 				total = 0,
 				below;
 	int			p,
@@ -453,9 +458,11 @@ split_sorted_points(gbt_engine *e, const uint64_t *keys, int64_t n, int64_t *sta
 				any = 0;
 	uint64_t	last = 0;
 
-	for (i = 1; i < n; i++)
-		if (keys[i] < keys[i - 1])
-			return -1;
+	/* (the keys split_sort_unique() just left are in order) */
+	if (keys != e->sorted_keys || n != e->sorted_n)
+		for (i = 1; i < n; i++)
+			if (keys[i] < keys[i - 1])
+				return -1;
 	forget_parts(e);
 	memset(jobs, 0, sizeof(jobs));
 	for (p = 0; p < e->nparts; p++)
@@ -518,17 +525,15 @@ split_sorted_points(gbt_engine *e, const uint64_t *keys, int64_t n, int64_t *sta
 		int64_t		cut = e->cut[j->p];
 		uint64_t	part_last = e->keys[e->cut[j->p + 1] - 1];
 
-		for (i = 0; i < j->nkeys; i++)
-		{
-			uint64_t	k = j->lo[i];
-
-			/* its start lies here unless it is the previous part's last key */
-			if (!has_prev[p] || k > prev_last[p])
-				start[from[p] + i] = cut + j->start[i];
-			/* its end unless it is this part's last key (then the next's) */
-			if (k < part_last || e->cut[j->p + 1] == e->cut[e->nparts])
-				end[from[p] + i] = cut + j->end[i];
-		}
+		/* a key's start lies here unless it is the previous part's last key */
+		i = has_prev[p] ? gbt_sorted_bound(j->lo, 0, j->nkeys, prev_last[p], true) : 0;
+		for (; i < j->nkeys; i++)
+			start[from[p] + i] = cut + j->start[i];
+		/* its end unless it is this part's last key (then the next's) */
+		upto = e->cut[j->p + 1] == e->cut[e->nparts] ? j->nkeys :
+			gbt_sorted_bound(j->lo, 0, j->nkeys, part_last, false);
+		for (i = 0; i < upto; i++)
+			end[from[p] + i] = cut + j->end[i];
 	}
 	return 0;
 }
@@ -698,6 +703,11 @@ split_sort_unique(gbt_engine *e, uint64_t *keys, int64_t n, uint32_t *map,
 
 	if (e->nparts > 1)
 		forget_parts(e);
+	if (rc == 0)
+	{
+		e->sorted_keys = keys;
+		e->sorted_n = *nout;
+	}
 	return rc;
 }
 
