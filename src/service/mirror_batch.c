@@ -103,6 +103,44 @@ find_positions(GbtMirrorAggItem *items, BatchState *states, int n)
 		gbt_run_pieces(search_piece, pieces, sizeof(SearchPiece), npieces);
 }
 
+/*
+ * The items' positions and unsure lists, in one buffer kept between
+ * batches and grown to the largest (up to BATCH_KEEP_MAX entries): each
+ * item's unsure room is 512 kB for a plain aggregate, and allocating and
+ * freeing those every batch cost a malloc, a free and the heap's trim.
+ */
+#define BATCH_KEEP_MAX ((Size) 8 << 20)
+
+static int64 *batch_buf = NULL;
+static Size batch_buf_len = 0;
+
+static int64 *
+batch_buffer(Size len)
+{
+	if (len > batch_buf_len)
+	{
+		if (batch_buf != NULL)
+			pfree(batch_buf);
+		batch_buf = NULL;
+		batch_buf_len = 0;
+		batch_buf = MemoryContextAllocHuge(TopMemoryContext, sizeof(int64) * len);
+		batch_buf_len = len;
+	}
+	return batch_buf;
+}
+
+/* After a batch: a buffer grown past BATCH_KEEP_MAX is not kept. */
+static void
+batch_buffer_done(void)
+{
+	if (batch_buf_len > BATCH_KEEP_MAX)
+	{
+		pfree(batch_buf);
+		batch_buf = NULL;
+		batch_buf_len = 0;
+	}
+}
+
 void
 gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 {
@@ -119,8 +157,14 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 				t2;
 	int			i;
 	int			j;
+	Size		len = 0;
+	int64	   *buf;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	for (i = 0; i < n; i++)
+		len += 2 * (Size) Max(items[i].nranges, 1) +
+			(Size) Max(items[i].unsure_cap - items[i].unsure->n, 1);
+	buf = batch_buffer(len);
 	for (i = 0; i < n; i++)
 	{
 		GbtMirrorAggItem *it = &items[i];
@@ -130,10 +174,11 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 		memset(it->out, 0, sizeof(gbt_agg_result));
 		it->ok = true;
 		it->err[0] = '\0';
-		st->start = palloc_extended(sizeof(int64) * Max(it->nranges, 1), MCXT_ALLOC_HUGE);
-		st->end = palloc_extended(sizeof(int64) * Max(it->nranges, 1), MCXT_ALLOC_HUGE);
 		st->room = Max(it->unsure_cap - it->unsure->n, 0);
-		st->upos = palloc_extended(sizeof(int64) * Max(st->room, 1), MCXT_ALLOC_HUGE);
+		st->start = buf;
+		st->end = buf + Max(it->nranges, 1);
+		st->upos = st->end + Max(it->nranges, 1);
+		buf = st->upos + Max(st->room, 1);
 		st->trusted = gbt_mirror_trusts_stamps(it->m) && it->view->stamps;
 		st->host_search = it->nranges <= GBT_BATCH_HOST_SEARCH;
 	}
@@ -218,12 +263,7 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 		steps[nwalks++] = &it->steps;
 	}
 	gbt_walk_aggregate_many(walks, outs, nwalks, steps);
-	for (i = 0; i < n; i++)
-	{
-		pfree(states[i].start);
-		pfree(states[i].end);
-		pfree(states[i].upos);
-	}
+	batch_buffer_done();
 	pfree(walks);
 	pfree(sinks);
 	pfree(outs);
