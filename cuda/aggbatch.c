@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "aggbatch.h"
 #include "vagg.h"
@@ -250,6 +251,15 @@ scan_on_device(gbt_batch_scan *scans, int64_t n, const gbt_batch_hooks *hooks)
  */
 #define GBT_BATCH_SYNC_RANGE_CHUNKS 65536
 
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 /* Whether scans[i] is the first of the round with its chunk sums. */
 static int
 first_of_sums(const gbt_batch_scan *scans, int64_t i)
@@ -269,6 +279,9 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 	gbt_batch_scan *scans = calloc(nitems > 0 ? nitems : 1, sizeof(gbt_batch_scan));
 	int64_t		i;
 	int			failed = 0;
+	double		ms[GBT_BATCH_STEPS] = {0};
+	double		t0,
+				t1;
 
 	if (scans == NULL)
 	{
@@ -299,9 +312,12 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 		s->nranges = it->nranges;
 		s->sums = hooks->sums(it->e);
 		/* all columns: the chunks it makes again are kept */
+		t0 = now_ms();
 		if (s->sums != NULL && first_of_sums(scans, i))
 			gbt_chunk_sums_sync(s->sums, &s->in, it->removed_version,
 								GBT_BATCH_SYNC_CHUNKS, par, npar);
+		t1 = now_ms();
+		ms[GBT_BATCH_SYNC] += t1 - t0;
 		s->sums_ready = gbt_chunk_sums_ready(s->sums, &s->in, it->removed_version,
 											 it->start, it->end, it->nranges, 0) == 0;
 		if (s->sums_ready)
@@ -309,8 +325,10 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 											  it->start, it->end, it->nranges,
 											  it->visible, it->nvisible,
 											  GBT_BATCH_SYNC_RANGE_CHUNKS, par, npar);
+		ms[GBT_BATCH_READY] += now_ms() - t1;
 		mask_columns(&s->in, it->cols);
 	}
+	t0 = now_ms();
 
 	/* Their walks, in pieces at once: they only read the sums. */
 	{
@@ -332,9 +350,16 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 			par(split_piece, pieces, sizeof(ScanPiece), npieces);
 	}
 
+	t1 = now_ms();
+	ms[GBT_BATCH_WALKS] = t1 - t0;
 	scan_on_host(scans, nitems, par, npar);
+	t0 = now_ms();
+	ms[GBT_BATCH_HOST] = t0 - t1;
 	if (hooks->device != NULL)
 		scan_on_device(scans, nitems, hooks);
+	ms[GBT_BATCH_DEVICE] = now_ms() - t0;
+	if (nitems > 0)
+		memcpy(items[0].steps_ms, ms, sizeof(ms));
 
 	for (i = 0; i < nitems; i++)
 	{

@@ -471,8 +471,10 @@ find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
 }
 
 /*
- * Chunk i (off the stack) is clean: the items above whose last dirty chunk
- * it was are made again.
+ * Chunk i (off the stack) is clean: one dirty chunk fewer below each item
+ * above it, and those whose last dirty chunk it was made again.  (Every
+ * level counts it: stopping at the first item with others left kept the
+ * items above dirty for good, and every walk went down through them.)
  */
 static void
 chunk_clean(gbt_chunk_sums *s, int64_t i)
@@ -484,9 +486,8 @@ chunk_clean(gbt_chunk_sums *s, int64_t i)
 	{
 		int64_t		j = i / span(l);
 
-		if (--s->dirty[l][j] > 0)
-			break;
-		make_item(s, l, j);
+		if (--s->dirty[l][j] == 0)
+			make_item(s, l, j);
 	}
 }
 
@@ -870,6 +871,35 @@ gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 	s->removed_null = in->removed == NULL;
 	s->removed_version = removed_version;
 	return s->ntodo > 0;
+}
+
+int64_t
+gbt_chunk_sums_check(const gbt_chunk_sums *s)
+{
+	int64_t		bad = 0,
+				j,
+				k;
+	int			l;
+
+	for (l = 1; s != NULL && l < s->nlevels; l++)
+		for (j = 0; j < s->nitems[l]; j++)
+		{
+			int64_t		from = j * span(l);
+			int64_t		to = (j + 1) * span(l);
+			int64_t		last = (j + 1) * GBT_CHUNK_FANOUT;
+			int64_t		dirty = 0,
+						count = 0;
+
+			to = to < s->nitems[0] ? to : s->nitems[0];
+			last = last < s->nitems[l - 1] ? last : s->nitems[l - 1];
+			for (k = from; k < to; k++)
+				dirty += s->dirty[0][k] != 0;
+			for (k = j * GBT_CHUNK_FANOUT; k < last; k++)
+				count += s->count[l - 1][k];
+			if (s->dirty[l][j] != dirty || (dirty == 0 && s->count[l][j] != count))
+				bad++;
+		}
+	return bad;
 }
 
 void

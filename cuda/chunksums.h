@@ -160,6 +160,13 @@ extern int	gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 									uint64_t removed_version, gbt_piece_runner run,
 									int npieces);
 
+/*
+ * Tests: the items above the chunks whose count of dirty chunks below is
+ * not the true one, or which are clean but whose count is not their
+ * children's (0: the levels are consistent).
+ */
+extern int64_t gbt_chunk_sums_check(const gbt_chunk_sums *s);
+
 #ifdef __cplusplus
 }
 #endif

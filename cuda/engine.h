@@ -201,6 +201,22 @@ extern int	gbt_vagg_cpu_visible(const gbt_agg_input *in, const int64_t *start,
  */
 #define GBT_ITEM_ERRLEN 128
 
+/*
+ * Where a batch's time went (aggregate_batch(), into its first item):
+ * the chunk sums' dirty chunks made again once an engine, each item's
+ * sums made ready (and its range's chunks), the sums' walks, the scans on
+ * the host and on the device; ms of the calling thread's clock.
+ */
+typedef enum
+{
+	GBT_BATCH_SYNC,
+	GBT_BATCH_READY,
+	GBT_BATCH_WALKS,
+	GBT_BATCH_HOST,
+	GBT_BATCH_DEVICE,
+	GBT_BATCH_STEPS
+} gbt_batch_step;
+
 typedef struct gbt_agg_item
 {
 	struct gbt_engine *e;
@@ -217,6 +233,7 @@ typedef struct gbt_agg_item
 	int64_t		unsure_cap;
 	int			rc;
 	char		err[GBT_ITEM_ERRLEN];
+	double		steps_ms[GBT_BATCH_STEPS];	/* out, the first item's only */
 } gbt_agg_item;
 
 /*

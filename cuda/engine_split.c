@@ -1276,7 +1276,10 @@ split_aggregate_batch(gbt_agg_item *items, int64_t nitems, gbt_engine_par par, i
 		total += njobs;
 	}
 	if (nsub > 0)
+	{
 		(void) inner->aggregate_batch(sub, nsub, par, npar);
+		memcpy(items[0].steps_ms, sub[0].steps_ms, sizeof(sub[0].steps_ms));
+	}
 	{
 		int64_t    *have = (int64_t *) calloc((size_t) nitems, sizeof(int64_t));
 

@@ -157,6 +157,7 @@ static double batch_walk_ms = 0;	/* unsure, stamped and delta entries */
 static double batch_reply_ms = 0;	/* combining, the replies written */
 static double batch_later_ms = 0;	/* of walk: entries decided after the threads */
 static double batch_plan_ms = 0;	/* of walk: the walks' plans */
+static double batch_steps_ms[GBT_BATCH_STEPS];	/* of tree: engine.h's steps */
 static int64 batch_stamped = 0;		/* entries in the ranges: stamped, delta, */
 static int64 batch_delta = 0;
 static int64 batch_singly = 0;		/* ... of those, decided one by one */
@@ -172,6 +173,13 @@ gbt_note_aggs(StringInfo buf)
 						 batch_setup_ms / batch_rounds, batch_positions_ms / batch_rounds,
 						 batch_tree_ms / batch_rounds, batch_walk_ms / batch_rounds,
 						 batch_reply_ms / batch_rounds);
+	if (buf != NULL && batch_rounds > 0)
+		appendStringInfo(buf, " (of the tree, chunk sums made again %.3f, made ready %.3f, their walks and short scans %.3f, scans on the host %.3f, on the device %.3f)",
+						 batch_steps_ms[GBT_BATCH_SYNC] / batch_rounds,
+						 batch_steps_ms[GBT_BATCH_READY] / batch_rounds,
+						 batch_steps_ms[GBT_BATCH_WALKS] / batch_rounds,
+						 batch_steps_ms[GBT_BATCH_HOST] / batch_rounds,
+						 batch_steps_ms[GBT_BATCH_DEVICE] / batch_rounds);
 	if (buf != NULL && batch_aggs > 0)
 		appendStringInfo(buf, " (of the walk, planned %.3f, after the threads %.3f); entries an aggregate: stamped %.0f, delta %.0f (one by one %.0f), decided after the threads %.0f",
 						 batch_plan_ms / batch_rounds, batch_later_ms / batch_rounds,
@@ -181,6 +189,7 @@ gbt_note_aggs(StringInfo buf)
 	batch_rounds = batch_aggs = batch_max = 0;
 	batch_setup_ms = batch_positions_ms = batch_tree_ms = batch_walk_ms = batch_reply_ms = 0;
 	batch_later_ms = batch_plan_ms = 0;
+	memset(batch_steps_ms, 0, sizeof(batch_steps_ms));
 	batch_stamped = batch_delta = batch_singly = batch_later = 0;
 }
 
@@ -257,6 +266,8 @@ gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done)
 	batch_setup_ms += INSTR_TIME_GET_MILLISEC(t1) - INSTR_TIME_GET_MILLISEC(t0);
 	batch_positions_ms += items[0].steps.positions_ms;
 	batch_tree_ms += items[0].steps.tree_ms - items[0].steps.positions_ms;
+	for (i = 0; i < GBT_BATCH_STEPS; i++)
+		batch_steps_ms[i] += items[0].steps.batch_ms[i];
 	batch_walk_ms += INSTR_TIME_GET_MILLISEC(t2) - INSTR_TIME_GET_MILLISEC(t1) -
 		items[0].steps.tree_ms;
 	for (i = 0; i < n; i++)

@@ -190,6 +190,8 @@ typedef struct GbtAggSteps
 	int64		nsingly;		/* of those, decided one by one (not by sums) */
 	int64		nlater;			/* entries the threads left undecided */
 	int			nthreads;		/* the walk's, at most */
+	double		batch_ms[GBT_BATCH_STEPS];	/* of tree_ms, a batch's steps
+											 * (engine.h) */
 } GbtAggSteps;
 
 /*

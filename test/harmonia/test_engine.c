@@ -691,6 +691,10 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 			checks++;
 			ranged = applies;
 		}
+		i = gbt_chunk_sums_check(sums);
+		VT_CHECK(i == 0, "round %d: %lld items above the chunks inconsistent with them",
+				 round, (long long) i);
+		checks++;
 		i = gbt_chunk_sums_split(sums, &d.in, version, q.start, q.end, q.R, q.vis,
 								 q.nvis, &sp);
 		VT_CHECK(i == (applies ? 0 : 1), "split round %d: %lld, want %d", round,
