@@ -30,6 +30,8 @@ struct gbt_chunk_sums
 	int64_t    *count[GBT_CHUNK_LEVELS];	/* per item */
 	gbt_agg_col *col[GBT_CHUNK_LEVELS][GBT_MAX_COLS];
 	int32_t    *dirty[GBT_CHUNK_LEVELS];	/* dirty chunks below each item */
+	uint8_t    *whole[GBT_CHUNK_LEVELS];	/* item to make again from its
+											 * children once clean (above 0) */
 	int64_t    *todo;			/* the dirty chunks, a stack */
 	int64_t		ntodo;
 	uint8_t    *seen;			/* removed bits the chunks were made with */
@@ -42,6 +44,27 @@ struct gbt_chunk_sums
 };
 
 static void mark_dirty(gbt_chunk_sums *s, int64_t i);
+
+/*
+ * What making a chunk again changed, for the items above it: the count
+ * and the INT64 columns' non-NULL counts and sums that take_out_removed()
+ * took out (min and max unchanged: it refuses to take out either), or
+ * "whole" (made from its entries: the items above are made again from
+ * their children once they are clean).
+ */
+typedef struct chunk_change
+{
+	int			whole;
+	int64_t		count;
+	int64_t		nonnull[GBT_MAX_COLS];
+	__int128	sum[GBT_MAX_COLS];
+} chunk_change;
+
+static __int128
+col_sum(const gbt_agg_col *c)
+{
+	return (__int128) ((unsigned __int128) (uint64_t) c->sum_hi << 64 | c->sum_lo);
+}
 
 static void *
 alloc_counted(gbt_chunk_sums *s, size_t bytes)
@@ -62,6 +85,7 @@ gbt_chunk_sums_free(gbt_chunk_sums *s)
 	{
 		free(s->count[l]);
 		free(s->dirty[l]);
+		free(s->whole[l]);
 		for (c = 0; c < GBT_MAX_COLS; c++)
 			free(s->col[l][c]);
 	}
@@ -207,13 +231,34 @@ take_out_removed(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t i)
  * whole), and the removed bits it was made with kept.
  */
 static int
-remake_chunk(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t i)
+remake_chunk(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t i, chunk_change *ch)
 {
 	int64_t		from = i * CHUNK_BYTES;
 	int64_t		bytes = (s->n + 7) / 8 - from;
+	int64_t		count = s->count[0][i];
+	__int128	sum[GBT_MAX_COLS];
+	int64_t		nonnull[GBT_MAX_COLS];
+	int			c;
 
-	if (take_out_removed(s, in, i) != 0 && make_chunk(s, in, i) != 0)
+	for (c = 0; c < s->ncols; c++)
+	{
+		sum[c] = col_sum(&s->col[0][c][i]);
+		nonnull[c] = s->col[0][c][i].nonnull;
+	}
+	ch->whole = 0;
+	if (take_out_removed(s, in, i) == 0)
+	{
+		ch->count = count - s->count[0][i];
+		for (c = 0; c < s->ncols; c++)
+		{
+			ch->sum[c] = sum[c] - col_sum(&s->col[0][c][i]);
+			ch->nonnull[c] = nonnull[c] - s->col[0][c][i].nonnull;
+		}
+	}
+	else if (make_chunk(s, in, i) != 0)
 		return 1;
+	else
+		ch->whole = 1;
 	if (bytes > CHUNK_BYTES)
 		bytes = CHUNK_BYTES;
 	if (in->removed != NULL)
@@ -257,7 +302,10 @@ gbt_chunk_sums_build(const gbt_agg_input *in)
 	{
 		s->count[l] = (int64_t *) alloc_counted(s, sizeof(int64_t) * s->nitems[l]);
 		s->dirty[l] = (int32_t *) alloc_counted(s, sizeof(int32_t) * s->nitems[l]);
-		ok = s->count[l] != NULL && s->dirty[l] != NULL;
+		s->whole[l] = (uint8_t *) alloc_counted(s, s->nitems[l]);
+		ok = s->count[l] != NULL && s->dirty[l] != NULL && s->whole[l] != NULL;
+		if (ok)
+			memset(s->whole[l], 1, s->nitems[l]);	/* never made */
 		for (c = 0; c < s->ncols && ok; c++)
 		{
 			s->col[l][c] = (gbt_agg_col *) alloc_counted(s, sizeof(gbt_agg_col) * s->nitems[l]);
@@ -477,17 +525,37 @@ find_dirty(gbt_chunk_sums *s, const uint8_t *removed, uint64_t version)
  * items above dirty for good, and every walk went down through them.)
  */
 static void
-chunk_clean(gbt_chunk_sums *s, int64_t i)
+chunk_clean(gbt_chunk_sums *s, int64_t i, const chunk_change *ch)
 {
-	int			l;
+	int			l,
+				c;
 
 	s->dirty[0][i] = 0;
 	for (l = 1; l < s->nlevels; l++)
 	{
 		int64_t		j = i / span(l);
 
-		if (--s->dirty[l][j] == 0)
+		/* what the chunk lost, taken out of the item too (exact) */
+		if (ch->whole)
+			s->whole[l][j] = 1;
+		else if (!s->whole[l][j])
+		{
+			s->count[l][j] -= ch->count;
+			for (c = 0; c < s->ncols; c++)
+			{
+				gbt_agg_col *col = &s->col[l][c][j];
+				__int128	sum = col_sum(col) - ch->sum[c];
+
+				col->nonnull -= ch->nonnull[c];
+				col->sum_lo = (uint64_t) sum;
+				col->sum_hi = (int64_t) (sum >> 64);
+			}
+		}
+		if (--s->dirty[l][j] == 0 && s->whole[l][j])
+		{
 			make_item(s, l, j);
+			s->whole[l][j] = 0;
+		}
 	}
 }
 
@@ -498,11 +566,12 @@ sync_dirty(gbt_chunk_sums *s, const gbt_agg_input *in, int64_t budget)
 	while (s->ntodo > 0 && budget-- > 0)
 	{
 		int64_t		i = s->todo[s->ntodo - 1];
+		chunk_change ch;
 
-		if (remake_chunk(s, in, i) != 0)
+		if (remake_chunk(s, in, i, &ch) != 0)
 			return 1;
 		s->ntodo--;
-		chunk_clean(s, i);
+		chunk_clean(s, i, &ch);
 	}
 	return 0;
 }
@@ -613,8 +682,9 @@ gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
  * Chunks [from, to) of s (or which[from, to)), made by one piece of
  * gbt_chunk_sums_tidy_all() or gbt_chunk_sums_sync().  Each piece writes
  * only its own chunks' slots of level 0 and of seen[] (whole bytes: a
- * chunk is CHUNK_BYTES of it), and marks those it made: made[k], or else
- * clean at level 0; a chunk not made stays dirty.
+ * chunk is CHUNK_BYTES of it), and marks those it made: made[k] (with
+ * what it changed, changes[k]), or else clean at level 0; a chunk not made
+ * stays dirty.
  */
 typedef struct make_piece
 {
@@ -624,6 +694,8 @@ typedef struct make_piece
 	int64_t		to;
 	const int64_t *which;		/* NULL: chunk k is k */
 	char	   *made;
+	chunk_change *changes;		/* with made: chunk k's at k - base */
+	int64_t		base;
 } make_piece;
 
 static void
@@ -635,8 +707,10 @@ make_chunks(void *arg)
 	for (k = p->from; k < p->to; k++)
 	{
 		int64_t		i = p->which != NULL ? p->which[k] : k;
+		chunk_change ch;
 
-		if (remake_chunk(p->s, p->in, i) != 0)
+		if (remake_chunk(p->s, p->in, i,
+						 p->made != NULL ? &p->changes[k - p->base] : &ch) != 0)
 			continue;
 		if (p->made != NULL)
 			p->made[k] = 1;
@@ -656,6 +730,7 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 				k,
 				kept;
 	char	   *made;
+	chunk_change *changes;
 	int			q;
 
 	if (s == NULL || in->n != s->n)
@@ -666,8 +741,13 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 		return;
 	first = s->ntodo - n;		/* the top of the stack, as sync_dirty() */
 	made = (char *) calloc(s->ntodo, 1);
-	if (made == NULL)
+	changes = (chunk_change *) malloc(sizeof(chunk_change) * (size_t) n);
+	if (made == NULL || changes == NULL)
+	{
+		free(made);
+		free(changes);
 		return;
+	}
 	npieces = gbt_pieces_for(n, CHUNKS_A_PIECE, SUMS_PIECES_MAX, run != NULL, npieces);
 	for (q = 0; q < npieces; q++)
 	{
@@ -677,6 +757,8 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 		pieces[q].to = first + n * (q + 1) / npieces;
 		pieces[q].which = s->todo;
 		pieces[q].made = made;
+		pieces[q].changes = changes;
+		pieces[q].base = first;
 	}
 	if (npieces > 1)
 		run(make_chunks, pieces, sizeof(make_piece), npieces);
@@ -694,10 +776,11 @@ gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 			s->todo[kept++] = i;	/* stays dirty */
 			continue;
 		}
-		chunk_clean(s, i);
+		chunk_clean(s, i, &changes[k - first]);
 	}
 	s->ntodo = kept;
 	free(made);
+	free(changes);
 }
 
 /*
@@ -845,6 +928,8 @@ gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 		pieces[k].to = (k + 1) * per < s->nitems[0] ? (k + 1) * per : s->nitems[0];
 		pieces[k].which = NULL;
 		pieces[k].made = NULL;
+		pieces[k].changes = NULL;
+		pieces[k].base = 0;
 	}
 	if (npieces > 1)
 		run(make_chunks, pieces, sizeof(make_piece), npieces);
@@ -865,8 +950,11 @@ gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 	}
 	for (l = 1; l < s->nlevels; l++)
 		for (i = 0; i < s->nitems[l]; i++)
+		{
+			s->whole[l][i] = s->dirty[l][i] != 0;	/* made once clean */
 			if (s->dirty[l][i] == 0)
 				make_item(s, l, i);
+		}
 	s->diffed = 1;
 	s->removed_null = in->removed == NULL;
 	s->removed_version = removed_version;
@@ -887,16 +975,30 @@ gbt_chunk_sums_check(const gbt_chunk_sums *s)
 			int64_t		from = j * span(l);
 			int64_t		to = (j + 1) * span(l);
 			int64_t		last = (j + 1) * GBT_CHUNK_FANOUT;
-			int64_t		dirty = 0,
-						count = 0;
+			int64_t		dirty = 0;
+			gbt_agg_result r;
+			int			c,
+						differs = 0;
 
 			to = to < s->nitems[0] ? to : s->nitems[0];
 			last = last < s->nitems[l - 1] ? last : s->nitems[l - 1];
 			for (k = from; k < to; k++)
 				dirty += s->dirty[0][k] != 0;
+			memset(&r, 0, sizeof(r));
 			for (k = j * GBT_CHUNK_FANOUT; k < last; k++)
-				count += s->count[l - 1][k];
-			if (s->dirty[l][j] != dirty || (dirty == 0 && s->count[l][j] != count))
+				add_item(s, l - 1, k, &r);
+			differs = r.count != s->count[l][j];
+			for (c = 0; c < s->ncols; c++)
+			{
+				const gbt_agg_col *a = &r.col[c],
+						   *b = &s->col[l][c][j];
+
+				differs |= a->nonnull != b->nonnull;
+				if (s->coltype[c] == GBT_VAL_INT64 && a->nonnull > 0)
+					differs |= a->sum_lo != b->sum_lo || a->sum_hi != b->sum_hi ||
+						a->min_i != b->min_i || a->max_i != b->max_i;
+			}
+			if (s->dirty[l][j] != dirty || (dirty == 0 && differs))
 				bad++;
 		}
 	return bad;

@@ -162,8 +162,9 @@ extern int	gbt_chunk_sums_tidy_all(gbt_chunk_sums *s, const gbt_agg_input *in,
 
 /*
  * Tests: the items above the chunks whose count of dirty chunks below is
- * not the true one, or which are clean but whose count is not their
- * children's (0: the levels are consistent).
+ * not the true one, or which are clean but whose count, non-NULL counts or
+ * INT64 sums, min or max are not their children's together (0: the levels
+ * are consistent).
  */
 extern int64_t gbt_chunk_sums_check(const gbt_chunk_sums *s);
 
