@@ -2,8 +2,10 @@
 \echo Use "ALTER EXTENSION gpubtree UPDATE TO '0.3.0'" to load this file. \quit
 
 -- 0.3.0 places mirrors on several devices (gpubtree.devices,
--- gpubtree.simulated_devices): gpubtree_mirrors() gains a last column,
--- device, the device each mirror lives on (NULL on the CPU engine alone).
+-- gpubtree.simulated_devices): gpubtree_mirrors() gains three last
+-- columns, device, the device each mirror lives on (NULL on the CPU engine
+-- alone), and part_devices and part_entries, the devices and tree entries
+-- of the parts of a mirror split across several (NULL when not split).
 -- A function's result columns cannot change in place: it is made anew,
 -- with the same arguments, volatility and privileges as before.  The
 -- library answers the 0.2.0 function too (without the column) until the
@@ -37,6 +39,8 @@ CREATE FUNCTION gpubtree_mirrors(
 	OUT device_bytes bigint,
 	OUT scratch_bytes bigint,
 	OUT bytes_per_entry double precision,
-	OUT device integer)
+	OUT device integer,
+	OUT part_devices integer[],
+	OUT part_entries bigint[])
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

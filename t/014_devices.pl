@@ -113,6 +113,12 @@ is(device_of('b'), '1', 'b stays on device 1 (room for both)');
 is(device_of('a'), '0', 'a stays on device 0');
 is(agree($_), 'same', "$_: answers equal the ordinary plan's") for qw(b c a);
 show('before the limit is lowered');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) = 3 AND bool_and(part_devices IS NULL AND part_entries IS NULL) FROM gpubtree_mirrors() WHERE entries IS NOT NULL"
+	),
+	't',
+	'a mirror on one device lists no parts');
 
 # a is used last, b is the least recently used mirror of all.  With 3
 # units a device, device 0 (a: 4) is over its share and device 1 (b and c:
@@ -233,6 +239,12 @@ my $note = $node->safe_psql('postgres',
 like($note, qr/^split across devices (0, 1|1, 0) \(tree entries \d+, \d+\)/,
 	'split: e is split across both devices');
 my ($first_part) = $note =~ /tree entries (\d+),/;
+is( $node->safe_psql(
+		'postgres',
+		"SELECT part_devices[1] = device AND cardinality(part_devices) = 2 AND part_devices[1] <> part_devices[2] AND part_entries[1] = $first_part AND part_entries[2] > 0 FROM gpubtree_mirrors() WHERE index = 'e_k'::regclass AND current"
+	),
+	't',
+	'split: part_devices and part_entries name both parts, as note does');
 my $cutk = int((($first_part // 0) + 1) / 3);
 my %split_shapes = (
 	whole => "SELECT count(*) || ':' || coalesce(sum(v), 0) || ':' || min(v) || ':' || max(v) FROM e WHERE k BETWEEN 0 AND $maxk",

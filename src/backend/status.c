@@ -14,7 +14,9 @@
 #include "miscadmin.h"
 #include "access/xlog.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -160,6 +162,31 @@ put_job(Datum *values, bool *nulls, const GbtBuildJob *job, const char *state)
 	nulls[13] = false;
 }
 
+/*
+ * part_devices and part_entries (columns 22 and 23, since 0.3.0): the
+ * devices and tree entries of a mirror's parts; NULL when it is whole.
+ */
+static void
+put_parts(const GbtMirrorInfo *m, Datum *values, bool *nulls)
+{
+	Datum		devices[GBT_SPLIT_MAX_PARTS];
+	Datum		entries[GBT_SPLIT_MAX_PARTS];
+	int			k;
+
+	nulls[22] = nulls[23] = m->nparts <= 1;
+	if (m->nparts <= 1)
+		return;
+	for (k = 0; k < m->nparts; k++)
+	{
+		devices[k] = Int32GetDatum(m->part_device[k]);
+		entries[k] = Int64GetDatum(m->part_entries[k]);
+	}
+	values[22] = PointerGetDatum(construct_array(devices, m->nparts, INT4OID, sizeof(int32),
+												 true, TYPALIGN_INT));
+	values[23] = PointerGetDatum(construct_array(entries, m->nparts, INT8OID, sizeof(int64),
+												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
 Datum
 gpubtree_mirrors(PG_FUNCTION_ARGS)
 {
@@ -170,8 +197,8 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 	bool	   *shown;
 	bool		all;
 	int			i;
-	Datum		values[22];
-	bool		nulls[22];
+	Datum		values[24];
+	bool		nulls[24];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (gbt_shared == NULL)
@@ -213,9 +240,10 @@ gpubtree_mirrors(PG_FUNCTION_ARGS)
 		values[19] = Int64GetDatum(m->scratch_bytes);
 		values[20] = Float8GetDatum(m->entries > 0 ? (double) m->bytes / m->entries : 0);
 		nulls[20] = m->entries <= 0;
-		/* (0.2.0's function has no device column: tuplestore takes natts) */
+		/* (0.2.0's function has neither device nor parts: tuplestore takes natts) */
 		values[21] = Int32GetDatum(m->device);
 		nulls[21] = m->device < 0;
+		put_parts(m, values, nulls);
 		job = job_of(jobs, njobs, &m->key);
 		if (job != NULL)
 			shown[job - jobs] = true;
