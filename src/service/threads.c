@@ -21,23 +21,38 @@
  * The pool: GBT_THREADS_MAX - 1 threads started at the first call and kept
  * for the service's life (a thread's start costs about what a small piece
  * does, and a busy service runs thousands of rounds a second).  A call
- * sets the pieces, wakes just the workers it needs, each on a semaphore of
- * its own (one condition variable woke them all, and each then waited for
- * the mutex in turn: tens of microseconds before the last piece started,
- * at every call of a round), runs piece 0, and spins a little for the
- * others before sleeping: a round's pieces are short and about equal, and
- * a wake-up of the calling thread is on every round's critical path.
+ * publishes its pieces, and every thread, the calling one too, claims
+ * them one at a time until none is left: a thread that is slow to wake
+ * (on a host whose cores the backends and writers keep busy) finds its
+ * share done by the others instead of holding up the round, whose
+ * calling thread waited for the last thread to start before.  A worker
+ * spins a little after its last piece, as a round's next call comes in
+ * tens of microseconds, and then sleeps on a semaphore of its own, which
+ * only the calls that find it asleep post.
  */
 typedef struct Pool
 {
-	sem_t		go[GBT_THREADS_MAX];	/* worker i: a piece is posted */
-	sem_t		done;			/* the last of a call's pieces finished */
-	pg_atomic_uint32 left;		/* workers' pieces not yet finished */
+	sem_t		go[GBT_THREADS_MAX];	/* worker i: woken */
+	pg_atomic_uint32 asleep[GBT_THREADS_MAX];	/* worker i: sleeps on go[i] */
+	sem_t		done;			/* a worker finished a call's last piece */
+	pg_atomic_uint64 claim;		/* CLAIM(call's number, its pieces, next) */
+	pg_atomic_uint32 finished;	/* the call's pieces finished */
 	void		(*fn) (void *);
 	char	   *arg;
 	Size		argsize;
+	uint64		calls;
 	int			nworkers;		/* started */
 } Pool;
+
+/*
+ * A claim word holds the call's pieces as well as the next one: a worker
+ * decides from the word alone whether a piece is left, as the call's
+ * fields may already be the next call's when the word is read (the pieces
+ * of an older call are all claimed, so its word fails the swap).
+ */
+#define CLAIM(call, n, next) (((uint64) (call) << 16) | ((uint64) (n) << 8) | (uint64) (next))
+#define CLAIM_N(claim) ((uint32) (((claim) >> 8) & 0xff))
+#define CLAIM_NEXT(claim) ((uint32) ((claim) & 0xff))
 
 static Pool pool;
 static bool pool_tried = false;
@@ -47,19 +62,99 @@ static bool in_call = false;	/* the calling thread runs its pieces */
 /* How long the calling thread spins for its pieces before it sleeps. */
 #define GBT_PIECES_SPIN_US 200
 
+/* How long a worker spins for the next call before it sleeps. */
+#define GBT_WORKER_SPIN_US 30
+
+/* The calls' times, for the service's summary (gbt_note_threads()). */
+static int64 note_calls = 0;
+static int64 note_pieces = 0;
+static int64 note_pieces_here = 0;	/* run by the calling thread */
+static double note_call_ms = 0;
+static double note_wait_ms = 0; /* after its claims: for the others' pieces */
+
+/*
+ * Claim and run the current call's pieces until none is left; whether this
+ * thread finished its last one.  A claim is a compare-and-swap of the
+ * call's number with its next piece: a worker that read an older call's
+ * fields fails it and reads them again.
+ */
+static bool
+run_claimed(int64 *ran)
+{
+	bool		last = false;
+
+	for (;;)
+	{
+		uint64		claim = pg_atomic_read_u64(&pool.claim);
+		void		(*fn) (void *);
+		char	   *arg;
+		Size		argsize;
+
+		if (CLAIM_NEXT(claim) >= CLAIM_N(claim))
+			return last;
+		pg_read_barrier();
+		fn = pool.fn;
+		arg = pool.arg;
+		argsize = pool.argsize;
+		if (!pg_atomic_compare_exchange_u64(&pool.claim, &claim, claim + 1))
+			continue;
+		fn(arg + CLAIM_NEXT(claim) * argsize);
+		(*ran)++;
+		last = pg_atomic_add_fetch_u32(&pool.finished, 1) == CLAIM_N(claim);
+	}
+}
+
+/* Whether the current call has pieces left to claim (a hint). */
+static bool
+pieces_left(void)
+{
+	uint64		claim = pg_atomic_read_u64(&pool.claim);
+
+	return CLAIM_NEXT(claim) < CLAIM_N(claim);
+}
+
 static void *
 pool_worker(void *p)
 {
 	int			me = (int) (intptr_t) p;	/* 1 .. GBT_THREADS_MAX - 1 */
+	int64		ran = 0;
 
 	in_worker = true;
 	for (;;)
 	{
+		instr_time	start,
+					now;
+		int			i;
+
+		if (run_claimed(&ran))
+			sem_post(&pool.done);
+
+		/* the round's next call, spun for a little */
+		INSTR_TIME_SET_CURRENT(start);
+		for (i = 1; !pieces_left(); i++)
+		{
+			pg_spin_delay();
+			if (i % 64 != 0)
+				continue;
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, start);
+			if (INSTR_TIME_GET_MICROSEC(now) > GBT_WORKER_SPIN_US)
+				break;
+		}
+		if (pieces_left())
+			continue;
+
+		/*
+		 * Asleep, then a last look: a call published before the flag was
+		 * seen wakes no one, so the worker takes the flag back itself;
+		 * if the call took it first, its post is consumed below.
+		 */
+		pg_atomic_write_u32(&pool.asleep[me], 1);
+		pg_memory_barrier();
+		if (pieces_left() && pg_atomic_exchange_u32(&pool.asleep[me], 0) == 1)
+			continue;
 		while (sem_wait(&pool.go[me]) != 0)
 			;					/* (EINTR) */
-		pool.fn(pool.arg + me * pool.argsize);
-		if (pg_atomic_sub_fetch_u32(&pool.left, 1) == 0)
-			sem_post(&pool.done);
 	}
 	return NULL;
 }
@@ -75,11 +170,13 @@ pool_start(void)
 	pool_tried = true;
 	if (sem_init(&pool.done, 0, 0) != 0)
 		return;
-	pg_atomic_init_u32(&pool.left, 0);
+	pg_atomic_init_u64(&pool.claim, 0);
+	pg_atomic_init_u32(&pool.finished, 0);
 	for (i = 1; i < GBT_THREADS_MAX; i++)
 	{
 		pthread_t	t;
 
+		pg_atomic_init_u32(&pool.asleep[i], 0);
 		if (sem_init(&pool.go[i], 0, 0) != 0 ||
 			!start_thread(&t, pool_worker, (void *) (intptr_t) i))
 			break;
@@ -107,50 +204,82 @@ gbt_threads_for(int64 n, int64 min_each)
 void
 gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 {
-	int			posted;
+	int64		here = 0;
+	int			woken = 0;
 	int			i;
 	instr_time	start,
+				mine,
 				now;
 
 	Assert(n <= GBT_THREADS_MAX);
-	if (n <= 1 || in_worker || in_call)
+	StaticAssertStmt(GBT_THREADS_MAX <= 0xff, "a call's pieces fit a claim word");
+	if (!pool_tried && n > 1 && !in_worker && !in_call)
+		pool_start();
+	if (n <= 1 || in_worker || in_call || pool.nworkers == 0)
 	{
 		for (i = 0; i < n; i++)
 			fn((char *) arg + i * argsize);
 		return;
 	}
-	if (!pool_tried)
-		pool_start();
-	posted = Min(n, pool.nworkers + 1);
+	INSTR_TIME_SET_CURRENT(start);
 
 	pool.fn = fn;
 	pool.arg = arg;
 	pool.argsize = argsize;
-	pg_atomic_write_u32(&pool.left, posted - 1);
-	for (i = 1; i < posted; i++)
-		sem_post(&pool.go[i]);	/* a full barrier: the worker sees the above */
+	pg_atomic_write_u32(&pool.finished, 0);
+	pg_write_barrier();
+	pg_atomic_write_u64(&pool.claim, CLAIM(++pool.calls, n, 0));
+	pg_memory_barrier();
+
+	/* the sleeping workers woken, as many as the others' pieces */
+	for (i = 1; i <= pool.nworkers && woken < n - 1; i++)
+		if (pg_atomic_read_u32(&pool.asleep[i]) != 0 &&
+			pg_atomic_exchange_u32(&pool.asleep[i], 0) == 1)
+		{
+			sem_post(&pool.go[i]);
+			woken++;
+		}
 
 	in_call = true;
-	fn(arg);
-	for (i = posted; i < n; i++)	/* pieces no worker could take */
-		fn((char *) arg + i * argsize);
-	in_call = false;
-
-	/* The last worker posts done once a call: spin for it, then sleep. */
-	INSTR_TIME_SET_CURRENT(start);
-	for (i = 1; posted > 1 && pg_atomic_read_u32(&pool.left) > 0; i++)
+	if (!run_claimed(&here))
 	{
-		pg_spin_delay();
-		if (i % 64 != 0)
-			continue;
+		int			spins;
+
+		/* the last piece is a worker's: spin for it, then sleep */
+		INSTR_TIME_SET_CURRENT(mine);
+		for (spins = 1; pg_atomic_read_u32(&pool.finished) < (uint32) n; spins++)
+		{
+			pg_spin_delay();
+			if (spins % 64 != 0)
+				continue;
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, mine);
+			if (INSTR_TIME_GET_MICROSEC(now) > GBT_PIECES_SPIN_US)
+				break;
+		}
+		while (sem_wait(&pool.done) != 0)
+			;					/* EINTR: a signal to the service */
 		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		if (INSTR_TIME_GET_MICROSEC(now) > GBT_PIECES_SPIN_US)
-			break;
+		note_wait_ms += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(mine);
 	}
-	while (posted > 1 && sem_wait(&pool.done) != 0)
-		;						/* EINTR: a signal to the service */
+	in_call = false;
 	pg_memory_barrier();
+	INSTR_TIME_SET_CURRENT(now);
+	note_call_ms += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(start);
+	note_calls++;
+	note_pieces += n;
+	note_pieces_here += here;
+}
+
+void
+gbt_note_threads(StringInfo buf, int64 rounds)
+{
+	if (buf != NULL && note_calls > 0 && rounds > 0)
+		appendStringInfo(buf, "; the threads: %.1f calls a round, ms a round in them %.3f, of which waiting for the last piece %.3f; %.0f %% of the pieces in the calling thread",
+						 (double) note_calls / rounds, note_call_ms / rounds,
+						 note_wait_ms / rounds, 100.0 * note_pieces_here / note_pieces);
+	note_calls = note_pieces = note_pieces_here = 0;
+	note_call_ms = note_wait_ms = 0;
 }
 
 /*

@@ -7,6 +7,8 @@
 
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
+
 /* The most threads one request uses. */
 #define GBT_THREADS_MAX 8
 
@@ -17,14 +19,21 @@ extern int	gbt_threads_wanted(void);
 extern int	gbt_threads_for(int64 n, int64 min_each);
 
 /*
- * Call fn(arg + i * argsize) for i in [0, n), at once: piece 0 in this
- * thread, the others in the service's pool of threads, started at the first
- * call and kept (pieces no pool thread could take run in this thread, one
- * after another; so does a call from a piece, in any thread).  fn must not touch
+ * Call fn(arg + i * argsize) for i in [0, n), at once: the pieces are
+ * claimed one at a time by this thread and the service's pool of threads,
+ * started at the first call and kept (a call from a piece, in any thread,
+ * runs its pieces one after another).  fn must not touch
  * PostgreSQL's state: no palloc, no ereport, no CHECK_FOR_INTERRUPTS.
  * Signals reach only this thread.
  */
 extern void gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n);
+
+/*
+ * The DEBUG1 summary's note on the calls since the last one (buf NULL:
+ * forgotten): calls and their time a round, and the calling thread's wait
+ * for the last piece after its own.
+ */
+extern void gbt_note_threads(StringInfo buf, int64 rounds);
 
 /*
  * One long piece of plain computation (a new tree's engine build) on a

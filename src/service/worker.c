@@ -186,6 +186,7 @@ summary_maybe(bool now_idle)
 							 part_ms[i] / summary_rounds);
 		gbt_note_aggs(&buf);
 		gbt_note_lanes(&buf);
+		gbt_note_threads(&buf, summary_rounds);
 		if (gbt_apply_steps.entries > 0)
 			appendStringInfo(&buf, "; the log's %lld entries, ms a round: searching the tree %.3f, inserts %.3f, deletions %.3f",
 							 (long long) gbt_apply_steps.entries,
@@ -199,6 +200,7 @@ summary_maybe(bool now_idle)
 	{
 		gbt_note_aggs(NULL);
 		gbt_note_lanes(NULL);
+		gbt_note_threads(NULL, 0);
 	}
 	memset(part_ms, 0, sizeof(part_ms));
 	memset(&gbt_apply_steps, 0, sizeof(gbt_apply_steps));
