@@ -218,7 +218,7 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 		for (j = i; j < n; j++)
 			if (!called[j] && items[j].m->ops == ops)
 				group[ngroup++] = eitems[j];
-		(void) ops->aggregate_batch(group, ngroup, gbt_run_pieces, gbt_threads_wanted());
+		(void) ops->aggregate_batch(group, ngroup, gbt_run_pieces, gbt_pieces_wanted());
 		for (j = 0; j < GBT_BATCH_STEPS; j++)
 			items[0].steps.batch_ms[j] += group[0].steps_ms[j];
 		ngroup = 0;

@@ -66,7 +66,7 @@
  * its own, GBT_WALK_MANY_CHUNKS at most (a longer plan is made again in
  * the calling thread).
  */
-#define GBT_WALK_PLANS_PIECE_MIN 4
+#define GBT_WALK_PLANS_PIECE_MIN 2
 #define GBT_WALK_MANY_CHUNKS 32
 
 StaticAssertDecl(GBT_WALK_CHUNK % GBT_SUM_BLOCK == 0,
@@ -869,7 +869,7 @@ walk_has_sources(const GbtWalk *w)
 static void
 plan_many(GbtWalk *walks, int n)
 {
-	PlanPiece	pieces[GBT_THREADS_MAX];
+	PlanPiece	pieces[GBT_PIECES_MAX];
 	int			npieces;
 	int			nsources = 0;
 	int			i;
@@ -880,7 +880,7 @@ plan_many(GbtWalk *walks, int n)
 		walks[i].ops = &plain_ops;
 		nsources += walk_has_sources(&walks[i]);
 	}
-	npieces = gbt_threads_for(nsources, GBT_WALK_PLANS_PIECE_MIN);
+	npieces = gbt_pieces_for_units(nsources, GBT_WALK_PLANS_PIECE_MIN);
 	if (npieces <= 1)
 	{
 		for (i = 0; i < n; i++)
@@ -939,7 +939,7 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 	AggPiece   *states = palloc0(sizeof(AggPiece) * Max(n, 1));
 	bool	   *alone = palloc0(sizeof(bool) * Max(n, 1));
 	int64	   *cost = palloc0(sizeof(int64) * Max(n, 1));
-	ManyPiece	pieces[GBT_THREADS_MAX];
+	ManyPiece	pieces[GBT_PIECES_MAX];
 	int64		total = 0;
 	int64		acc = 0;
 	int			npieces;
@@ -993,7 +993,7 @@ gbt_walk_aggregate_many(GbtWalk *walks, GbtAggResult **outs, int n, GbtAggSteps 
 	}
 
 	/* Runs of walks of about total / npieces each, whole walks. */
-	npieces = (int) Max(Min(gbt_threads_for(total, GBT_WALK_MANY_PIECE_MIN), n), 1);
+	npieces = (int) Max(Min(gbt_pieces_for_units(total, GBT_WALK_MANY_PIECE_MIN), n), 1);
 	for (k = 0, i = 0; k < npieces; k++)
 	{
 		pieces[k].slots = slots;

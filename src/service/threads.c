@@ -201,6 +201,18 @@ gbt_threads_for(int64 n, int64 min_each)
 	return (int) Max(Min((int64) gbt_threads_wanted(), n / min_each), 1);
 }
 
+int
+gbt_pieces_wanted(void)
+{
+	return 2 * gbt_threads_wanted();
+}
+
+int
+gbt_pieces_for_units(int64 n, int64 min_each)
+{
+	return (int) Max(Min((int64) gbt_pieces_wanted(), n / min_each), 1);
+}
+
 void
 gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 {
@@ -211,8 +223,8 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 				mine,
 				now;
 
-	Assert(n <= GBT_THREADS_MAX);
-	StaticAssertStmt(GBT_THREADS_MAX <= 0xff, "a call's pieces fit a claim word");
+	Assert(n <= GBT_PIECES_MAX);
+	StaticAssertStmt(GBT_PIECES_MAX <= 0xff, "a call's pieces fit a claim word");
 	if (!pool_tried && n > 1 && !in_worker && !in_call)
 		pool_start();
 	if (n <= 1 || in_worker || in_call || pool.nworkers == 0)

@@ -19,6 +19,19 @@ extern int	gbt_threads_wanted(void);
 extern int	gbt_threads_for(int64 n, int64 min_each);
 
 /*
+ * A call may cut more pieces than there are threads (its pieces are
+ * claimed one at a time): a round's short calls cut twice as many, so that
+ * the piece a thread slow to start or preempted holds up is small.
+ */
+#define GBT_PIECES_MAX (4 * GBT_THREADS_MAX)
+
+/* Pieces a round's short call cuts at most: twice gbt_threads_wanted(). */
+extern int	gbt_pieces_wanted(void);
+
+/* Pieces for n units of work, at least min_each a piece: 1 .. gbt_pieces_wanted(). */
+extern int	gbt_pieces_for_units(int64 n, int64 min_each);
+
+/*
  * Call fn(arg + i * argsize) for i in [0, n), at once: the pieces are
  * claimed one at a time by this thread and the service's pool of threads,
  * started at the first call and kept (a call from a piece, in any thread,
