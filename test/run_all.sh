@@ -8,7 +8,8 @@
 # file table and the functions the documents name).  Then builds and installs the extension (so run it as root, or
 # as a user who can write to PostgreSQL's directories), and runs, each on its
 # own throwaway cluster: warning-free builds with and without CUDA, the
-# Harmonia CPU unit tests, the pg_regress suite, the randomized
+# Harmonia CPU unit tests, the service's units (test/service: its thread
+# pool), the pg_regress suite, the randomized
 # differential test against btree, and the TAP tests (t/*.pl, each on
 # clusters of its own: crash recovery, crashes under load, service faults,
 # a streaming standby, and the others that start or restart clusters;
@@ -139,6 +140,14 @@ if wanted harmonia && [ -f test/harmonia/Makefile ]; then
 	log=$(mktemp)
 	make -s -C test/harmonia check 2>&1 | tee "$log"
 	add_counts harmonia "$log" "${PIPESTATUS[0]}"
+	rm -f "$log"
+fi
+
+if wanted harmonia && [ -f test/service/Makefile ]; then
+	section "the service's units (threads.c's pool)"
+	log=$(mktemp)
+	make -s -C test/service check PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$log"
+	add_counts service-units "$log" "${PIPESTATUS[0]}"
 	rm -f "$log"
 fi
 
