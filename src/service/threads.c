@@ -185,13 +185,17 @@ pool_start(void)
 	}
 }
 
+#ifndef GBT_THREADS_CPUS		/* test/service sets the CPUs it pretends to have */
+#define GBT_THREADS_CPUS sysconf(_SC_NPROCESSORS_ONLN)
+#endif
+
 int
 gbt_threads_wanted(void)
 {
 	static long cpus = 0;		/* sysconf() reads a file: once */
 
 	if (cpus == 0)
-		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		cpus = GBT_THREADS_CPUS;
 	return (int) Max(2, Min(GBT_THREADS_MAX, cpus / 2));
 }
 
@@ -217,6 +221,7 @@ void
 gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 {
 	int64		here = 0;
+	int			helpers;
 	int			woken = 0;
 	int			i;
 	instr_time	start,
@@ -243,8 +248,13 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 	pg_atomic_write_u64(&pool.claim, CLAIM(++pool.calls, n, 0));
 	pg_memory_barrier();
 
-	/* the sleeping workers woken, as many as the others' pieces */
-	for (i = 1; i <= pool.nworkers && woken < n - 1; i++)
+	/*
+	 * The sleeping workers woken, as many as the others' pieces, of the
+	 * first gbt_threads_wanted() - 1 only: pieces past the threads (finer
+	 * ones) take no more cores.
+	 */
+	helpers = Min(pool.nworkers, gbt_threads_wanted() - 1);
+	for (i = 1; i <= helpers && woken < n - 1; i++)
 		if (pg_atomic_read_u32(&pool.asleep[i]) != 0 &&
 			pg_atomic_exchange_u32(&pool.asleep[i], 0) == 1)
 		{
