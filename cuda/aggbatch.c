@@ -98,7 +98,8 @@ take_split(gbt_batch_scan *s, const gbt_batch_hooks *hooks)
 	if (s->sums_ready)
 	{
 		int			rc = gbt_chunk_sums_take(s->sums, it->start, it->end, it->nranges,
-											 it->visible, it->nvisible, &s->split);
+											 it->visible, it->nvisible, it->visible_all,
+											 &s->split);
 
 		if (rc < 0)
 		{
@@ -325,7 +326,7 @@ gbt_agg_batch_run(gbt_agg_item *items, int64_t nitems, const gbt_batch_hooks *ho
 		if (s->sums_ready)
 			(void) gbt_chunk_sums_sync_ranges(s->sums, &s->in, it->removed_version,
 											  it->start, it->end, it->nranges,
-											  it->visible, it->nvisible,
+											  it->visible, it->nvisible, it->visible_all,
 											  GBT_BATCH_SYNC_RANGE_CHUNKS, par, npar);
 		ms[GBT_BATCH_READY] += now_ms() - t1;
 		mask_columns(&s->in, it->cols);

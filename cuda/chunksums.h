@@ -88,6 +88,8 @@ extern void gbt_chunk_split_free(gbt_chunk_split *split);
  * budget more dirty chunks made; 1 when the sums do not apply), then
  * take() of those ready, which only reads s, in as many threads at once
  * (the same 0, 1 or -1 as split()).  A dirty chunk left is scanned.
+ * visible_all (sync_ranges() and take()): the caller knows every bit of
+ * visible[0..nvisible) set, which is then not compared.
  */
 extern void gbt_chunk_sums_sync(gbt_chunk_sums *s, const gbt_agg_input *in,
 								uint64_t removed_version, int64_t max_chunks,
@@ -106,15 +108,15 @@ extern int64_t gbt_chunk_sums_sync_ranges(gbt_chunk_sums *s, const gbt_agg_input
 										  uint64_t removed_version, const int64_t *start,
 										  const int64_t *end, int64_t nranges,
 										  const uint8_t *visible, int64_t nvisible,
-										  int64_t max_chunks, gbt_piece_runner run,
-										  int npieces);
+										  int visible_all, int64_t max_chunks,
+										  gbt_piece_runner run, int npieces);
 extern int	gbt_chunk_sums_ready(gbt_chunk_sums *s, const gbt_agg_input *in,
 								 uint64_t removed_version, const int64_t *start,
 								 const int64_t *end, int64_t nranges, int64_t budget);
 extern int	gbt_chunk_sums_take(const gbt_chunk_sums *s, const int64_t *start,
 								const int64_t *end, int64_t nranges,
 								const uint8_t *visible, int64_t nvisible,
-								gbt_chunk_split *split);
+								int visible_all, gbt_chunk_split *split);
 
 /*
  * One aggregate per range (a GROUP BY's buckets): out[r] over [start[r],

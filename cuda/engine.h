@@ -227,6 +227,8 @@ typedef struct gbt_agg_item
 	int64_t		nranges;
 	const uint8_t *visible;
 	int64_t		nvisible;
+	int			visible_all;	/* the caller knows every bit of visible[]
+								 * set: the chunk sums do not compare it */
 	unsigned	cols;
 	gbt_agg_result *out;
 	int64_t    *unsure;

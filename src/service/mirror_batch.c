@@ -201,6 +201,7 @@ gbt_mirror_aggregate_batch(GbtMirrorAggItem *items, int n)
 		e->nranges = it->ok ? it->nranges : 0;
 		e->visible = states[i].trusted ? m->allvis : it->view->visible;
 		e->nvisible = states[i].trusted ? m->nallvis : it->view->nvisible;
+		e->visible_all = states[i].trusted; /* m->allvis: all set */
 		e->cols = (1u << m->base.ncols) - 1;
 		e->out = it->out;
 		e->unsure = (int64_t *) states[i].upos;

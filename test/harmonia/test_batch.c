@@ -73,11 +73,13 @@ te_batch(const gbt_engine_ops *ops, int device, int it)
 		int			m = (int) vt_below(nm);
 		vt_data    *dm = &d[m];
 		gbt_agg_item *x = &items[i];
+		int			vmode;
 
 		which[i] = m;
 		memset(&q[i], 0, sizeof(q[i]));
 		vt_ranges(&q[i], dm->n, (int) vt_below(VT_R_NMODES), 1 + vt_below(8));
-		vt_visible(&q[i], dm->nblocks, vt_below(2) ? VT_V_ALL : (int) vt_below(VT_V_NMODES));
+		vmode = vt_below(2) ? VT_V_ALL : (int) vt_below(VT_V_NMODES);
+		vt_visible(&q[i], dm->nblocks, vmode);
 		vt_oracle_run(dm, &q[i], &o);
 		vt_set_cap(&q[i], (int) vt_below(6), o.nuns, dm->n);
 		vt_oracle_free(&o);
@@ -90,6 +92,9 @@ te_batch(const gbt_engine_ops *ops, int device, int it)
 		x->nranges = q[i].R;
 		x->visible = q[i].vis;
 		x->nvisible = q[i].nvis;
+		/* said only where true: every bit of vis[0..nvis) set (the short
+		 * map's too, whose blocks past nvis are then not visible) */
+		x->visible_all = (vmode == VT_V_ALL || vmode == VT_V_SHORT) && vt_below(2);
 		x->cols = vt_below(2) ? (1u << GBT_MAX_COLS) - 1 : (unsigned) vt_below(1 << GBT_MAX_COLS);
 		x->out = &res[i];
 		x->unsure = q[i].unsure;

@@ -672,20 +672,23 @@ te_sums(const gbt_engine_ops *ops, int device, const gbt_engine_ops *twin,
 		{
 			/*
 			 * The ranges' own dirty chunks, as an item of a round does: none
-			 * made past a budget below their count, all of them within it.
+			 * made past a budget below their count, all of them within it
+			 * (the map said all set, where it is, or compared).
 			 */
+			int			vall = all && vt_below(2);
 			int64_t		dirty = gbt_chunk_sums_sync_ranges(sums, &d.in, version, q.start,
-														   q.end, q.R, q.vis, q.nvis, 0,
-														   te_run_pieces, 2);
+														   q.end, q.R, q.vis, q.nvis, vall,
+														   0, te_run_pieces, 2);
 
 			VT_CHECK(gbt_chunk_sums_sync_ranges(sums, &d.in, version, q.start, q.end, q.R,
-												q.vis, q.nvis, dirty - 1, te_run_pieces,
-												2) == dirty &&
+												q.vis, q.nvis, vall, dirty - 1,
+												te_run_pieces, 2) == dirty &&
 					 gbt_chunk_sums_sync_ranges(sums, &d.in, version, q.start, q.end, q.R,
-												q.vis, q.nvis, dirty, te_run_pieces,
-												round) == dirty &&
+												q.vis, q.nvis, vall, dirty,
+												te_run_pieces, round) == dirty &&
 					 gbt_chunk_sums_sync_ranges(sums, &d.in, version, q.start, q.end, q.R,
-												q.vis, q.nvis, n, te_run_pieces, 2) == 0,
+												q.vis, q.nvis, vall, n, te_run_pieces,
+												2) == 0,
 					 "sync_ranges round %d: %lld dirty, not all made at once", round,
 					 (long long) dirty);
 			checks++;
