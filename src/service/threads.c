@@ -67,6 +67,7 @@ static bool in_call = false;	/* the calling thread runs its pieces */
 
 /* The calls' times, for the service's summary (gbt_note_threads()). */
 static int64 note_calls = 0;
+static int64 note_detached = 0;	/* of them, left before their last piece */
 static int64 note_pieces = 0;
 static int64 note_pieces_here = 0;	/* run by the calling thread */
 static double note_call_ms = 0;
@@ -74,7 +75,7 @@ static double note_wait_ms = 0; /* after its claims: for the others' pieces */
 
 /*
  * Claim and run the current call's pieces until none is left; whether this
- * thread finished its last one.  A claim is a compare-and-swap of the
+ * thread finished its last one.  ran (if not NULL) counts the pieces run.  A claim is a compare-and-swap of the
  * call's number with its next piece: a worker that read an older call's
  * fields fails it and reads them again.
  */
@@ -99,49 +100,67 @@ run_claimed(int64 *ran)
 		if (!pg_atomic_compare_exchange_u64(&pool.claim, &claim, claim + 1))
 			continue;
 		fn(arg + CLAIM_NEXT(claim) * argsize);
-		(*ran)++;
+		if (ran != NULL)
+			(*ran)++;
 		last = pg_atomic_add_fetch_u32(&pool.finished, 1) == CLAIM_N(claim);
 	}
 }
 
 /* Whether the current call has pieces left to claim (a hint). */
 static bool
-pieces_left(void)
+pieces_left(uint32 unused)
 {
 	uint64		claim = pg_atomic_read_u64(&pool.claim);
 
 	return CLAIM_NEXT(claim) < CLAIM_N(claim);
 }
 
+/* Whether the current call's n pieces are all finished. */
+static bool
+all_finished(uint32 n)
+{
+	return pg_atomic_read_u32(&pool.finished) >= n;
+}
+
+/*
+ * Spin for up to us microseconds until cond(arg) holds (whether it does):
+ * the pool's waits are tens of microseconds, shorter than a sleep and a
+ * wake-up.
+ */
+static bool
+spin_until(bool (*cond) (uint32), uint32 arg, int64 us)
+{
+	instr_time	start,
+				now;
+	int			i;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (i = 1; !cond(arg); i++)
+	{
+		pg_spin_delay();
+		if (i % 64 != 0)
+			continue;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MICROSEC(now) > us)
+			return cond(arg);
+	}
+	return true;
+}
+
 static void *
 pool_worker(void *p)
 {
 	int			me = (int) (intptr_t) p;	/* 1 .. GBT_THREADS_MAX - 1 */
-	int64		ran = 0;
 
 	in_worker = true;
 	for (;;)
 	{
-		instr_time	start,
-					now;
-		int			i;
-
-		if (run_claimed(&ran))
+		if (run_claimed(NULL))
 			sem_post(&pool.done);
 
 		/* the round's next call, spun for a little */
-		INSTR_TIME_SET_CURRENT(start);
-		for (i = 1; !pieces_left(); i++)
-		{
-			pg_spin_delay();
-			if (i % 64 != 0)
-				continue;
-			INSTR_TIME_SET_CURRENT(now);
-			INSTR_TIME_SUBTRACT(now, start);
-			if (INSTR_TIME_GET_MICROSEC(now) > GBT_WORKER_SPIN_US)
-				break;
-		}
-		if (pieces_left())
+		if (spin_until(pieces_left, 0, GBT_WORKER_SPIN_US))
 			continue;
 
 		/*
@@ -151,7 +170,7 @@ pool_worker(void *p)
 		 */
 		pg_atomic_write_u32(&pool.asleep[me], 1);
 		pg_memory_barrier();
-		if (pieces_left() && pg_atomic_exchange_u32(&pool.asleep[me], 0) == 1)
+		if (pieces_left(0) && pg_atomic_exchange_u32(&pool.asleep[me], 0) == 1)
 			continue;
 		while (sem_wait(&pool.go[me]) != 0)
 			;					/* (EINTR) */
@@ -217,22 +236,66 @@ gbt_pieces_for_units(int64 n, int64 min_each)
 	return (int) Max(Min((int64) gbt_pieces_wanted(), n / min_each), 1);
 }
 
+/*
+ * A call the caller left before its workers' last pieces finished
+ * (gbt_run_pieces_detached()): settled, its last piece waited for, before
+ * the pool's next call.
+ */
+static bool unsettled = false;
+static uint32 unsettled_n;
+
+/*
+ * The call's n pieces are claimed and the last one is a worker's: spin for
+ * it, then sleep until the worker that finishes it posts done (it posts
+ * once a call, so the post is taken even when the spin saw it finish).
+ */
+static void
+wait_for_last(uint32 n)
+{
+	instr_time	start,
+				now;
+
+	INSTR_TIME_SET_CURRENT(start);
+	(void) spin_until(all_finished, n, GBT_PIECES_SPIN_US);
+	while (sem_wait(&pool.done) != 0)
+		;						/* EINTR: a signal to the service */
+	pg_memory_barrier();
+	INSTR_TIME_SET_CURRENT(now);
+	note_wait_ms += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(start);
+}
+
 void
-gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
+gbt_pieces_settle(void)
+{
+	if (!unsettled)
+		return;
+	unsettled = false;
+	wait_for_last(unsettled_n);
+}
+
+static void
+run_pieces(void (*fn) (void *), void *arg, Size argsize, int n, bool detached)
 {
 	int64		here = 0;
 	int			helpers;
 	int			woken = 0;
 	int			i;
 	instr_time	start,
-				mine,
 				now;
 
 	Assert(n <= GBT_PIECES_MAX);
 	StaticAssertStmt(GBT_PIECES_MAX <= 0xff, "a call's pieces fit a claim word");
-	if (!pool_tried && n > 1 && !in_worker && !in_call)
+	if (in_worker || in_call)
+	{
+		/* from a piece: one after another, here (the pool is taken) */
+		for (i = 0; i < n; i++)
+			fn((char *) arg + i * argsize);
+		return;
+	}
+	gbt_pieces_settle();
+	if (!pool_tried && n > 1)
 		pool_start();
-	if (n <= 1 || in_worker || in_call || pool.nworkers == 0)
+	if (n <= 1 || pool.nworkers == 0)
 	{
 		for (i = 0; i < n; i++)
 			fn((char *) arg + i * argsize);
@@ -265,42 +328,45 @@ gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 	in_call = true;
 	if (!run_claimed(&here))
 	{
-		int			spins;
-
-		/* the last piece is a worker's: spin for it, then sleep */
-		INSTR_TIME_SET_CURRENT(mine);
-		for (spins = 1; pg_atomic_read_u32(&pool.finished) < (uint32) n; spins++)
+		if (detached)
 		{
-			pg_spin_delay();
-			if (spins % 64 != 0)
-				continue;
-			INSTR_TIME_SET_CURRENT(now);
-			INSTR_TIME_SUBTRACT(now, mine);
-			if (INSTR_TIME_GET_MICROSEC(now) > GBT_PIECES_SPIN_US)
-				break;
+			unsettled = true;
+			unsettled_n = (uint32) n;
 		}
-		while (sem_wait(&pool.done) != 0)
-			;					/* EINTR: a signal to the service */
-		INSTR_TIME_SET_CURRENT(now);
-		note_wait_ms += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(mine);
+		else
+			wait_for_last((uint32) n);
 	}
 	in_call = false;
 	pg_memory_barrier();
 	INSTR_TIME_SET_CURRENT(now);
 	note_call_ms += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(start);
 	note_calls++;
+	note_detached += detached;
 	note_pieces += n;
 	note_pieces_here += here;
+}
+
+void
+gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
+{
+	run_pieces(fn, arg, argsize, n, false);
+}
+
+void
+gbt_run_pieces_detached(void (*fn) (void *), void *arg, Size argsize, int n)
+{
+	run_pieces(fn, arg, argsize, n, true);
 }
 
 void
 gbt_note_threads(StringInfo buf, int64 rounds)
 {
 	if (buf != NULL && note_calls > 0 && rounds > 0)
-		appendStringInfo(buf, "; the threads: %.1f calls a round, ms a round in them %.3f, of which waiting for the last piece %.3f; %.0f %% of the pieces in the calling thread",
-						 (double) note_calls / rounds, note_call_ms / rounds,
-						 note_wait_ms / rounds, 100.0 * note_pieces_here / note_pieces);
-	note_calls = note_pieces = note_pieces_here = 0;
+		appendStringInfo(buf, "; the threads: %.1f calls a round (%.1f left before their last piece), ms a round in them %.3f, of which waiting for the last piece %.3f (a left call's: at the next); %.0f %% of the pieces in the calling thread",
+						 (double) note_calls / rounds, (double) note_detached / rounds,
+						 note_call_ms / rounds, note_wait_ms / rounds,
+						 100.0 * note_pieces_here / note_pieces);
+	note_calls = note_detached = note_pieces = note_pieces_here = 0;
 	note_call_ms = note_wait_ms = 0;
 }
 
