@@ -67,7 +67,6 @@ static bool in_call = false;	/* the calling thread runs its pieces */
 
 /* The calls' times, for the service's summary (gbt_note_threads()). */
 static int64 note_calls = 0;
-static int64 note_detached = 0;	/* of them, left before their last piece */
 static int64 note_pieces = 0;
 static int64 note_pieces_here = 0;	/* run by the calling thread */
 static double note_call_ms = 0;
@@ -75,9 +74,9 @@ static double note_wait_ms = 0; /* after its claims: for the others' pieces */
 
 /*
  * Claim and run the current call's pieces until none is left; whether this
- * thread finished its last one.  ran (if not NULL) counts the pieces run.  A claim is a compare-and-swap of the
- * call's number with its next piece: a worker that read an older call's
- * fields fails it and reads them again.
+ * thread finished its last one (ran, if not NULL, counts the pieces run).
+ * A claim is a compare-and-swap of the call's number with its next piece:
+ * a worker that read an older call's fields fails it and reads them again.
  */
 static bool
 run_claimed(int64 *ran)
@@ -237,14 +236,6 @@ gbt_pieces_for_units(int64 n, int64 min_each)
 }
 
 /*
- * A call the caller left before its workers' last pieces finished
- * (gbt_run_pieces_detached()): settled, its last piece waited for, before
- * the pool's next call.
- */
-static bool unsettled = false;
-static uint32 unsettled_n;
-
-/*
  * The call's n pieces are claimed and the last one is a worker's: spin for
  * it, then sleep until the worker that finishes it posts done (it posts
  * once a call, so the post is taken even when the spin saw it finish).
@@ -265,16 +256,7 @@ wait_for_last(uint32 n)
 }
 
 void
-gbt_pieces_settle(void)
-{
-	if (!unsettled)
-		return;
-	unsettled = false;
-	wait_for_last(unsettled_n);
-}
-
-static void
-run_pieces(void (*fn) (void *), void *arg, Size argsize, int n, bool detached)
+gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
 {
 	int64		here = 0;
 	int			helpers;
@@ -285,17 +267,9 @@ run_pieces(void (*fn) (void *), void *arg, Size argsize, int n, bool detached)
 
 	Assert(n <= GBT_PIECES_MAX);
 	StaticAssertStmt(GBT_PIECES_MAX <= 0xff, "a call's pieces fit a claim word");
-	if (in_worker || in_call)
-	{
-		/* from a piece: one after another, here (the pool is taken) */
-		for (i = 0; i < n; i++)
-			fn((char *) arg + i * argsize);
-		return;
-	}
-	gbt_pieces_settle();
-	if (!pool_tried && n > 1)
+	if (!pool_tried && n > 1 && !in_worker && !in_call)
 		pool_start();
-	if (n <= 1 || pool.nworkers == 0)
+	if (n <= 1 || in_worker || in_call || pool.nworkers == 0)
 	{
 		for (i = 0; i < n; i++)
 			fn((char *) arg + i * argsize);
@@ -327,46 +301,24 @@ run_pieces(void (*fn) (void *), void *arg, Size argsize, int n, bool detached)
 
 	in_call = true;
 	if (!run_claimed(&here))
-	{
-		if (detached)
-		{
-			unsettled = true;
-			unsettled_n = (uint32) n;
-		}
-		else
-			wait_for_last((uint32) n);
-	}
+		wait_for_last((uint32) n);
 	in_call = false;
 	pg_memory_barrier();
 	INSTR_TIME_SET_CURRENT(now);
 	note_call_ms += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(start);
 	note_calls++;
-	note_detached += detached;
 	note_pieces += n;
 	note_pieces_here += here;
-}
-
-void
-gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n)
-{
-	run_pieces(fn, arg, argsize, n, false);
-}
-
-void
-gbt_run_pieces_detached(void (*fn) (void *), void *arg, Size argsize, int n)
-{
-	run_pieces(fn, arg, argsize, n, true);
 }
 
 void
 gbt_note_threads(StringInfo buf, int64 rounds)
 {
 	if (buf != NULL && note_calls > 0 && rounds > 0)
-		appendStringInfo(buf, "; the threads: %.1f calls a round (%.1f left before their last piece), ms a round in them %.3f, of which waiting for the last piece %.3f (a left call's: at the next); %.0f %% of the pieces in the calling thread",
-						 (double) note_calls / rounds, (double) note_detached / rounds,
-						 note_call_ms / rounds, note_wait_ms / rounds,
-						 100.0 * note_pieces_here / note_pieces);
-	note_calls = note_detached = note_pieces = note_pieces_here = 0;
+		appendStringInfo(buf, "; the threads: %.1f calls a round, ms a round in them %.3f, of which waiting for the last piece %.3f; %.0f %% of the pieces in the calling thread",
+						 (double) note_calls / rounds, note_call_ms / rounds,
+						 note_wait_ms / rounds, 100.0 * note_pieces_here / note_pieces);
+	note_calls = note_pieces = note_pieces_here = 0;
 	note_call_ms = note_wait_ms = 0;
 }
 

@@ -42,18 +42,6 @@ extern int	gbt_pieces_for_units(int64 n, int64 min_each);
 extern void gbt_run_pieces(void (*fn) (void *), void *arg, Size argsize, int n);
 
 /*
- * The same, but the call returns once every piece is claimed, its last
- * ones perhaps still running in workers (a round's wake-ups: the service
- * goes on with the next round meanwhile).  arg, and whatever the pieces
- * read, must stay as they are until gbt_pieces_settle(), which the
- * service thread's next call of the pool (of any size) makes first.
- */
-extern void gbt_run_pieces_detached(void (*fn) (void *), void *arg, Size argsize, int n);
-
-/* Wait for the pieces of a detached call still running (if any). */
-extern void gbt_pieces_settle(void);
-
-/*
  * The DEBUG1 summary's note on the calls since the last one (buf NULL:
  * forgotten): calls and their time a round, and the calling thread's wait
  * for the last piece after its own.

@@ -258,12 +258,9 @@ finish(TakenRequest *t)
 /*
  * A round's backends woken: a wake-up is a signal, 4-5 us of this thread
  * (a sixth of a round of 36 aggregates on the H100), so many are sent
- * from the pool's threads at once, in a detached call: the service takes
- * the next round's requests and applies the log while the workers still
- * send them.  SetLatch() may run in a signal handler, so in a pool thread
- * too: it reads the latch and sends a signal, and touches nothing else of
- * ours.  The latches and pieces stay here until the call settles (the
- * next round's first call, or gbt_pieces_settle() before the next list).
+ * from the pool's threads at once.  SetLatch() may run in a signal
+ * handler, so in a pool thread too: it reads the latch and sends a
+ * signal, and touches nothing else of ours.
  */
 #define GBT_WAKE_PIECE_MIN 8	/* wake-ups a piece sends at least */
 
@@ -273,9 +270,6 @@ typedef struct WakePiece
 	int			from;
 	int			to;
 } WakePiece;
-
-static Latch **wake_latches;	/* [nslots] */
-static WakePiece wake_pieces[GBT_THREADS_MAX];
 
 static void
 wake_piece(void *arg)
@@ -287,20 +281,20 @@ wake_piece(void *arg)
 		SetLatch(p->latches[i]);
 }
 
-/* Wake the n backends of wake_latches. */
 static void
-wake_all(int n)
+wake_all(Latch **latches, int n)
 {
+	WakePiece	pieces[GBT_THREADS_MAX];
 	int			npieces = gbt_threads_for(n, GBT_WAKE_PIECE_MIN);
 	int			k;
 
 	for (k = 0; k < npieces; k++)
 	{
-		wake_pieces[k].latches = wake_latches;
-		wake_pieces[k].from = n * k / npieces;
-		wake_pieces[k].to = n * (k + 1) / npieces;
+		pieces[k].latches = latches;
+		pieces[k].from = n * k / npieces;
+		pieces[k].to = n * (k + 1) / npieces;
 	}
-	gbt_run_pieces_detached(wake_piece, wake_pieces, sizeof(WakePiece), npieces);
+	gbt_run_pieces(wake_piece, pieces, sizeof(WakePiece), npieces);
 }
 
 static int
@@ -389,6 +383,7 @@ serve_round(void)
 {
 	TakenRequest *taken = palloc(sizeof(TakenRequest) * gbt_shared->nslots);
 	int			ntaken = take_requests(taken);
+	Latch	  **wake = palloc(sizeof(Latch *) * Max(ntaken, 1));
 	int			nwake = 0;
 	int			i;
 	bool		more;
@@ -405,7 +400,6 @@ serve_round(void)
 
 	/* Published before the answers, so that askers see the new state. */
 	gbt_publish_mirrors();
-	gbt_pieces_settle();		/* the last round's wake-ups sent */
 	for (i = 0; i < ntaken; i++)
 	{
 		if (!taken[i].sliced)
@@ -413,12 +407,13 @@ serve_round(void)
 			Latch	   *latch = finish_unwoken(&taken[i]);
 
 			if (latch != NULL)
-				wake_latches[nwake++] = latch;
+				wake[nwake++] = latch;
 		}
 		else
 			gbt_slices_add(&taken[i]);
 	}
-	wake_all(nwake);
+	wake_all(wake, nwake);
+	pfree(wake);
 	pfree(taken);
 	part_done(PART_REPLY);
 
@@ -525,8 +520,6 @@ gpubtree_service_main(Datum arg)
 									  sizeof(BuildCapture) * gbt_shared->nslots);
 	mapped = MemoryContextAllocZero(TopMemoryContext,
 									sizeof(MappedSegment) * gbt_shared->nslots);
-	wake_latches = MemoryContextAlloc(TopMemoryContext,
-									  sizeof(Latch *) * gbt_shared->nslots);
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "gpubtree service round",
 									  ALLOCSET_DEFAULT_SIZES);
 	for (;;)

@@ -4,10 +4,8 @@
  *	  shape: every piece of a call run exactly once and finished when the
  *	  call returns, for each count of pieces up to GBT_PIECES_MAX, pieces
  *	  of every length profile, calls back to back and after pauses (the
- *	  workers spinning, then asleep), calls made from a piece (run in
- *	  its own thread), and detached calls (returned before their last
- *	  pieces: every piece run once by the time the next call's pieces run,
- *	  or gbt_pieces_settle() returns); and the pool's threads used at all.  Thousands of
+ *	  workers spinning, then asleep), and calls made from a piece (run in
+ *	  its own thread); and the pool's threads used at all.  Thousands of
  *	  calls with random lengths: a claim handed out twice, a piece left
  *	  out or a call returning early shows as a count other than one.
  */
@@ -16,7 +14,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "threads.h"
@@ -43,8 +40,6 @@ typedef struct Piece
 	long		spins;
 	int			nested;			/* pieces of a call made from this one */
 	int			outer_n;		/* the pieces of this piece's call */
-	const int  *before_runs;	/* a detached call's counts, before this call */
-	int			before_n;
 	pthread_t	ran_in;
 } Piece;
 
@@ -100,21 +95,13 @@ piece(void *arg)
 {
 	Piece	   *p = (Piece *) arg;
 
-	int			i;
-
-	/* a detached call before this one: settled before this call started */
-	for (i = 0; i < p->before_n; i++)
-		if (__atomic_load_n(&p->before_runs[i], __ATOMIC_SEQ_CST) != 1)
-		{
-			__atomic_add_fetch(&p->runs[p->idx], 1000, __ATOMIC_SEQ_CST);
-			break;
-		}
 	spin(p->spins);
 	if (p->nested > 0)
 	{
 		/* a call from a piece: run here, in this thread, one after another */
 		Piece		inner[GBT_PIECES_MAX];
 		int			runs[GBT_PIECES_MAX] = {0};
+		int			i;
 		int			ok = 1;
 
 		for (i = 0; i < p->nested; i++)
@@ -123,7 +110,6 @@ piece(void *arg)
 			inner[i].idx = i;
 			inner[i].spins = 0;
 			inner[i].nested = 0;
-			inner[i].before_n = 0;
 		}
 		gbt_run_pieces(nested_piece, inner, sizeof(Piece), p->nested);
 		/* (a call of one piece runs it as a plain call: the pool is free) */
@@ -137,51 +123,17 @@ piece(void *arg)
 	__atomic_add_fetch(&p->runs[p->idx], 1, __ATOMIC_SEQ_CST);
 }
 
-/*
- * A detached call's pieces and counts: kept until the pool settles it, at
- * the next call or gbt_pieces_settle().
- */
-static Piece detached_pieces[GBT_PIECES_MAX];
-static int	detached_runs[GBT_PIECES_MAX];
-static int	detached_n = 0;		/* pieces of an unsettled one; 0: none */
-
-static void
-check_runs(const int *runs, int n, Lengths len, int nested, const char *what)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-		CHECK(runs[i] == 1, "%d pieces (%s%s): piece %d ran %d times %s%s%s",
-			  n, len_names[len], nested ? ", nested calls" : "", i, runs[i] % 100, what,
-			  runs[i] % 1000 >= 100 ? ", and a call from it did not run its own pieces once each, in its thread" : "",
-			  runs[i] >= 1000 ? ", and it ran before a detached call before it was settled" : "");
-}
-
-/*
- * One call of n pieces of profile len (detached: left before its last
- * pieces, checked once settled); whether they ran in 2+ threads.
- */
+/* One call of n pieces of profile len; whether they ran in 2+ threads. */
 static int
-one_call(int n, Lengths len, int nested, int detached)
+one_call(int n, Lengths len, int nested)
 {
-	Piece		own_pieces[GBT_PIECES_MAX];
-	int			own_runs[GBT_PIECES_MAX] = {0};
-	Piece	   *pieces = detached ? detached_pieces : own_pieces;
-	int		   *runs = detached ? detached_runs : own_runs;
-	int			nbefore = detached_n;
+	Piece		pieces[GBT_PIECES_MAX];
+	int			runs[GBT_PIECES_MAX] = {0};
 	int			long_one = (int) below(n);
 	int			threads = 1;
 	int			i;
 	int			j;
 
-	/* two detached calls in a row: the first settled before its arrays are reused */
-	if (detached && nbefore > 0)
-	{
-		gbt_pieces_settle();
-		check_runs(detached_runs, nbefore, len, 0, "(a detached call) when settled");
-		nbefore = detached_n = 0;
-	}
-	memset(runs, 0, sizeof(int) * GBT_PIECES_MAX);
 	for (i = 0; i < n; i++)
 	{
 		pieces[i].runs = runs;
@@ -192,30 +144,12 @@ one_call(int n, Lengths len, int nested, int detached)
 			below(30000);
 		pieces[i].outer_n = n;
 		pieces[i].nested = nested && below(3) == 0 ? 1 + (int) below(GBT_PIECES_MAX) : 0;
-		pieces[i].before_runs = detached_runs;
-		pieces[i].before_n = nbefore;	/* (0 for a detached call) */
 	}
-	if (detached)
-	{
-		gbt_run_pieces_detached(piece, pieces, sizeof(Piece), n);
-		for (i = 0; i < n; i++)
-			CHECK(__atomic_load_n(&runs[i], __ATOMIC_SEQ_CST) <= 1,
-				  "%d pieces, detached: piece %d ran %d times", n, i, runs[i]);
-		detached_n = n;
-		if (below(2) == 0)
-			return 0;			/* settled by the next call */
-		gbt_pieces_settle();
-		detached_n = 0;
-		check_runs(runs, n, len, nested, "when gbt_pieces_settle() returned");
-	}
-	else
-	{
-		gbt_run_pieces(piece, pieces, sizeof(Piece), n);
-		if (nbefore > 0)
-			check_runs(detached_runs, nbefore, len, 0, "(a detached call) when the next call returned");
-		detached_n = 0;
-		check_runs(runs, n, len, nested, "when the call returned");
-	}
+	gbt_run_pieces(piece, pieces, sizeof(Piece), n);
+	for (i = 0; i < n; i++)
+		CHECK(runs[i] == 1, "%d pieces (%s%s): piece %d ran %d times when the call returned%s",
+			  n, len_names[len], nested ? ", nested calls" : "", i, runs[i] % 100,
+			  runs[i] >= 100 ? ", and a call from it did not run its own pieces once each, in its thread" : "");
 	for (i = 1; i < n; i++)
 	{
 		for (j = 0; j < i && !pthread_equal(pieces[j].ran_in, pieces[i].ran_in); j++)
@@ -240,7 +174,7 @@ main(int argc, char **argv)
 			for (len = 0; len < LEN_COUNT; len++)
 			{
 				int			nested = below(4) == 0;
-				int			used = one_call(n, (Lengths) len, nested, below(4) == 0);
+				int			used = one_call(n, (Lengths) len, nested);
 
 				if (len == LEN_ONE_LONG && n > 1)
 				{
@@ -255,11 +189,6 @@ main(int argc, char **argv)
 					nanosleep(&ts, NULL);
 				}
 			}
-	if (detached_n > 0)
-	{
-		gbt_pieces_settle();
-		check_runs(detached_runs, detached_n, LEN_NONE, 0, "(the last call, detached) when settled");
-	}
 	CHECK(parallel > 0, "no call with a long piece ran its pieces in more than one thread (%ld calls)",
 		  long_calls);
 
