@@ -146,6 +146,7 @@ static instr_time part_since;
 static int64 summary_rounds = 0;
 static int64 summary_requests = 0;
 static TimestampTz summary_since = 0;
+static TimestampTz summary_last = 0;	/* the last round's end */
 
 /* The time since the last call goes to part. */
 static void
@@ -173,14 +174,16 @@ summary_maybe(bool now_idle)
 
 	if (summary_since == 0)
 		summary_since = now;
+	if (!now_idle)
+		summary_last = now;
 	if (!now_idle && !TimestampDifferenceExceeds(summary_since, now, GBT_SUMMARY_MS))
 		return;
 	if (summary_rounds > 0 && message_level_is_interesting(DEBUG1))
 	{
 		initStringInfo(&buf);
-		appendStringInfo(&buf, "gpubtree service: %lld requests in %lld rounds in %.0f s, ms a round:",
+		appendStringInfo(&buf, "gpubtree service: %lld requests in %lld rounds in %.1f s, ms a round:",
 						 (long long) summary_requests, (long long) summary_rounds,
-						 (now - summary_since) / 1e6);
+						 ((now_idle ? summary_last : now) - summary_since) / 1e6);
 		for (i = 0; i < PART_COUNT; i++)
 			appendStringInfo(&buf, "%s %s %.3f", i > 0 ? "," : "", part_names[i],
 							 part_ms[i] / summary_rounds);
@@ -206,6 +209,15 @@ summary_maybe(bool now_idle)
 	memset(&gbt_apply_steps, 0, sizeof(gbt_apply_steps));
 	summary_rounds = summary_requests = 0;
 	summary_since = now;
+	if (now_idle)
+	{
+		/*
+		 * The next summary's time starts at its first round: the idle time
+		 * until then (another benchmark's run) is no round's wait.
+		 */
+		summary_since = 0;
+		INSTR_TIME_SET_ZERO(part_since);
+	}
 }
 
 void
