@@ -256,6 +256,56 @@ like(
 cmp_ok(status_of('requests'), '>', $r0, '4b. served again');
 $node->safe_psql('postgres', 'DROP TABLE gb');
 
+# 4c. The engine's part of a build (the tree and its chunk sums) runs beside
+#     the service: with it held 8 s (gpubtree.debug_engine_build_delay), an
+#     aggregate on another index is answered by the service meanwhile, and
+#     writes to the table being built reach its mirror.  (The build worker
+#     waits for the service within gpubtree.service_timeout: raised here.)
+$node->safe_psql('postgres', q{
+	SET gpubtree.build_after_create = off;
+	CREATE TABLE gc (k int8) WITH (autovacuum_enabled = off);
+	INSERT INTO gc SELECT g FROM generate_series(1, 10000) g;
+	CREATE INDEX gc_k ON gc USING gpubtree (k);
+});
+reload('gpubtree.service_timeout = 60000');
+reload('gpubtree.debug_engine_build_delay = 8000');
+$log_at = -s $node->logfile;
+$node->safe_psql('postgres',
+	"SET gpubtree.build_wait = 0; SELECT gpubtree_count('gc_k', 1, 20000)");    # asks, does not wait
+$held = 0;
+for (1 .. 300)
+{
+	$held = 1, last
+	  if slurp_file($node->logfile, $log_at) =~ /the engine's build of the mirror of index \d+ held/;
+	usleep(100_000);
+}
+ok($held, "4c. the service holds a mirror's engine build");
+my $gc_mirror = "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 'gc_k'::regclass AND current";
+like(
+	$node->safe_psql('postgres',
+		"SET max_parallel_workers_per_gather = 0; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $agg_q"),
+	qr/Answered by: GPU service/, "4c. during the engine's build the service answers another index's aggregate");
+is($node->safe_psql('postgres', $agg_q), $agg_expected, "4c. the aggregate's answer is the ordinary plan's");
+$node->safe_psql('postgres',
+	'SET gpubtree.build_wait = 0; INSERT INTO gc SELECT g FROM generate_series(10001, 10100) g;
+	DELETE FROM gc WHERE k BETWEEN 1 AND 50');
+is($node->safe_psql('postgres', $gc_mirror), '0', '4c. all that while the build was held');
+ok($node->poll_query_until('postgres', "SELECT ($gc_mirror) = 1"), '4c. the held build is published');
+reload('gpubtree.debug_engine_build_delay = 0');
+reload('gpubtree.service_timeout = 5000');
+my $gc_q = 'SELECT count(*), sum(k) FROM gc WHERE k BETWEEN 1 AND 20000';
+is( $node->safe_psql('postgres', $gc_q),
+	$node->safe_psql('postgres', "SET gpubtree.device = off; $gc_q"),
+	"4c. writes during the engine's build reach the mirror: the answer is the ordinary plan's");
+like(
+	$node->safe_psql('postgres',
+		"SET max_parallel_workers_per_gather = 0; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $gc_q"),
+	qr/Answered by: GPU service|Service: 1 scans, \d+ keys probed, \d+ entries returned, 0 answered by nbtree/,
+	'4c. ... through the new mirror');
+is($node->safe_psql('postgres', "SELECT count(*) FROM gpubtree_verify('gc_k')"),
+	'0', "4c. gpubtree_verify('gc_k') clean");
+$node->safe_psql('postgres', 'DROP TABLE gc');
+
 # 5. No room under gpubtree.mirror_memory_limit (lowered: the service evicts
 # the mirror, and cannot build it again): nbtree answers.
 reload('gpubtree.mirror_memory_limit = 1');

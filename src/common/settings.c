@@ -38,6 +38,7 @@ int			gpubtree_debug_build_ask_delay = 0;
 bool		gpubtree_debug_export_prefault = false;
 bool		gpubtree_debug_tidy_pause = false;
 int			gpubtree_debug_rebuild_delay = 0;
+int			gpubtree_debug_engine_build_delay = 0;
 bool		gpubtree_enable_aggregate = true;
 bool		gpubtree_enable_lookup = true;
 int			gpubtree_change_log_size = 1 << 18;
@@ -386,6 +387,15 @@ gbt_settings_init(void)
 							"Makes the build of a new tree for a mirror whose delta grew take this much longer (for tests).",
 							"The build runs beside the service, which goes on answering from the old tree and logging the changes made meanwhile.",
 							&gpubtree_debug_rebuild_delay,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpubtree.debug_engine_build_delay",
+							"Makes the engine's part of a new mirror's build in the service take this much longer (for tests).",
+							"That part runs beside the service, which goes on answering the other sessions and logging the index's changes made meanwhile.",
+							&gpubtree_debug_engine_build_delay,
 							0, 0, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,

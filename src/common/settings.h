@@ -62,6 +62,7 @@ extern int	gpubtree_debug_build_ask_delay;	/* milliseconds */
 extern bool gpubtree_debug_export_prefault;
 extern bool gpubtree_debug_tidy_pause;
 extern int	gpubtree_debug_rebuild_delay;	/* milliseconds */
+extern int	gpubtree_debug_engine_build_delay;	/* milliseconds */
 extern bool gpubtree_enable_aggregate;
 extern bool gpubtree_enable_lookup;
 extern int	gpubtree_change_log_size;	/* entries */

@@ -49,6 +49,19 @@ extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *
 								   char *err, Size errlen);
 
 /*
+ * The same in two halves: gbt_mirror_build_begin() prepares the mirror (its
+ * entries copied and stamped; the same arguments), and
+ * gbt_mirror_build_engine() makes its engine, plain computation that may
+ * run on a thread of its own (its pieces through run; 0, or 1 with a
+ * message).  The mirror is used only after both.
+ */
+extern GbtMirror *gbt_mirror_build_begin(const GbtColumns *columns, const GbtEntries *entries,
+										 const TransactionId *xmin, const TransactionId *xmax,
+										 bool captured, const GbtMirrorParts *parts,
+										 char *err, Size errlen);
+extern int	gbt_mirror_build_engine(GbtMirror *m, gbt_piece_runner run, char *err, Size errlen);
+
+/*
  * The parts of a mirror's engine (engine.h's split engine): part p on
  * engine device parts[p].device, holding entries parts[p].first onward,
  * parts[p].n of them.  An engine not split is one part.  Returns how many.

@@ -595,6 +595,20 @@ gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
 								 captured, false, parts, err, errlen);
 }
 
+GbtMirror *
+gbt_mirror_build_begin(const GbtColumns *columns, const GbtEntries *entries,
+					   const TransactionId *xmin, const TransactionId *xmax, bool captured,
+					   const GbtMirrorParts *parts, char *err, Size errlen)
+{
+	GbtMirror  *m = gbt_mirror_build_prepare(columns, (GbtEntries *) entries, false, xmin,
+											 xmax, captured, false, parts->device[0],
+											 err, errlen);
+
+	if (m != NULL)
+		m->parts = *parts;
+	return m;
+}
+
 int
 gbt_mirror_parts(const GbtMirror *m, gbt_split_part *parts)
 {

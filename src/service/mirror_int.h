@@ -373,8 +373,6 @@ extern GbtMirror *gbt_mirror_build_prepare(const GbtColumns *columns, GbtEntries
 										   bool take, const TransactionId *xmin,
 										   const TransactionId *xmax, bool captured,
 										   bool vm_mode, int device, char *err, Size errlen);
-extern int	gbt_mirror_build_engine(GbtMirror *m, gbt_piece_runner run,
-									char *err, Size errlen);
 extern GbtMirror *gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries,
 										bool take, const TransactionId *xmin,
 										const TransactionId *xmax, bool captured,

@@ -29,210 +29,6 @@ gbt_reply(GbtRequest *req, GbtReplyStatus status, const char *message)
 }
 
 /*
- * The inserters and deleters of a BUILD request's entries, when its export
- * stamped some (entries.h: GbtEntryStamps): *xmin, those, else unknown for
- * a flagged entry and frozen for the others, and *xmax, the deleters
- * (InvalidTransactionId: none); both NULL when it stamped none.  False, err
- * set, for a stamp that is not a flagged entry's or not of transactions.
- */
-static bool
-export_stamps(const GbtRequest *req, const GbtEntries *e, TransactionId **xmin,
-			  TransactionId **xmax, char *err, Size errlen)
-{
-	int64		n = req->body.build.nstamps;
-	const char *at = GBT_REQUEST_DATA(req) +
-		MAXALIGN(gbt_entries_flat_size(e->ncols, req->body.build.room));
-	const int64 *pos = (const int64 *) at;
-	const TransactionId *smin = (const TransactionId *) (at + sizeof(int64) * n);
-	const TransactionId *smax = smin + n;
-	int64		i;
-
-	*xmin = *xmax = NULL;
-	if (n == 0)
-		return true;
-	*xmin = palloc_extended(sizeof(TransactionId) * e->n, MCXT_ALLOC_HUGE);
-	*xmax = palloc_extended(sizeof(TransactionId) * e->n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (i = 0; i < e->n; i++)
-		(*xmin)[i] = gbt_exported_xmin(e, i);
-	for (i = 0; i < n; i++)
-	{
-		if (pos[i] < 0 || pos[i] >= e->n || !(e->nulls[pos[i]] & GBT_ENTRY_XMIN_UNKNOWN) ||
-			!(TransactionIdIsNormal(smin[i]) || smin[i] == GBT_XMIN_FROZEN) ||
-			!(TransactionIdIsNormal(smax[i]) || smax[i] == InvalidTransactionId))
-		{
-			strlcpy(err, "bad BUILD request: a stamp of no flagged entry", errlen);
-			pfree(*xmin);
-			pfree(*xmax);
-			*xmin = *xmax = NULL;
-			return false;
-		}
-		(*xmin)[pos[i]] = smin[i];
-		(*xmax)[pos[i]] = smax[i];
-	}
-	return true;
-}
-
-static void
-handle_build(GbtRequest *req, int slotno)
-{
-	GbtEntries	entries;
-	GbtSlot    *slot = &gbt_shared->slots[slotno];
-	ServiceMirror *sm;
-	GbtMirror  *m;
-	char		err[GBT_ERRMSG_LEN];
-	instr_time	start,
-				duration;
-	int64		estimate = gbt_mirror_estimate_bytes(req->body.build.nentries, req->body.build.columns.ncols,
-													 gbt_gpu_usable);
-	BuildCapture *bc;
-	bool		captured;
-	bool		registered;
-	GbtMirrorParts place;
-	GbtMirrorParts parts;
-	int			k;
-	TimestampTz taken;
-	TransactionId *xmin;
-	TransactionId *xmax;
-
-	if (req->body.build.nentries < 0 || req->body.build.nentries > req->body.build.room ||
-		req->body.build.columns.ncols < 0 || req->body.build.columns.ncols > GBT_MAX_COLS ||
-		req->body.build.nstamps < 0 || req->body.build.nstamps > req->body.build.nentries ||
-		MAXALIGN(sizeof(GbtRequest)) +
-		MAXALIGN(gbt_entries_flat_size(req->body.build.columns.ncols, req->body.build.room)) +
-		GBT_ENTRY_STAMPS_SIZE(req->body.build.nstamps) > req->hdr.capacity)
-	{
-		gbt_reply(req, GBT_REPLY_ERROR, "bad BUILD request");
-		return;
-	}
-	if (gbt_no_engine[0] != '\0')
-	{
-		gbt_reply(req, GBT_REPLY_ERROR, gbt_no_engine);
-		return;
-	}
-
-	/* Exported before something the log could not carry: stale already. */
-	if (req->hdr.generation != gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid) ||
-		req->body.build.service_pid != MyProcPid)
-	{
-		gbt_reply(req, GBT_REPLY_NO_MIRROR, "the index changed during the export");
-		return;
-	}
-
-	sm = gbt_make_room(&req->hdr.key, estimate, &place);
-	if (sm == NULL)
-	{
-		snprintf(err, sizeof(err), gbt_ndevices > 1 ?
-				 "mirror needs %lld MB, more than the devices' shares of gpubtree.mirror_memory_limit together (%lld MB)" :
-				 "mirror needs %lld MB, more than gpubtree.mirror_memory_limit (%lld MB)",
-				 (long long) (estimate >> 20), (long long) (gbt_mirror_room() >> 20));
-		gbt_reply(req, GBT_REPLY_ERROR, err);
-		return;
-	}
-
-	INSTR_TIME_SET_CURRENT(start);
-	taken = GetCurrentTimestamp();
-	gbt_entries_unflatten(&entries, req->body.build.columns.ncols, req->body.build.room,
-						  GBT_REQUEST_DATA(req));
-	entries.n = req->body.build.nentries;
-	if (!export_stamps(req, &entries, &xmin, &xmax, err, sizeof(err)))
-	{
-		gbt_reply(req, GBT_REPLY_ERROR, err);
-		return;
-	}
-	parts = place;
-	for (k = 0; k < place.nparts; k++)
-		parts.device[k] = gbt_devices[place.device[k]].engine_device;
-	m = gbt_mirror_build(&req->body.build.columns, &entries, xmin, xmax,
-						 req->body.build.captured, &parts, err, sizeof(err));
-	if (xmin != NULL)
-	{
-		pfree(xmin);
-		pfree(xmax);
-	}
-	if (m == NULL)
-	{
-		gbt_reply(req, GBT_REPLY_ERROR, err);
-		return;
-	}
-
-	/*
-	 * What was logged since the export began: apply_log, which ran first in
-	 * this round, captured it up to the log's current applied position.
-	 */
-	bc = &gbt_captures[slotno];
-	captured = bc->active && !bc->overflow && bc->ticket == req->body.build.ticket &&
-		bc->start == req->body.build.log_start &&
-		memcmp(&bc->key, &req->hdr.key, sizeof(GbtMirrorKey)) == 0;
-	if (captured && bc->n > 0)
-		gbt_mirror_apply(m, bc->entries, bc->pos, bc->n);
-	INSTR_TIME_SET_CURRENT(duration);
-	INSTR_TIME_SUBTRACT(duration, start);
-	if (gpubtree_debug_service_check_delay > 0)
-	{
-		ereport(LOG,
-				(errmsg("gpubtree service: the registration check of the mirror of index %u held back (gpubtree.debug_service_check_delay)",
-						req->hdr.key.indexrelid)));
-		gbt_debug_wait(&gpubtree_debug_service_check_delay);
-	}
-
-	/*
-	 * Writers log an entry for a registered export or a published mirror
-	 * (client.c: log_wanted(), under the log's lock).  A backend that gives
-	 * up on its build unregisters at any time: the mirror is published
-	 * under the same lock as the registration is checked, so that no entry
-	 * falls between the two.
-	 */
-	LWLockAcquire(gbt_shared->log.lock, LW_SHARED);
-	registered = slot->building && slot->build_service_pid == MyProcPid &&
-		slot->build_ticket == req->body.build.ticket;
-	if (!registered || !captured)
-	{
-		LWLockRelease(gbt_shared->log.lock);
-		gbt_mirror_free(m);
-		gbt_reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
-				  "too many changes during the export" : "the export is no longer registered");
-		/* (a later export of this slot keeps its capture) */
-		if (bc->ticket == req->body.build.ticket)
-			gbt_capture_reset(bc);
-		return;
-	}
-	gbt_capture_reset(bc);
-
-	sm->in_use = true;
-	sm->key = req->hdr.key;
-	sm->id = gbt_next_mirror_id++;
-	sm->lineage = sm->id;
-	sm->generation = req->hdr.generation;
-	sm->db_generation = gbt_generation(req->hdr.key.dbid, InvalidOid);
-	sm->mirror = m;
-	sm->device = place.device[0];
-	sm->place = place;
-	sm->last_used = GetCurrentTimestamp();
-	sm->build_ms = INSTR_TIME_GET_MILLISEC(duration);
-	sm->phases = req->body.build.phases;
-	sm->phases.taken = taken;
-	sm->phases.built = GetCurrentTimestamp();
-	sm->phases.summed = 0;
-	sm->hits = 0;
-	gbt_publish_mirrors();
-	LWLockRelease(gbt_shared->log.lock);
-	req->hdr.device_ms = sm->build_ms;
-	req->hdr.on_gpu = gbt_mirror_on_gpu(m);
-	if (message_level_is_interesting(DEBUG1) && gbt_mirror_entries(m) > 0)
-	{
-		GbtMirrorBytes b;
-		double		n = gbt_mirror_entries(m);
-
-		gbt_mirror_bytes_parts(m, &b);
-		elog(DEBUG1, "gpubtree service: mirror of index %u built in %.0f ms: %.0f entries; bytes an entry: entries %.1f, stamps %.1f, delta %.1f, engine %.1f (%s), engine on the host %.1f",
-			 sm->key.indexrelid, sm->build_ms, n, b.base / n, b.stamps / n, b.delta / n,
-			 b.engine / n, gbt_mirror_on_gpu(m) ? "GPU" : "host", b.engine_host / n);
-	}
-	pg_atomic_fetch_add_u64(&gbt_shared->builds, 1);
-	gbt_reply(req, GBT_REPLY_OK, NULL);
-}
-
-/*
  * DUMP: the next nitems live entries after the cursor, in (key, TID) order
  * (protocol.h); at most GBT_DUMP_MAX, tiny in tests so that small mirrors
  * are read in many chunks too.
@@ -914,8 +710,8 @@ answer_whole_aggs(TakenRequest *taken, int ntaken, bool *done)
 }
 
 /*
- * Answer the requests of a round.  Builds first, so scans in the same round
- * can use the new mirror; then the scans, all of one mirror in one call.
+ * Answer the requests of a round (builds are the worker's, one at a time:
+ * gbt_build_start()); the scans, all of one mirror in one call.
  * Requests of more than GBT_SLICE_KEYS ranges are only marked sliced: the
  * worker answers them a slice at a time, after the others.
  */
@@ -936,11 +732,7 @@ gbt_answer_requests(TakenRequest *taken, int ntaken)
 		else if (request_sliced(req))
 			done[i] = taken[i].sliced = true;	/* the worker's, slice by slice */
 		else if (req->hdr.kind == GBT_REQ_BUILD)
-		{
-			gbt_service_building(true);
-			handle_build(req, taken[i].slotno);
-			gbt_service_building(false);
-		}
+			taken[i].build = true;	/* the worker's: gbt_build_start() */
 		else if (req->hdr.kind == GBT_REQ_DUMP)
 			handle_dump(req);
 		else if (req->hdr.kind == GBT_REQ_REMOVE)

@@ -63,6 +63,7 @@ typedef struct TakenRequest
 	dsm_segment *seg;
 	GbtRequest *req;
 	bool		sliced;			/* answered a slice at a time */
+	bool		build;			/* a BUILD: the worker's, one at a time */
 	bool		sorted;			/* its unsorted points were sorted */
 	int64		next;			/* its ranges answered so far */
 	struct GbtTreePass *pass;	/* its tree's part, run in a lane */
@@ -138,6 +139,13 @@ extern void gbt_keep_under_limits(void);
 
 /* requests.c: answers, one function per request kind */
 extern void gbt_answer_requests(TakenRequest *taken, int ntaken);
+
+/* build_requests.c */
+extern bool gbt_build_start(TakenRequest *t);
+extern bool gbt_build_running(void);
+extern bool gbt_build_ready(void);
+extern void gbt_build_finish(TakenRequest *t);
+extern void gbt_build_end(void);
 extern bool gbt_answer_slice(TakenRequest *t);
 extern void gbt_note_lanes(StringInfo buf);
 extern bool gbt_request_abandoned(const TakenRequest *t);

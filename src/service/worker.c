@@ -309,6 +309,59 @@ wake_all(Latch **latches, int n)
 	gbt_run_pieces(wake_piece, pieces, sizeof(WakePiece), npieces);
 }
 
+/*
+ * The BUILD requests, one at a time (build_requests.c): the one whose
+ * engine is being built beside the service, and those waiting their turn,
+ * in the order they came.  Their segments stay mapped (mapped_drop() waits).
+ */
+static TakenRequest build_now;
+static TakenRequest *builds_waiting = NULL;
+static int	nbuilds_waiting = 0;
+
+static void
+builds_add(const TakenRequest *t)
+{
+	if (builds_waiting == NULL)
+		builds_waiting = MemoryContextAlloc(TopMemoryContext,
+											sizeof(TakenRequest) * gbt_shared->nslots);
+	builds_waiting[nbuilds_waiting++] = *t;
+}
+
+static bool
+builds_pending(void)
+{
+	return gbt_build_running() || nbuilds_waiting > 0;
+}
+
+/*
+ * After the log is applied: publish the build whose engine is done, and
+ * start the next.  A build answered at its start (an error) is finished
+ * at once.
+ */
+static void
+serve_builds(void)
+{
+	for (;;)
+	{
+		if (gbt_build_running())
+		{
+			if (!gbt_build_ready())
+				return;
+			gbt_build_finish(&build_now);
+			finish(&build_now);
+		}
+		if (nbuilds_waiting == 0)
+			return;
+		build_now = builds_waiting[0];
+		memmove(&builds_waiting[0], &builds_waiting[1],
+				sizeof(TakenRequest) * (nbuilds_waiting - 1));
+		nbuilds_waiting--;
+		/* (one its backend gave up while it waited: not built for nothing) */
+		if (gbt_request_abandoned(&build_now) || gbt_build_start(&build_now))
+			finish(&build_now);
+	}
+}
+
 static int
 take_requests(TakenRequest *taken)
 {
@@ -406,6 +459,7 @@ serve_round(void)
 
 	/* Taken first: every entry logged before a request is applied for it. */
 	apply_log();
+	serve_builds();
 	part_done(PART_LOG);
 	gbt_answer_requests(taken, ntaken);
 	part_done(PART_ANSWER);
@@ -414,7 +468,9 @@ serve_round(void)
 	gbt_publish_mirrors();
 	for (i = 0; i < ntaken; i++)
 	{
-		if (!taken[i].sliced)
+		if (taken[i].build)
+			builds_add(&taken[i]);	/* started by the next serve_builds() */
+		else if (!taken[i].sliced)
 		{
 			Latch	   *latch = finish_unwoken(&taken[i]);
 
@@ -447,6 +503,7 @@ service_exit(int code, Datum arg)
 	int			i;
 
 	gbt_rebuilds_end();
+	gbt_build_end();
 	SpinLockAcquire(&gbt_shared->mutex);
 	gbt_shared->service_pid = 0;
 	gbt_shared->gpu_usable = false;
@@ -540,10 +597,12 @@ gpubtree_service_main(Datum arg)
 		int			woke;
 
 		woke = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 gbt_slices_queued() > 0 ? 0L : more ? 1L :
+						 gbt_slices_queued() > 0 || nbuilds_waiting > 0 ? 0L :
+						 more || gbt_build_running() ? 1L :
 						 log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
 						 PG_WAIT_EXTENSION);
-		if ((woke & WL_TIMEOUT) && !more && !log_busy && gbt_slices_queued() == 0)
+		if ((woke & WL_TIMEOUT) && !more && !log_busy && gbt_slices_queued() == 0 &&
+			!builds_pending())
 		{
 			mapped_drop();		/* a second without a request */
 			summary_maybe(true);
@@ -561,6 +620,7 @@ gpubtree_service_main(Datum arg)
 			/* Keep the log from filling while no one asks anything. */
 			oldcxt = MemoryContextSwitchTo(round_cxt);
 			apply_log();
+			serve_builds();
 			more = gbt_maintain_mirrors();
 			gbt_publish_mirrors();
 			MemoryContextSwitchTo(oldcxt);
