@@ -459,8 +459,8 @@ serve_round(void)
 
 	/* Taken first: every entry logged before a request is applied for it. */
 	apply_log();
-	serve_builds();
 	part_done(PART_LOG);
+	serve_builds();
 	gbt_answer_requests(taken, ntaken);
 	part_done(PART_ANSWER);
 
