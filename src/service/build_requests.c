@@ -18,18 +18,13 @@
 
 #include "service.h"
 #include "settings.h"
-#include "threads.h"
 
 /* The build in flight: its engine on a thread, published once that ends. */
 typedef struct BuildInFlight
 {
 	ServiceMirror *sm;			/* the free entry it goes to */
 	GbtMirrorParts place;		/* its parts' devices (gbt_devices) */
-	GbtMirror  *m;
-	GbtBackground *job;			/* NULL: its engine was built in the round */
-	int			delay_ms;		/* gpubtree.debug_engine_build_delay then */
-	int			failed;			/* the engine's build failed: err says why */
-	char		err[GBT_ERRMSG_LEN];
+	GbtEngineJob *job;			/* its mirror's engine being built */
 	instr_time	start;
 	TimestampTz taken;
 } BuildInFlight;
@@ -80,17 +75,6 @@ export_stamps(const GbtRequest *req, const GbtEntries *e, TransactionId **xmin,
 	return true;
 }
 
-/* The thread's work: only the new mirror's engine, and the outcome. */
-static void
-build_engine(void *arg)
-{
-	BuildInFlight *b = (BuildInFlight *) arg;
-
-	if (b->delay_ms > 0)
-		pg_usleep(b->delay_ms * 1000L);
-	b->failed = gbt_mirror_build_engine(b->m, gbt_run_pieces_spawned, b->err, sizeof(b->err));
-}
-
 /* Whether a build's engine is being built (gbt_build_ready() says when over). */
 bool
 gbt_build_running(void)
@@ -101,8 +85,7 @@ gbt_build_running(void)
 bool
 gbt_build_ready(void)
 {
-	return in_flight != NULL &&
-		(in_flight->job == NULL || gbt_background_done(in_flight->job));
+	return in_flight != NULL && gbt_engine_job_done(in_flight->job);
 }
 
 /* The build in flight given up: its thread waited for, its mirror freed. */
@@ -110,9 +93,7 @@ static void
 build_forget(void)
 {
 	if (in_flight->job != NULL)
-		gbt_background_wait(in_flight->job);
-	if (in_flight->m != NULL)
-		gbt_mirror_free(in_flight->m);
+		gbt_mirror_free(gbt_engine_job_finish(in_flight->job, NULL, 0));
 	pfree(in_flight);
 	in_flight = NULL;
 }
@@ -219,17 +200,13 @@ gbt_build_start(TakenRequest *t)
 	in_flight = MemoryContextAllocZero(TopMemoryContext, sizeof(BuildInFlight));
 	in_flight->sm = sm;
 	in_flight->place = place;
-	in_flight->m = m;
 	in_flight->start = start;
 	in_flight->taken = taken;
-	in_flight->delay_ms = gpubtree_debug_engine_build_delay;
-	if (in_flight->delay_ms > 0)
+	if (gpubtree_debug_engine_build_delay > 0)
 		ereport(LOG,
 				(errmsg("gpubtree service: the engine's build of the mirror of index %u held %d ms (gpubtree.debug_engine_build_delay)",
-						req->hdr.key.indexrelid, in_flight->delay_ms)));
-	in_flight->job = gbt_background_start(build_engine, in_flight);
-	if (in_flight->job == NULL)
-		build_engine(in_flight);	/* no thread: here */
+						req->hdr.key.indexrelid, gpubtree_debug_engine_build_delay)));
+	in_flight->job = gbt_engine_job_start(m, gpubtree_debug_engine_build_delay);
 	return false;
 }
 
@@ -245,19 +222,19 @@ gbt_build_finish(TakenRequest *t)
 	GbtRequest *req = t->req;
 	GbtSlot    *slot = &gbt_shared->slots[t->slotno];
 	ServiceMirror *sm = in_flight->sm;
-	GbtMirror  *m = in_flight->m;
+	GbtMirror  *m;
+	char		err[GBT_ERRMSG_LEN];
 	BuildCapture *bc;
 	bool		captured;
 	bool		registered;
 	instr_time	duration;
 
 	Assert(gbt_build_ready());
-	if (in_flight->job != NULL)
-		gbt_background_wait(in_flight->job);
+	m = gbt_engine_job_finish(in_flight->job, err, sizeof(err));
 	in_flight->job = NULL;
-	if (in_flight->failed)
+	if (m == NULL)
 	{
-		gbt_reply(req, GBT_REPLY_ERROR, in_flight->err);
+		gbt_reply(req, GBT_REPLY_ERROR, err);
 		build_forget();
 		return;
 	}
@@ -270,6 +247,7 @@ gbt_build_finish(TakenRequest *t)
 		bc = &gbt_captures[t->slotno];
 		if (bc->ticket == req->body.build.ticket)
 			gbt_capture_reset(bc);
+		gbt_mirror_free(m);
 		build_forget();
 		return;
 	}
@@ -310,6 +288,7 @@ gbt_build_finish(TakenRequest *t)
 		/* (a later export of this slot keeps its capture) */
 		if (bc->ticket == req->body.build.ticket)
 			gbt_capture_reset(bc);
+		gbt_mirror_free(m);
 		build_forget();
 		return;
 	}
@@ -334,8 +313,7 @@ gbt_build_finish(TakenRequest *t)
 	gbt_publish_mirrors();
 	LWLockRelease(gbt_shared->log.lock);
 	gbt_service_building(false);
-	in_flight->m = NULL;		/* the registry's now */
-	build_forget();
+	build_forget();				/* the mirror is the registry's now */
 	req->hdr.device_ms = sm->build_ms;
 	req->hdr.on_gpu = gbt_mirror_on_gpu(m);
 	if (message_level_is_interesting(DEBUG1) && gbt_mirror_entries(m) > 0)

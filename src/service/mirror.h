@@ -32,34 +32,40 @@ typedef struct GbtMirrorParts
 } GbtMirrorParts;
 
 /*
- * Build from entries sorted by (key, TID), on device: a CUDA device number,
- * or -1 for the CPU twin.  An entry flagged GBT_ENTRY_XMIN_UNKNOWN is
- * decided by the visibility map, the others are visible to every snapshot
- * until deleted, unless xmin and xmax (NULL: none) give each entry's
- * inserter (GBT_XMIN_UNKNOWN, GBT_XMIN_FROZEN or a transaction) and
- * deleter (InvalidTransactionId: none); captured says that every delete since the export reaches
- * the mirror (capture.c), else the visibility map decides for all, as it
- * does while more than one entry in GBT_UNKNOWN_ONE_IN is flagged.
- * Returns NULL with a message in err on failure (out of device memory, or
- * a device asked for in a build without CUDA).
- */
-extern GbtMirror *gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
-								   const TransactionId *xmin, const TransactionId *xmax,
-								   bool captured, const GbtMirrorParts *parts,
-								   char *err, Size errlen);
-
-/*
- * The same in two halves: gbt_mirror_build_begin() prepares the mirror (its
- * entries copied and stamped; the same arguments), and
+ * A mirror built in two halves from entries sorted by (key, TID), on the
+ * devices parts says (a CUDA device number, or -1 for the CPU twin).
+ * gbt_mirror_build_begin() prepares it (its entries copied and stamped); an
+ * entry flagged GBT_ENTRY_XMIN_UNKNOWN is decided by the visibility map,
+ * the others are visible to every snapshot until deleted, unless xmin and
+ * xmax (NULL: none) give each entry's inserter (GBT_XMIN_UNKNOWN,
+ * GBT_XMIN_FROZEN or a transaction) and deleter (InvalidTransactionId:
+ * none); captured says that every delete since the export reaches the
+ * mirror (capture.c), else the visibility map decides for all, as it does
+ * while more than one entry in GBT_UNKNOWN_ONE_IN is flagged.
  * gbt_mirror_build_engine() makes its engine, plain computation that may
  * run on a thread of its own (its pieces through run; 0, or 1 with a
- * message).  The mirror is used only after both.
+ * message).  The mirror is used only after both.  Each gives a message in
+ * err on failure (out of device memory, or a device asked for in a build
+ * without CUDA).
  */
 extern GbtMirror *gbt_mirror_build_begin(const GbtColumns *columns, const GbtEntries *entries,
 										 const TransactionId *xmin, const TransactionId *xmax,
 										 bool captured, const GbtMirrorParts *parts,
 										 char *err, Size errlen);
 extern int	gbt_mirror_build_engine(GbtMirror *m, gbt_piece_runner run, char *err, Size errlen);
+
+/*
+ * The engine of a mirror just prepared, built on a thread of its own while
+ * the service answers (after delay_ms, a debug setting's hold), or at once
+ * in this thread when no thread can be had.  gbt_engine_job_done() says
+ * when it is over; gbt_engine_job_finish() waits for it and frees the job,
+ * giving the mirror, or NULL with a message in err (NULL: none wanted) and
+ * the mirror freed.
+ */
+typedef struct GbtEngineJob GbtEngineJob;
+extern GbtEngineJob *gbt_engine_job_start(GbtMirror *m, int delay_ms);
+extern bool gbt_engine_job_done(GbtEngineJob *job);
+extern GbtMirror *gbt_engine_job_finish(GbtEngineJob *job, char *err, Size errlen);
 
 /*
  * The parts of a mirror's engine (engine.h's split engine): part p on

@@ -565,36 +565,6 @@ gbt_mirror_build_engine(GbtMirror *m, gbt_piece_runner run, char *err, Size errl
 	return 0;
 }
 
-/* Both halves at once, in this thread; NULL on failure with a message. */
-GbtMirror *
-gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries, bool take,
-					  const TransactionId *xmin, const TransactionId *xmax,
-					  bool captured, bool vm_mode, const GbtMirrorParts *parts,
-					  char *err, Size errlen)
-{
-	GbtMirror  *m = gbt_mirror_build_prepare(columns, entries, take, xmin, xmax,
-											 captured, vm_mode, parts->device[0],
-											 err, errlen);
-
-	if (m != NULL)
-		m->parts = *parts;
-	if (m != NULL && gbt_mirror_build_engine(m, gbt_run_pieces, err, errlen) != 0)
-	{
-		gbt_mirror_free(m);
-		return NULL;
-	}
-	return m;
-}
-
-GbtMirror *
-gbt_mirror_build(const GbtColumns *columns, const GbtEntries *entries,
-				 const TransactionId *xmin, const TransactionId *xmax, bool captured,
-				 const GbtMirrorParts *parts, char *err, Size errlen)
-{
-	return gbt_mirror_build_from(columns, (GbtEntries *) entries, false, xmin, xmax,
-								 captured, false, parts, err, errlen);
-}
-
 GbtMirror *
 gbt_mirror_build_begin(const GbtColumns *columns, const GbtEntries *entries,
 					   const TransactionId *xmin, const TransactionId *xmax, bool captured,
@@ -606,6 +576,70 @@ gbt_mirror_build_begin(const GbtColumns *columns, const GbtEntries *entries,
 
 	if (m != NULL)
 		m->parts = *parts;
+	return m;
+}
+
+/*
+ * A prepared mirror's engine being built on a thread of its own: a first
+ * build's (build_requests.c) or a rebuild's (mirror_rebuild.c).  The thread
+ * writes only failed and err; the service reads them after
+ * gbt_background_wait().
+ */
+struct GbtEngineJob
+{
+	GbtMirror  *m;
+	int			delay_ms;		/* held first (a debug setting, for tests) */
+	GbtBackground *thread;		/* NULL: built in the caller's thread */
+	int			failed;
+	char		err[GBT_ERRMSG_LEN];
+};
+
+static void
+engine_job_run(void *arg)
+{
+	GbtEngineJob *job = (GbtEngineJob *) arg;
+
+	if (job->delay_ms > 0)
+		pg_usleep(job->delay_ms * 1000L);
+	/* pieces in threads of their own: the service's pool answers meanwhile */
+	job->failed = gbt_mirror_build_engine(job->m, gbt_run_pieces_spawned,
+										  job->err, sizeof(job->err));
+}
+
+GbtEngineJob *
+gbt_engine_job_start(GbtMirror *m, int delay_ms)
+{
+	GbtEngineJob *job = MemoryContextAllocZero(TopMemoryContext, sizeof(GbtEngineJob));
+
+	job->m = m;
+	job->delay_ms = delay_ms;
+	job->thread = gbt_background_start(engine_job_run, job);
+	if (job->thread == NULL)
+		engine_job_run(job);	/* no thread: here */
+	return job;
+}
+
+bool
+gbt_engine_job_done(GbtEngineJob *job)
+{
+	return job->thread == NULL || gbt_background_done(job->thread);
+}
+
+GbtMirror *
+gbt_engine_job_finish(GbtEngineJob *job, char *err, Size errlen)
+{
+	GbtMirror  *m = job->m;
+
+	if (job->thread != NULL)
+		gbt_background_wait(job->thread);
+	if (job->failed)
+	{
+		if (err != NULL)
+			strlcpy(err, job->err, errlen);
+		gbt_mirror_free(m);
+		m = NULL;
+	}
+	pfree(job);
 	return m;
 }
 

@@ -373,11 +373,6 @@ extern GbtMirror *gbt_mirror_build_prepare(const GbtColumns *columns, GbtEntries
 										   bool take, const TransactionId *xmin,
 										   const TransactionId *xmax, bool captured,
 										   bool vm_mode, int device, char *err, Size errlen);
-extern GbtMirror *gbt_mirror_build_from(const GbtColumns *columns, GbtEntries *entries,
-										bool take, const TransactionId *xmin,
-										const TransactionId *xmax, bool captured,
-										bool vm_mode, const GbtMirrorParts *parts,
-										char *err, Size errlen);
 
 /* mirror_delta.c: the delta's runs */
 extern void gbt_run_alloc(GbtRun *run, int ncols, int64 cap);

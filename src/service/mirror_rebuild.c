@@ -9,7 +9,6 @@
 
 #include "mirror_int.h"
 #include "settings.h"
-#include "threads.h"
 
 /*
  * Is a new tree worth making?  Past an eighth of the tree in the delta (or
@@ -51,12 +50,10 @@ struct GbtRebuild
 	bool		all_copied;
 
 	/* Once all are copied: the new mirror, whose engine is being built */
-	GbtMirror  *merged;
+	GbtEngineJob *job;
 	int			device;
 	GbtMirrorParts parts;		/* its mirror's, kept */
-	int			delay_ms;		/* gpubtree.debug_rebuild_delay when it started */
-	GbtBackground *job;			/* NULL: none running */
-	int			failed;			/* the engine's build failed: err says why */
+	bool		failed;			/* it could not be prepared: err says why */
 	char		err[GBT_ERRMSG_LEN];
 };
 
@@ -82,7 +79,7 @@ gbt_rebuild_step(GbtRebuild *rb, const GbtMirror *m, int64 step)
 {
 	int64		n;
 
-	Assert(rb->merged == NULL);
+	Assert(rb->job == NULL);
 	if (rb->all.cap - rb->all.n < step)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
@@ -113,18 +110,6 @@ gbt_rebuild_copying(const GbtRebuild *rb)
 	return !rb->all_copied;
 }
 
-/* The thread's work: only the new mirror's engine, and the outcome. */
-static void
-build_engine(void *arg)
-{
-	GbtRebuild *rb = (GbtRebuild *) arg;
-
-	if (rb->delay_ms > 0)
-		pg_usleep(rb->delay_ms * 1000L);
-	rb->failed = gbt_mirror_build_engine(rb->merged, gbt_run_pieces_spawned,
-										 rb->err, sizeof(rb->err));
-}
-
 /*
  * Once every entry is copied: the first call prepares the new mirror and
  * starts its engine's build; true once that build is over (then
@@ -133,47 +118,38 @@ build_engine(void *arg)
 bool
 gbt_rebuild_built(GbtRebuild *rb, const GbtMirror *m)
 {
-	if (rb->merged == NULL && !rb->failed)
+	if (rb->job == NULL && !rb->failed)
 	{
-		rb->merged = gbt_mirror_build_prepare(&m->columns, &rb->all, true,
-											  rb->xmin, rb->xmax, m->captured,
-											  m->vm_mode, rb->device,
-											  rb->err, sizeof(rb->err));
+		GbtMirror  *merged = gbt_mirror_build_prepare(&m->columns, &rb->all, true,
+													  rb->xmin, rb->xmax, m->captured,
+													  m->vm_mode, rb->device,
+													  rb->err, sizeof(rb->err));
+
 		pfree(rb->xmin);
 		pfree(rb->xmax);
 		rb->xmin = rb->xmax = NULL;
-		if (rb->merged != NULL)
-			rb->merged->parts = rb->parts;	/* the same devices */
-		if (rb->merged == NULL)
+		if (merged == NULL)
 		{
-			rb->failed = 1;
+			rb->failed = true;
 			return true;
 		}
-		rb->delay_ms = gpubtree_debug_rebuild_delay;
-		rb->job = gbt_background_start(build_engine, rb);
-		if (rb->job == NULL)
-			build_engine(rb);
+		merged->parts = rb->parts;	/* the same devices */
+		rb->job = gbt_engine_job_start(merged, gpubtree_debug_rebuild_delay);
 	}
-	return rb->job == NULL || gbt_background_done(rb->job);
+	return rb->job == NULL || gbt_engine_job_done(rb->job);
 }
 
 /* The new mirror, on m's device; NULL on failure, with a message.  Frees rb. */
 GbtMirror *
 gbt_rebuild_finish(GbtRebuild *rb, char *err, Size errlen)
 {
-	GbtMirror  *merged;
+	GbtMirror  *merged = NULL;
 
 	if (rb->job != NULL)
-		gbt_background_wait(rb->job);
-	rb->job = NULL;
-	merged = rb->merged;
-	if (rb->failed)
-	{
+		merged = gbt_engine_job_finish(rb->job, err, errlen);
+	else
 		strlcpy(err, rb->err, errlen);
-		gbt_mirror_free(merged);
-		merged = NULL;
-	}
-	rb->merged = NULL;
+	rb->job = NULL;
 	gbt_rebuild_free(rb);
 	return merged;
 }
@@ -182,7 +158,7 @@ gbt_rebuild_finish(GbtRebuild *rb, char *err, Size errlen)
 bool
 gbt_rebuild_busy(GbtRebuild *rb)
 {
-	return rb->job != NULL && !gbt_background_done(rb->job);
+	return rb->job != NULL && !gbt_engine_job_done(rb->job);
 }
 
 int64
@@ -196,9 +172,7 @@ void
 gbt_rebuild_free(GbtRebuild *rb)
 {
 	if (rb->job != NULL)
-		gbt_background_wait(rb->job);
-	if (rb->merged != NULL)
-		gbt_mirror_free(rb->merged);
+		gbt_mirror_free(gbt_engine_job_finish(rb->job, NULL, 0));
 	gbt_entries_free(&rb->all);
 	if (rb->xmin != NULL)
 		pfree(rb->xmin);

@@ -158,7 +158,18 @@ extern bool gbt_agg_batchable(const TakenRequest *t);
 extern void gbt_answer_aggs(TakenRequest *taken, int ntaken, bool *done);
 extern void gbt_note_aggs(StringInfo buf);
 
-/* slices.c: the requests answered a slice at a time, in turn */
+/*
+ * slices.c: requests held across rounds, in the order they came (at most
+ * one a slot; their segments stay mapped), and among them the requests
+ * answered a slice at a time, in turn
+ */
+typedef struct HeldRequests
+{
+	TakenRequest *items;
+	int			n;
+} HeldRequests;
+extern void gbt_held_add(HeldRequests *held, const TakenRequest *t);
+extern void gbt_held_remove(HeldRequests *held, int i);
 extern void gbt_slices_add(const TakenRequest *t);
 extern int	gbt_slices_queued(void);
 extern TakenRequest *gbt_slices_next(void);

@@ -11,36 +11,52 @@
 
 #include "service.h"
 
-/* The requests, and the one whose slice is next.  At most one per slot. */
-static TakenRequest *sliced = NULL;
-static int	nsliced = 0;
+/* Hold t after the others. */
+void
+gbt_held_add(HeldRequests *held, const TakenRequest *t)
+{
+	if (held->items == NULL)
+		held->items = MemoryContextAlloc(TopMemoryContext,
+										 sizeof(TakenRequest) * gbt_shared->nslots);
+	Assert(held->n < gbt_shared->nslots);
+	held->items[held->n++] = *t;
+}
+
+/* The i'th held request let go, the later ones moved up. */
+void
+gbt_held_remove(HeldRequests *held, int i)
+{
+	memmove(&held->items[i], &held->items[i + 1],
+			sizeof(TakenRequest) * (held->n - i - 1));
+	held->n--;
+}
+
+/* The requests, and the one whose slice is next. */
+static HeldRequests sliced;
 static int	next_sliced = 0;
 
 /* Queue t, a request gbt_answer_requests() marked sliced. */
 void
 gbt_slices_add(const TakenRequest *t)
 {
-	if (sliced == NULL)
-		sliced = MemoryContextAlloc(TopMemoryContext,
-									sizeof(TakenRequest) * gbt_shared->nslots);
-	sliced[nsliced++] = *t;
+	gbt_held_add(&sliced, t);
 }
 
 /* How many requests are queued. */
 int
 gbt_slices_queued(void)
 {
-	return nsliced;
+	return sliced.n;
 }
 
 /* The request whose slice is next, in turn; NULL: none. */
 TakenRequest *
 gbt_slices_next(void)
 {
-	if (nsliced == 0)
+	if (sliced.n == 0)
 		return NULL;
-	next_sliced %= nsliced;
-	return &sliced[next_sliced];
+	next_sliced %= sliced.n;
+	return &sliced.items[next_sliced];
 }
 
 /* The request gbt_slices_next() gave has more slices: the next one's turn. */
@@ -54,9 +70,7 @@ gbt_slices_pass(void)
 void
 gbt_slices_remove(void)
 {
-	memmove(&sliced[next_sliced], &sliced[next_sliced + 1],
-			sizeof(TakenRequest) * (nsliced - next_sliced - 1));
-	nsliced--;
+	gbt_held_remove(&sliced, next_sliced);
 }
 
 /* Is a request about the mirror of key being answered slice by slice? */
@@ -65,8 +79,8 @@ gbt_slicing(const GbtMirrorKey *key)
 {
 	int			i;
 
-	for (i = 0; i < nsliced; i++)
-		if (memcmp(&sliced[i].req->hdr.key, key, sizeof(GbtMirrorKey)) == 0)
+	for (i = 0; i < sliced.n; i++)
+		if (memcmp(&sliced.items[i].req->hdr.key, key, sizeof(GbtMirrorKey)) == 0)
 			return true;
 	return false;
 }

@@ -315,22 +315,12 @@ wake_all(Latch **latches, int n)
  * in the order they came.  Their segments stay mapped (mapped_drop() waits).
  */
 static TakenRequest build_now;
-static TakenRequest *builds_waiting = NULL;
-static int	nbuilds_waiting = 0;
-
-static void
-builds_add(const TakenRequest *t)
-{
-	if (builds_waiting == NULL)
-		builds_waiting = MemoryContextAlloc(TopMemoryContext,
-											sizeof(TakenRequest) * gbt_shared->nslots);
-	builds_waiting[nbuilds_waiting++] = *t;
-}
+static HeldRequests builds_waiting;
 
 static bool
 builds_pending(void)
 {
-	return gbt_build_running() || nbuilds_waiting > 0;
+	return gbt_build_running() || builds_waiting.n > 0;
 }
 
 /*
@@ -350,12 +340,10 @@ serve_builds(void)
 			gbt_build_finish(&build_now);
 			finish(&build_now);
 		}
-		if (nbuilds_waiting == 0)
+		if (builds_waiting.n == 0)
 			return;
-		build_now = builds_waiting[0];
-		memmove(&builds_waiting[0], &builds_waiting[1],
-				sizeof(TakenRequest) * (nbuilds_waiting - 1));
-		nbuilds_waiting--;
+		build_now = builds_waiting.items[0];
+		gbt_held_remove(&builds_waiting, 0);
 		/* (one its backend gave up while it waited: not built for nothing) */
 		if (gbt_request_abandoned(&build_now) || gbt_build_start(&build_now))
 			finish(&build_now);
@@ -469,7 +457,7 @@ serve_round(void)
 	for (i = 0; i < ntaken; i++)
 	{
 		if (taken[i].build)
-			builds_add(&taken[i]);	/* started by the next serve_builds() */
+			gbt_held_add(&builds_waiting, &taken[i]);	/* serve_builds() starts it */
 		else if (!taken[i].sliced)
 		{
 			Latch	   *latch = finish_unwoken(&taken[i]);
@@ -597,7 +585,7 @@ gpubtree_service_main(Datum arg)
 		int			woke;
 
 		woke = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 gbt_slices_queued() > 0 || nbuilds_waiting > 0 ? 0L :
+						 gbt_slices_queued() > 0 || builds_waiting.n > 0 ? 0L :
 						 more || gbt_build_running() ? 1L :
 						 log_busy ? GBT_APPLY_INTERVAL_MS : 1000L,
 						 PG_WAIT_EXTENSION);
