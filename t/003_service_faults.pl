@@ -259,12 +259,15 @@ $node->safe_psql('postgres', 'DROP TABLE gb');
 # 4c. The engine's part of a build (the tree and its chunk sums) runs beside
 #     the service: with it held 8 s (gpubtree.debug_engine_build_delay), an
 #     aggregate on another index is answered by the service meanwhile, and
-#     writes to the table being built reach its mirror.  (The build worker
-#     waits for the service within gpubtree.service_timeout: raised here.)
+#     writes to the table being built reach its mirror, and the room the
+#     build holds counts as used: a limit lowered below the published
+#     mirrors and the build together evicts a published one at once.  (The
+#     build worker waits for the service within gpubtree.service_timeout:
+#     raised here.)
 $node->safe_psql('postgres', q{
 	SET gpubtree.build_after_create = off;
 	CREATE TABLE gc (k int8) WITH (autovacuum_enabled = off);
-	INSERT INTO gc SELECT g FROM generate_series(1, 10000) g;
+	INSERT INTO gc SELECT g FROM generate_series(1, 1000000) g;
 	CREATE INDEX gc_k ON gc USING gpubtree (k);
 });
 reload('gpubtree.service_timeout = 60000');
@@ -289,6 +292,22 @@ is($node->safe_psql('postgres', $agg_q), $agg_expected, "4c. the aggregate's ans
 $node->safe_psql('postgres',
 	'SET gpubtree.build_wait = 0; INSERT INTO gc SELECT g FROM generate_series(10001, 10100) g;
 	DELETE FROM gc WHERE k BETWEEN 1 AND 50');
+
+# The published mirrors fit under the limit (rounded up to a whole MB, and
+# 2 MB more), the build's 10^6 entries do not fit beside them.
+my $g_mirror = "SELECT count(*) FROM gpubtree_mirrors() WHERE index = 'g_k'::regclass AND current";
+is($node->safe_psql('postgres', $g_mirror), '1', "4c. g_k's mirror is published");
+my $published_mb = $node->safe_psql('postgres',
+	'SELECT ceil(sum(bytes) / 1048576.0)::int8 FROM gpubtree_mirrors() WHERE current');
+reload("gpubtree.mirror_memory_limit = '" . ($published_mb + 2) . "MB'");
+my $evicted = 0;
+for (1 .. 30)
+{
+	$evicted = 1, last if $node->safe_psql('postgres', $g_mirror) eq '0';
+	usleep(100_000);
+}
+ok($evicted, "4c. the room a build holds counts as used: g_k's mirror evicted under a limit lowered during the build");
+reload('gpubtree.mirror_memory_limit = -1');
 is($node->safe_psql('postgres', $gc_mirror), '0', '4c. all that while the build was held');
 ok($node->poll_query_until('postgres', "SELECT ($gc_mirror) = 1"), '4c. the held build is published');
 reload('gpubtree.debug_engine_build_delay = 0');

@@ -24,6 +24,7 @@ typedef struct BuildInFlight
 {
 	ServiceMirror *sm;			/* the free entry it goes to */
 	GbtMirrorParts place;		/* its parts' devices (gbt_devices) */
+	int64		estimate;		/* the room made for it */
 	GbtEngineJob *job;			/* its mirror's engine being built */
 	instr_time	start;
 	TimestampTz taken;
@@ -86,6 +87,21 @@ bool
 gbt_build_ready(void)
 {
 	return in_flight != NULL && gbt_engine_job_done(in_flight->job);
+}
+
+/*
+ * The room the build in flight holds on the devices until it is published
+ * (devices.c counts it as used): its estimate, placed as *place.  False
+ * when none is in flight.
+ */
+bool
+gbt_build_room(int64 *bytes, GbtMirrorParts *place)
+{
+	if (in_flight == NULL)
+		return false;
+	*bytes = in_flight->estimate;
+	*place = in_flight->place;
+	return true;
 }
 
 /* The build in flight given up: its thread waited for, its mirror freed. */
@@ -200,6 +216,7 @@ gbt_build_start(TakenRequest *t)
 	in_flight = MemoryContextAllocZero(TopMemoryContext, sizeof(BuildInFlight));
 	in_flight->sm = sm;
 	in_flight->place = place;
+	in_flight->estimate = estimate;
 	in_flight->start = start;
 	in_flight->taken = taken;
 	if (gpubtree_debug_engine_build_delay > 0)

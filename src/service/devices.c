@@ -233,14 +233,22 @@ part_bytes(int64 bytes, const GbtMirrorParts *place, int k)
 
 /*
  * Bytes of the mirrors on device d (an index into gbt_devices): a split
- * mirror's in proportion to its parts there.
+ * mirror's in proportion to its parts there, and the room a build whose
+ * engine is being built holds there.
  */
 int64
 gbt_device_used(int d)
 {
 	int64		used = 0;
+	int64		building;
+	GbtMirrorParts place;
 	int			i,
 				k;
+
+	if (gbt_build_room(&building, &place))
+		for (k = 0; k < place.nparts; k++)
+			if (place.device[k] == d)
+				used += part_bytes(building, &place, k);
 
 	for (i = 0; i < GBT_MAX_MIRRORS; i++)
 	{

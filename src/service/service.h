@@ -144,6 +144,7 @@ extern void gbt_answer_requests(TakenRequest *taken, int ntaken);
 extern bool gbt_build_start(TakenRequest *t);
 extern bool gbt_build_running(void);
 extern bool gbt_build_ready(void);
+extern bool gbt_build_room(int64 *bytes, GbtMirrorParts *place);
 extern void gbt_build_finish(TakenRequest *t);
 extern void gbt_build_end(void);
 extern bool gbt_answer_slice(TakenRequest *t);
