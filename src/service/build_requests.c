@@ -114,6 +114,23 @@ build_forget(void)
 	in_flight = NULL;
 }
 
+/*
+ * The build in flight not published: t, its request, answered with why, its
+ * export's capture reset (a later export of this slot keeps its own), its
+ * mirror m freed.
+ */
+static void
+build_refuse(TakenRequest *t, GbtMirror *m, const char *why)
+{
+	BuildCapture *bc = &gbt_captures[t->slotno];
+
+	gbt_reply(t->req, GBT_REPLY_NO_MIRROR, why);
+	if (bc->ticket == t->req->body.build.ticket)
+		gbt_capture_reset(bc);
+	gbt_mirror_free(m);
+	build_forget();
+}
+
 /* At the service's exit: a build in flight given up. */
 void
 gbt_build_end(void)
@@ -260,12 +277,7 @@ gbt_build_finish(TakenRequest *t)
 	if (req->hdr.generation != gbt_generation(req->hdr.key.dbid, req->hdr.key.indexrelid) ||
 		sm->in_use)
 	{
-		gbt_reply(req, GBT_REPLY_NO_MIRROR, "the index changed during the build");
-		bc = &gbt_captures[t->slotno];
-		if (bc->ticket == req->body.build.ticket)
-			gbt_capture_reset(bc);
-		gbt_mirror_free(m);
-		build_forget();
+		build_refuse(t, m, "the index changed during the build");
 		return;
 	}
 
@@ -300,13 +312,8 @@ gbt_build_finish(TakenRequest *t)
 	{
 		LWLockRelease(gbt_shared->log.lock);
 		gbt_service_building(false);
-		gbt_reply(req, GBT_REPLY_NO_MIRROR, registered && bc->overflow ?
-				  "too many changes during the export" : "the export is no longer registered");
-		/* (a later export of this slot keeps its capture) */
-		if (bc->ticket == req->body.build.ticket)
-			gbt_capture_reset(bc);
-		gbt_mirror_free(m);
-		build_forget();
+		build_refuse(t, m, registered && bc->overflow ?
+					 "too many changes during the export" : "the export is no longer registered");
 		return;
 	}
 	gbt_capture_reset(bc);
